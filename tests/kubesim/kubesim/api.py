@@ -1,0 +1,516 @@
+"""The API: one request in, one response out, without HTTP.
+
+`Api.call(user, method, path, body, query, content_type)` routes a normal API
+path to the resource catalogue (discovery.py), then runs the request the way
+kube-apiserver's handlers do: decode (with fieldValidation), default, mutating
+admission, validate, validating admission, write with optimistic concurrency
+(store.py), answer with the object or a `Status`. The HTTPS server
+(server.py) adds authentication, content negotiation (Tables), watches and
+fault injection around it; the simulated controllers (kubesim.sim) call it
+in-process with their own identities. Authorization is "everyone allowed".
+"""
+import copy
+import random
+import threading
+import uuid
+
+from . import defaults, discovery, errors, patch, schemas, selectors
+from .store import Store
+
+
+class User:
+    def __init__(self, name, groups=None, uid="", extra=None):
+        self.name = name
+        self.groups = list(groups or [])
+        self.uid = uid
+        self.extra = extra or {}
+
+    def info(self):
+        d = {"username": self.name, "groups": list(self.groups)}
+        if self.uid:
+            d["uid"] = self.uid
+        if self.extra:
+            d["extra"] = self.extra
+        return d
+
+    def __repr__(self):
+        return "User(%r, %r)" % (self.name, self.groups)
+
+
+SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"]
+SYSTEM_DS_CONTROLLER = User("system:serviceaccount:kube-system:daemon-set-controller", SA_GROUPS)
+SYSTEM_JOB_CONTROLLER = User("system:serviceaccount:kube-system:job-controller", SA_GROUPS)
+SYSTEM_GC = User("system:serviceaccount:kube-system:generic-garbage-collector", SA_GROUPS)
+SYSTEM_ADMIN = User("kubernetes-admin", ["system:masters", "system:authenticated"])
+
+
+def node_user(node):
+    return User("system:node:%s" % node, ["system:nodes", "system:authenticated"])
+
+
+class Request:
+    """A parsed API path: resource, namespace, name, subresource."""
+
+    def __init__(self, res, namespace, name, subresource):
+        self.res = res
+        self.namespace = namespace
+        self.name = name
+        self.subresource = subresource
+
+    @property
+    def resource(self):
+        return self.res.plural
+
+
+def parse_path(path):
+    """Returns ('resource', Request) for resource paths, or (None, None)."""
+    path = path.split("?", 1)[0].rstrip("/")
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api" and parts[1] == "v1":
+        group, version, rest = "", "v1", parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None, None
+    if not rest:
+        return None, None
+    ns = None
+    if rest[0] == "namespaces" and len(rest) >= 3 and group == "" or \
+            rest[0] == "namespaces" and len(rest) >= 3 and group != "":
+        # /namespaces/{ns}/{resource}... unless it is the namespace's own status
+        if not (group == "" and len(rest) == 3 and rest[2] in ("status", "finalize")):
+            ns, rest = rest[1], rest[2:]
+    res = discovery.lookup(group, version, rest[0])
+    if res is None:
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    if ns is not None and not res.namespaced:
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if len(rest) > 3 or (sub is not None and sub not in res.subresources):
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    return "resource", Request(res, ns, name, sub)
+
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class Api:
+    def __init__(self, clock, admission=None, store=None):
+        self.clock = clock
+        self.store = store or Store()
+        self.admission = admission      # object with .admit(...) or None
+        self.local = threading.local()
+        self._bootstrap()
+
+    def _bootstrap(self):
+        for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            self.call(SYSTEM_ADMIN, "POST", "/api/v1/namespaces",
+                      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+    # ------------------------------------------------------------ interface
+    def subscribe(self, callback):
+        self.store.subscribe(callback)
+
+    def call(self, user, method, path, body=None, query=None, content_type="application/json"):
+        status, out, _warnings = self.call_ex(user, method, path, body, query, content_type)
+        return status, out
+
+    def call_ex(self, user, method, path, body=None, query=None, content_type="application/json"):
+        """Like call, plus the list of warnings (Warning headers) the request produced."""
+        self.local.warnings = []
+        query = dict(query or {})
+        if "?" in path:
+            from urllib.parse import parse_qsl
+            path, qs = path.split("?", 1)
+            for k, v in parse_qsl(qs, keep_blank_values=True):
+                query.setdefault(k, v)
+        try:
+            kind, req = parse_path(path)
+            if kind is None:
+                raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+            status, out = self._dispatch(user, method.upper(), req, body, query, content_type)
+            return status, out, self.local.warnings
+        except errors.ApiError as e:
+            return e.code, e.status(), self.local.warnings
+
+    def warn(self, text):
+        getattr(self.local, "warnings", []).append(text)
+
+    # ------------------------------------------------------------- dispatch
+    def _dispatch(self, user, method, req, body, query, ctype):
+        if query.get("watch") in ("1", "true"):
+            raise errors.bad_request("watch is only served over HTTP; use subscribe() in-process")
+        if method == "GET":
+            if req.name is None:
+                return 200, self.list(req, query)
+            return 200, self.get(req)
+        if method == "POST":
+            if req.name is not None:
+                raise errors.method_not_allowed()
+            return self.create(user, req, body, query)
+        if method == "PUT":
+            if req.name is None:
+                raise errors.method_not_allowed()
+            return self.update(user, req, body, query)
+        if method == "PATCH":
+            if req.name is None:
+                raise errors.method_not_allowed()
+            return self.patch(user, req, body, query, ctype)
+        if method == "DELETE":
+            if req.name is None:
+                return self.delete_collection(user, req, body, query)
+            return self.delete(user, req, body, query)
+        raise errors.method_not_allowed()
+
+    # ------------------------------------------------------------------ reads
+    def get(self, req):
+        obj = self.store.get(req.resource, req.namespace, req.name)
+        if obj is None:
+            raise errors.not_found(req.res.group, req.resource, req.name)
+        return obj
+
+    def list(self, req, query):
+        lreqs = selectors.parse_label_selector(query.get("labelSelector"))
+        freqs = selectors.parse_field_selector(query.get("fieldSelector"), req.resource, req.res.kind)
+        items, rv = self.store.list(req.resource, req.namespace)
+        items = [o for o in items if selectors.match_requirements(lreqs, o["metadata"].get("labels"))
+                 and selectors.match_fields(freqs, o)]
+        for o in items:
+            o.setdefault("apiVersion", req.res.api_version)
+            o.setdefault("kind", req.res.kind)
+        return {"kind": req.res.kind + "List", "apiVersion": req.res.api_version,
+                "metadata": {"resourceVersion": str(rv)}, "items": items}
+
+    # ---------------------------------------------------------------- decode
+    def _decode(self, req, body, query, patched=False):
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was in an unknown format")
+        res = req.res
+        kind = body.get("kind")
+        av = body.get("apiVersion")
+        if not patched and req.subresource is None:
+            if kind and kind != res.kind or av and av != res.api_version:
+                raise errors.bad_request("the API version in the data (%s) does not match the expected API "
+                                         "version (%s)" % (av, res.api_version) if av != res.api_version else
+                                         "%s in version \"%s\" cannot be handled as a %s: no kind \"%s\" is "
+                                         "registered for version \"%s\"" % (kind, res.version, res.kind, kind,
+                                                                            res.api_version))
+        obj = copy.deepcopy(body)
+        obj["apiVersion"] = res.api_version
+        obj["kind"] = res.kind
+        if not isinstance(obj.get("metadata"), dict):
+            obj["metadata"] = {}
+        mode = query.get("fieldValidation", "Warn")
+        if mode not in ("Strict", "Warn", "Ignore", ""):
+            raise errors.bad_request('fieldValidation parameter unsupported: %s' % mode)
+        unknown = schemas.unknown_fields(res.kind, obj)
+        if unknown:
+            if mode == "Strict":
+                raise errors.bad_request('%s in version "%s" cannot be handled as a %s: strict decoding error: %s'
+                                         % (res.kind, res.version, res.kind,
+                                            ", ".join('unknown field "%s"' % u for u in unknown)))
+            if mode in ("Warn", ""):
+                for u in unknown:
+                    self.warn('unknown field "%s"' % u)
+            schemas.prune(res.kind, obj)
+        return obj
+
+    # ----------------------------------------------------------------- create
+    def create(self, user, req, body, query):
+        res = req.res
+        if req.subresource:
+            raise errors.method_not_allowed()
+        obj = self._decode(req, body, query)
+        md = obj["metadata"]
+        if res.namespaced:
+            ns = req.namespace or md.get("namespace")
+            if not ns:
+                raise errors.bad_request("an empty namespace may not be set during creation")
+            if md.get("namespace") and md["namespace"] != ns:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace "
+                                         "sent on the request")
+            md["namespace"] = ns
+            nsobj = self.store.get("namespaces", "", ns)
+            if nsobj is None:
+                raise errors.not_found("", "namespaces", ns)
+            if nsobj["metadata"].get("deletionTimestamp"):
+                raise errors.ApiError(403, "Forbidden", '%s "%s" is forbidden: unable to create new content in '
+                                      'namespace %s because it is being terminated' % (res.plural, md.get("name") or "", ns),
+                                      {"name": md.get("name", ""), "kind": res.plural,
+                                       "causes": [{"reason": "NamespaceTerminating",
+                                                   "message": "namespace %s is being terminated" % ns,
+                                                   "field": "metadata.namespace"}]})
+        else:
+            md.pop("namespace", None)
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = md["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+        for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields"):
+            md.pop(k, None)
+        md["uid"] = str(uuid.uuid4())
+        md["creationTimestamp"] = self.clock.rfc3339()
+        if res.plural in ("daemonsets", "jobs"):
+            md["generation"] = 1
+        defaults.apply_defaults(res.plural, obj)
+        if res.plural == "jobs":
+            defaults.default_job_selector(obj)
+        if res.plural == "pods" and obj.get("status", {}).get("phase") is None:
+            obj["status"]["phase"] = "Pending"
+        dry = query.get("dryRun") == "All"
+        obj = self._admit("CREATE", user, req, obj, None, dry, {"kind": "CreateOptions",
+                                                                  "apiVersion": "meta.k8s.io/v1"})
+        if dry:
+            return 201, obj
+        stored = self.store.commit(res.plural, md.get("namespace"), md["name"], obj, must_not_exist=True)
+        return 201, stored
+
+    def _admit(self, op, user, req, obj, old, dry, options):
+        """Mutating admission, validation, validating admission; returns the object to store."""
+        if self.admission is not None:
+            obj = self.admission.admit("mutating", op, user, req, obj, old, dry, options)
+            obj["apiVersion"] = req.res.api_version
+            obj["kind"] = req.res.kind
+        if op in ("CREATE", "UPDATE"):
+            defaults.validate(req.res.plural, obj, old if op == "UPDATE" else None, req.res.group)
+        if self.admission is not None:
+            self.admission.admit("validating", op, user, req, obj, old, dry, options)
+        return obj
+
+    # ----------------------------------------------------------------- update
+    def update(self, user, req, body, query):
+        obj = self._decode(req, body, query, patched=req.subresource is not None)
+        md = obj["metadata"]
+        if md.get("name") and md["name"] != req.name:
+            raise errors.bad_request("the name of the object (%s) does not match the name on the URL (%s)"
+                                     % (md["name"], req.name))
+        if req.res.namespaced and md.get("namespace") and md["namespace"] != req.namespace:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace "
+                                     "sent on the request")
+        expect = md.get("resourceVersion") or None
+        return self._update_loop(user, req, lambda cur: obj, expect, query)
+
+    def _update_loop(self, user, req, make, expect, query):
+        """Read-modify-write with retries while no precondition was given."""
+        for _attempt in range(20):
+            cur = self.store.get(req.resource, req.namespace, req.name)
+            if cur is None:
+                raise errors.not_found(req.res.group, req.resource, req.name)
+            new = make(copy.deepcopy(cur))
+            want = expect or (new.get("metadata") or {}).get("resourceVersion") or None
+            if want and want != cur["metadata"]["resourceVersion"]:
+                raise errors.conflict(req.res.group, req.resource, req.name,
+                                      "the object has been modified; please apply your changes to the "
+                                      "latest version and try again")
+            new = self._prepare_update(req, new, cur)
+            dry = query.get("dryRun") == "All"
+            if new == cur:
+                return 200, cur      # no-op writes do not bump resourceVersion
+            new = self._admit("UPDATE", user, req, new, cur, dry,
+                              {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"})
+            new = self._prepare_update(req, new, cur)
+            if dry:
+                return 200, new
+            if new == cur:
+                return 200, cur
+            final = self._maybe_finalize(req, new)
+            try:
+                if final:
+                    return 200, self.store.commit(req.resource, req.namespace, req.name, None,
+                                                  expect_rv=cur["metadata"]["resourceVersion"])
+                return 200, self.store.commit(req.resource, req.namespace, req.name, new,
+                                              expect_rv=cur["metadata"]["resourceVersion"])
+            except errors.ApiError as e:
+                if e.code == 409 and not want:
+                    continue
+                raise
+        raise errors.conflict(req.res.group, req.resource, req.name, "too many concurrent writers")
+
+    def _prepare_update(self, req, new, cur):
+        """Keeps what a client may not change; applies subresource semantics."""
+        new = copy.deepcopy(new)
+        res = req.res
+        new["apiVersion"] = res.api_version
+        new["kind"] = res.kind
+        if req.subresource == "status":
+            st = new.get("status")
+            new = copy.deepcopy(cur)
+            if st is None:
+                new.pop("status", None)
+            else:
+                new["status"] = st
+            return new
+        md = new.setdefault("metadata", {})
+        cmd = cur["metadata"]
+        for k in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
+                  "deletionGracePeriodSeconds", "generation"):
+            if k in cmd:
+                md[k] = cmd[k]
+            else:
+                md.pop(k, None)
+        md["resourceVersion"] = cmd["resourceVersion"]
+        md.pop("managedFields", None)
+        if "status" in res.subresources and res.plural != "namespaces":
+            if "status" in cur:
+                new["status"] = copy.deepcopy(cur["status"])
+            else:
+                new.pop("status", None)
+        defaults.apply_defaults(res.plural, new)
+        if res.plural in ("daemonsets", "jobs") and new.get("spec") != cur.get("spec"):
+            md["generation"] = int(cmd.get("generation", 1)) + 1
+        return new
+
+    def _maybe_finalize(self, req, new):
+        """An object being deleted goes away once its finalizers are gone."""
+        md = new["metadata"]
+        if not md.get("deletionTimestamp") or md.get("finalizers"):
+            return False
+        if req.resource == "pods" and (new.get("spec") or {}).get("nodeName") \
+                and md.get("deletionGracePeriodSeconds") != 0:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ patch
+    def patch(self, user, req, body, query, ctype):
+        ctype = (ctype or "").split(";")[0].strip()
+        if ctype == "application/json-patch+json":
+            fn = patch.json_patch
+        elif ctype == "application/merge-patch+json":
+            fn = patch.merge_patch
+        elif ctype == "application/strategic-merge-patch+json":
+            fn = patch.strategic_merge_patch
+        elif ctype == "application/apply-patch+yaml":
+            raise errors.ApiError(415, "UnsupportedMediaType", "server-side apply is not supported by kubesim")
+        else:
+            raise errors.unsupported_media_type(ctype)
+        if body is None:
+            raise errors.bad_request("the body of the request was in an unknown format")
+        precondition = None
+        if isinstance(body, dict):
+            precondition = (body.get("metadata") or {}).get("resourceVersion") if isinstance(
+                body.get("metadata"), dict) else None
+
+        def make(cur):
+            patched = fn(cur, body)
+            if not isinstance(patched, dict):
+                raise errors.bad_request("patch did not produce an object")
+            return self._decode(req, patched, query, patched=True)
+
+        return self._update_loop(user, req, make, precondition, query)
+
+    # ----------------------------------------------------------------- delete
+    def _delete_options(self, body, query):
+        opts = dict(body) if isinstance(body, dict) else {}
+        if "gracePeriodSeconds" in query:
+            try:
+                opts["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+            except ValueError:
+                raise errors.bad_request("invalid gracePeriodSeconds")
+        if "propagationPolicy" in query:
+            opts["propagationPolicy"] = query["propagationPolicy"]
+        if query.get("dryRun") == "All":
+            opts["dryRun"] = ["All"]
+        return opts
+
+    def delete(self, user, req, body, query):
+        if req.subresource:
+            raise errors.method_not_allowed()
+        opts = self._delete_options(body, query)
+        dry = "All" in (opts.get("dryRun") or [])
+        for _attempt in range(20):
+            cur = self.get(req)
+            pre = opts.get("preconditions") or {}
+            if pre.get("uid") and pre["uid"] != cur["metadata"]["uid"]:
+                raise errors.conflict(req.res.group, req.resource, req.name,
+                                      "Precondition failed: UID in precondition: %s, UID in object meta: %s"
+                                      % (pre["uid"], cur["metadata"]["uid"]))
+            if pre.get("resourceVersion") and pre["resourceVersion"] != cur["metadata"]["resourceVersion"]:
+                raise errors.conflict(req.res.group, req.resource, req.name,
+                                      "Precondition failed: ResourceVersion in precondition: %s, "
+                                      "ResourceVersion in object meta: %s"
+                                      % (pre["resourceVersion"], cur["metadata"]["resourceVersion"]))
+            options = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+            options.update({k: v for k, v in opts.items() if k not in ("kind", "apiVersion")})
+            self._admit("DELETE", user, req, None, cur, dry, options)
+            grace = opts.get("gracePeriodSeconds")
+            md = cur["metadata"]
+            graceful = None
+            if req.resource == "pods" and (cur.get("spec") or {}).get("nodeName"):
+                if grace is None:
+                    grace = (cur.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+                if grace != 0:
+                    graceful = grace
+                    if md.get("deletionTimestamp"):     # already terminating: only shorten
+                        old = md.get("deletionGracePeriodSeconds")
+                        graceful = min(grace, old) if old is not None else grace
+            finalizers = md.get("finalizers") or []
+            try:
+                if graceful is not None or finalizers:
+                    new = copy.deepcopy(cur)
+                    nmd = new["metadata"]
+                    if not nmd.get("deletionTimestamp"):
+                        nmd["deletionTimestamp"] = self.clock.rfc3339(self.clock.now() + (graceful or 0))
+                    nmd["deletionGracePeriodSeconds"] = graceful if graceful is not None else 0
+                    if req.resource != "pods":
+                        nmd["deletionGracePeriodSeconds"] = 0
+                    if dry:
+                        return 200, new
+                    if new == cur:
+                        return 200, cur
+                    out = self.store.commit(req.resource, req.namespace, req.name, new,
+                                            expect_rv=md["resourceVersion"])
+                    return 200, out
+                if dry:
+                    return 200, cur
+                if opts.get("propagationPolicy") == "Orphan":
+                    self._orphan(req, cur)
+                out = self.store.commit(req.resource, req.namespace, req.name, None,
+                                        expect_rv=md["resourceVersion"])
+            except errors.ApiError as e:
+                if e.code == 409:
+                    continue
+                raise
+            if req.resource == "namespaces":
+                self._purge_namespace(req.name)
+            if req.resource == "pods":
+                return 200, out
+            return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                         "details": {"name": req.name, "group": req.res.group, "kind": req.resource,
+                                     "uid": md["uid"]}}
+        raise errors.conflict(req.res.group, req.resource, req.name, "too many concurrent writers")
+
+    def _orphan(self, req, owner):
+        uid = owner["metadata"]["uid"]
+        for r in discovery.RESOURCES:
+            if not r.namespaced or r.plural == "events":
+                continue
+            items, _ = self.store.list(r.plural, owner["metadata"].get("namespace"))
+            for o in items:
+                refs = o["metadata"].get("ownerReferences") or []
+                if any(ref.get("uid") == uid for ref in refs):
+                    keep = [ref for ref in refs if ref.get("uid") != uid]
+                    p = {"metadata": {"ownerReferences": keep or None}}
+                    self.call(SYSTEM_GC, "PATCH", "%s/namespaces/%s/%s/%s" % (
+                        r.gv_path, o["metadata"]["namespace"], r.plural, o["metadata"]["name"]),
+                        p, content_type="application/merge-patch+json")
+
+    def _purge_namespace(self, ns):
+        for r in discovery.RESOURCES:
+            if not r.namespaced:
+                continue
+            items, _ = self.store.list(r.plural, ns)
+            for o in items:
+                try:
+                    self.store.commit(r.plural, ns, o["metadata"]["name"], None)
+                except errors.ApiError:
+                    pass
+
+    def delete_collection(self, user, req, body, query):
+        lst = self.list(req, query)
+        for o in lst["items"]:
+            sub = Request(req.res, o["metadata"].get("namespace"), o["metadata"]["name"], None)
+            try:
+                self.delete(user, sub, body, query)
+            except errors.ApiError as e:
+                if e.code != 404:
+                    raise
+        return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}

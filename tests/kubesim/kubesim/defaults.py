@@ -1,0 +1,266 @@
+"""Defaulting and validation of objects, the parts clients notice.
+
+The apiserver fills defaults when it decodes an object (pod restartPolicy,
+container imagePullPolicy, DaemonSet updateStrategy, Job backoffLimit and
+selector, the namespace name label) and validates it afterwards. kubesim
+does the same for the fields its clients read, and rejects the mistakes a
+real cluster rejects (missing name, bad name, pod without containers or image,
+DaemonSet selector not matching its template, Job restartPolicy Always,
+changes to immutable fields), with the apiserver's `Invalid` wording.
+"""
+import re
+
+from . import errors, selectors
+
+NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+NAME_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+            "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+             "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+             "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+def image_pull_policy_default(image):
+    """Always for :latest or untagged images, IfNotPresent otherwise (digests count as tags)."""
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return "Always"
+    return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"
+
+
+def default_container(c):
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    if isinstance(c.get("image"), str) and c["image"]:
+        c.setdefault("imagePullPolicy", image_pull_policy_default(c["image"]))
+    c.setdefault("resources", {})
+    for p in c.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+
+
+def default_pod_spec(spec):
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if isinstance(c, dict):
+            default_container(c)
+    for v in spec.get("volumes") or []:
+        if isinstance(v, dict) and len(v) == 1:
+            v["emptyDir"] = {}
+
+
+def apply_defaults(resource, obj):
+    """Fills defaults in place for a freshly created or updated object."""
+    spec = obj.get("spec")
+    if resource == "pods":
+        spec = obj.setdefault("spec", {})
+        default_pod_spec(spec)
+        if not spec.get("serviceAccountName") and not spec.get("serviceAccount"):
+            spec["serviceAccountName"] = "default"
+            spec["serviceAccount"] = "default"
+        tol = spec.setdefault("tolerations", [])
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if not any(isinstance(t, dict) and t.get("key") == key for t in tol):
+                tol.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+        st = obj.setdefault("status", {})
+        st.setdefault("phase", "Pending")
+        st.setdefault("qosClass", "BestEffort")
+    elif resource == "daemonsets" and isinstance(spec, dict):
+        us = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+        if us.get("type") == "RollingUpdate":
+            ru = us.setdefault("rollingUpdate", {})
+            ru.setdefault("maxUnavailable", 1)
+            ru.setdefault("maxSurge", 0)
+        spec.setdefault("revisionHistoryLimit", 10)
+        tpl = spec.setdefault("template", {})
+        default_pod_spec(tpl.setdefault("spec", {}))
+        tpl.setdefault("metadata", {}).setdefault("creationTimestamp", None)
+        obj.setdefault("status", {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                                  "desiredNumberScheduled": 0, "numberReady": 0})
+    elif resource == "jobs" and isinstance(spec, dict):
+        spec.setdefault("parallelism", 1)
+        spec.setdefault("completions", 1)
+        spec.setdefault("backoffLimit", 6)
+        spec.setdefault("completionMode", "NonIndexed")
+        spec.setdefault("suspend", False)
+        spec.setdefault("manualSelector", False)
+        spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+        tpl = spec.setdefault("template", {})
+        default_pod_spec(tpl.setdefault("spec", {}))
+        obj.setdefault("status", {})
+    elif resource == "namespaces":
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+    elif resource == "secrets":
+        obj.setdefault("type", "Opaque")
+    elif resource in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        for wh in obj.get("webhooks") or []:
+            if not isinstance(wh, dict):
+                continue
+            wh.setdefault("failurePolicy", "Fail")
+            wh.setdefault("matchPolicy", "Equivalent")
+            wh.setdefault("namespaceSelector", {})
+            wh.setdefault("objectSelector", {})
+            wh.setdefault("timeoutSeconds", 10)
+            if resource == "mutatingwebhookconfigurations":
+                wh.setdefault("reinvocationPolicy", "Never")
+            for r in wh.get("rules") or []:
+                if isinstance(r, dict):
+                    r.setdefault("scope", "*")
+            svc = (wh.get("clientConfig") or {}).get("service")
+            if isinstance(svc, dict):
+                svc.setdefault("port", 443)
+
+
+def default_job_selector(obj):
+    """Job: generated selector on the controller uid, labels on the template (as the apiserver does)."""
+    spec = obj.get("spec") or {}
+    if spec.get("manualSelector"):
+        return
+    uid = obj["metadata"]["uid"]
+    name = obj["metadata"]["name"]
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                   "controller-uid": uid, "job-name": name})
+
+
+def _invalid(obj, causes):
+    return errors.invalid(obj.get("kind", ""), "", obj.get("metadata", {}).get("name", ""), causes)
+
+
+def validate(resource, obj, old=None, group=""):
+    causes = []
+    md = obj.get("metadata") or {}
+    name = md.get("name")
+    if not name:
+        causes.append(("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"))
+    elif resource in ("namespaces",) and not LABEL_RE.match(name):
+        causes.append(("metadata.name", "FieldValueInvalid", 'Invalid value: "%s": %s' % (name, LABEL_MSG)))
+    elif len(name) > 253 or not NAME_RE.match(name):
+        causes.append(("metadata.name", "FieldValueInvalid", 'Invalid value: "%s": %s' % (name, NAME_MSG)))
+    for k, v in (md.get("labels") or {}).items():
+        if not isinstance(v, str) or len(v) > 63:
+            causes.append(("metadata.labels", "FieldValueInvalid", 'Invalid value: "%s": must be no more than '
+                           "63 characters" % v))
+    spec = obj.get("spec")
+    if resource == "pods":
+        causes += _validate_pod_spec(spec, "spec")
+        if old is not None:
+            causes += _validate_pod_update(obj, old)
+    elif resource == "daemonsets":
+        causes += _validate_template_owner(spec, obj, old, "daemonsets")
+    elif resource == "jobs":
+        causes += _validate_template_owner(spec, obj, old, "jobs")
+        rp = ((spec or {}).get("template") or {}).get("spec", {}).get("restartPolicy")
+        if rp not in ("Never", "OnFailure"):
+            causes.append(("spec.template.spec.restartPolicy", "FieldValueNotSupported",
+                           'Unsupported value: "%s": supported values: "OnFailure", "Never"' % rp))
+        if old is not None and (old.get("spec") or {}).get("template") != (spec or {}).get("template") \
+                and not (old.get("spec") or {}).get("suspend"):
+            causes.append(("spec.template", "FieldValueInvalid",
+                           "Invalid value: %s: field is immutable" % "core.PodTemplateSpec{...}"))
+    elif resource == "leases":
+        pass
+    if causes:
+        raise _invalid(obj, causes)
+
+
+def _validate_pod_spec(spec, path):
+    causes = []
+    if not isinstance(spec, dict):
+        return [(path, "FieldValueRequired", "Required value")]
+    cs = spec.get("containers")
+    if not cs:
+        causes.append(("%s.containers" % path, "FieldValueRequired", "Required value"))
+    for kind in ("containers", "initContainers"):
+        names = set()
+        for i, c in enumerate(spec.get(kind) or []):
+            p = "%s.%s[%d]" % (path, kind, i)
+            if not isinstance(c, dict):
+                continue
+            if not c.get("name"):
+                causes.append((p + ".name", "FieldValueRequired", "Required value"))
+            elif c["name"] in names:
+                causes.append((p + ".name", "FieldValueDuplicate", 'Duplicate value: "%s"' % c["name"]))
+            names.add(c.get("name"))
+            if not c.get("image"):
+                causes.append((p + ".image", "FieldValueRequired", "Required value"))
+            pol = c.get("imagePullPolicy")
+            if pol not in (None, "Always", "IfNotPresent", "Never"):
+                causes.append((p + ".imagePullPolicy", "FieldValueNotSupported",
+                               'Unsupported value: "%s": supported values: "Always", "IfNotPresent", "Never"' % pol))
+    rp = spec.get("restartPolicy")
+    if rp not in (None, "Always", "OnFailure", "Never"):
+        causes.append((path + ".restartPolicy", "FieldValueNotSupported",
+                       'Unsupported value: "%s": supported values: "Always", "OnFailure", "Never"' % rp))
+    return causes
+
+
+def _mutable_view(spec):
+    s = dict(spec or {})
+    for kind in ("containers", "initContainers"):
+        s[kind] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, dict) else c
+                   for c in s.get(kind) or []]
+    s.pop("activeDeadlineSeconds", None)
+    s.pop("tolerations", None)
+    s.pop("terminationGracePeriodSeconds", None)
+    return s
+
+
+def _validate_pod_update(new, old):
+    if _mutable_view(new.get("spec")) != _mutable_view(old.get("spec")):
+        return [("spec", "FieldValueForbidden",
+                 "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+                 "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+                 "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                 "(allow it to be set to 1 if it was previously negative)")]
+    if (old.get("spec") or {}).get("nodeName") and \
+            (new.get("spec") or {}).get("nodeName") != old["spec"]["nodeName"]:
+        return [("spec.nodeName", "FieldValueForbidden", "Forbidden: field is immutable")]
+    return []
+
+
+def _validate_template_owner(spec, obj, old, resource):
+    causes = []
+    if not isinstance(spec, dict):
+        return [("spec", "FieldValueRequired", "Required value")]
+    tpl = spec.get("template") or {}
+    causes += _validate_pod_spec(tpl.get("spec"), "spec.template.spec")
+    sel = spec.get("selector")
+    if sel is None:
+        causes.append(("spec.selector", "FieldValueRequired", "Required value"))
+    else:
+        labels = (tpl.get("metadata") or {}).get("labels") or {}
+        if not (sel.get("matchLabels") or sel.get("matchExpressions")):
+            causes.append(("spec.selector", "FieldValueInvalid",
+                           "Invalid value: \"null\": empty selector is invalid for %s" %
+                           ("daemonset" if resource == "daemonsets" else "job")))
+        elif not selectors.match_label_selector_object(sel, labels):
+            causes.append(("spec.template.metadata.labels", "FieldValueInvalid",
+                           "Invalid value: %s: `selector` does not match template `labels`" % _gomap(labels)))
+        if old is not None and (old.get("spec") or {}).get("selector") != sel:
+            causes.append(("spec.selector", "FieldValueInvalid",
+                           "Invalid value: %s: field is immutable" % "v1.LabelSelector{...}"))
+    if resource == "daemonsets":
+        rp = (tpl.get("spec") or {}).get("restartPolicy")
+        if rp not in (None, "Always"):
+            causes.append(("spec.template.spec.restartPolicy", "FieldValueNotSupported",
+                           'Unsupported value: "%s": supported values: "Always"' % rp))
+    return causes
+
+
+def _gomap(d):
+    return "map[string]string{%s}" % ", ".join('"%s":"%s"' % kv for kv in sorted(d.items()))
