@@ -1,0 +1,110 @@
+# ota-prepull: build, test and install what both need.
+#
+#   make deps    install missing Debian packages and kubesim's npm package
+#   make         build/ota-webhook (and build/ota-controller once it exists)
+#   make test    unit + integration + kubesim tests, then unit + integration
+#                again in an AddressSanitizer + UBSan build (build/asan/)
+#   make run     the webhook on 127.0.0.1 with throw-away certificates
+#   make clean
+
+CC ?= gcc
+BUILD ?= build
+SAN ?=
+
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -DH2O_USE_LIBUV=0 -Wall -Wextra -Werror -g -Ilib
+ifeq ($(SAN),1)
+CFLAGS_OPT := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_SAN := -fsanitize=address,undefined
+else
+CFLAGS_OPT := -O2
+LDFLAGS_SAN :=
+endif
+CFLAGS ?=
+ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS) -MMD -MP
+
+LIB_SRC := $(wildcard lib/*.c)
+WEBHOOK_SRC := $(wildcard webhook/*.c)
+CONTROLLER_SRC := $(wildcard controller/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o)
+CONTROLLER_OBJ := $(CONTROLLER_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+LIBS_LIB := -lyajl
+LIBS_WEBHOOK := -lh2o-evloop -lssl -lcrypto -lyajl -lpthread
+LIBS_CONTROLLER := -lcurl -lyajl -lyaml -lpthread
+
+PROGRAMS := $(BUILD)/ota-webhook $(if $(CONTROLLER_SRC),$(BUILD)/ota-controller)
+
+DEB_PACKAGES := gcc make libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev \
+	libcmocka-dev libyaml-dev openssl curl wrk python3 nodejs npm
+
+.PHONY: all deps test unit integration kubesim-test test-asan run clean
+
+all: $(PROGRAMS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libota.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/ota-webhook: $(WEBHOOK_OBJ) $(BUILD)/libota.a
+	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LIBS_WEBHOOK)
+
+$(BUILD)/ota-controller: $(CONTROLLER_OBJ) $(BUILD)/libota.a
+	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LIBS_CONTROLLER)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libota.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS_SAN) -o $@ $< $(BUILD)/libota.a -lcmocka $(LIBS_LIB)
+
+# Installs only what is missing; a no-op on a machine that has it all.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@if [ -f tests/kubesim/cel/package-lock.json ] && [ ! -d tests/kubesim/cel/node_modules ]; then \
+		cd tests/kubesim/cel && npm ci --no-audit --no-fund --loglevel=error; \
+	fi
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+integration: $(BUILD)/ota-webhook
+	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_tests.py
+
+kubesim-test:
+	bash tests/kubesim/test.sh
+
+test-asan:
+	$(MAKE) BUILD=build/asan SAN=1 unit integration
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) integration
+	$(MAKE) kubesim-test
+	$(MAKE) test-asan
+
+# The webhook on loopback with a throw-away CA (see README.md).
+run: deps $(BUILD)/ota-webhook
+	@mkdir -p $(BUILD)/certs
+	@[ -f $(BUILD)/certs/tls.crt ] || certs/gen-certs.sh $(BUILD)/certs
+	$(BUILD)/ota-webhook --tls-cert-file $(BUILD)/certs/tls.crt \
+		--tls-private-key-file $(BUILD)/certs/tls.key \
+		--bind-address 127.0.0.1:9443 --health-probe-bind-address 127.0.0.1:8081 \
+		--metrics-bind-address 127.0.0.1:8080
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(WEBHOOK_OBJ:.o=.d) $(CONTROLLER_OBJ:.o=.d)

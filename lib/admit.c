@@ -1,0 +1,149 @@
+/*
+ * admit.c - see admit.h.
+ */
+#include "admit.h"
+
+#include <string.h>
+
+#include "jpatch.h"
+#include "ota_daemonset.h"
+#include "ota_podstatus.h"
+#include "ota_state.h"
+
+static const struct {
+    unsigned bit;
+    const char *name;
+} mutation_names[] = {
+    {ADMIT_MUT_ONDELETE, "ondelete"},
+    {OTA_MUT_STAMP_REASON, "stamp-reason"},
+    {OTA_MUT_FILL_MESSAGE, "fill-message"},
+    {OTA_MUT_RESTORE_NEED_UPGRADE, "restore-need-upgrade"},
+    {OTA_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
+};
+
+const char *admit_result_name(admit_result r)
+{
+    switch (r) {
+    case ADMIT_ALLOWED:
+        return "allowed";
+    case ADMIT_PATCHED:
+        return "patched";
+    case ADMIT_DENIED:
+        return "denied";
+    case ADMIT_INVALID:
+        return "invalid";
+    }
+    return "unknown";
+}
+
+const char *admit_mutation_names(unsigned mutations, arena *a)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < sizeof(mutation_names) / sizeof(mutation_names[0]); i++)
+        len += strlen(mutation_names[i].name) + 1;
+    char *out = arena_alloc(a, len);
+    if (out == NULL)
+        return "";
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(mutation_names) / sizeof(mutation_names[0]); i++) {
+        if (mutations & mutation_names[i].bit) {
+            if (out[0] != '\0')
+                strcat(out, ",");
+            strcat(out, mutation_names[i].name);
+        }
+    }
+    return out;
+}
+
+enum target { T_OTHER, T_DAEMONSET, T_POD_STATUS };
+
+static enum target target_of(const review *rv)
+{
+    int create = sv_eq(rv->operation, "CREATE"), update = sv_eq(rv->operation, "UPDATE");
+    if (sv_eq(rv->group, "apps") && sv_eq(rv->resource, "daemonsets") &&
+        sv_empty(rv->sub_resource) && (create || update))
+        return T_DAEMONSET;
+    if (sv_empty(rv->group) && sv_eq(rv->resource, "pods") && sv_eq(rv->sub_resource, "status") &&
+        update)
+        return T_POD_STATUS;
+    return T_OTHER;
+}
+
+static int invalid(admit_outcome *out, const char *message, arena *a)
+{
+    out->http_status = 400;
+    out->result = ADMIT_INVALID;
+    out->message = message;
+    out->body = review_encode_status(400, "BadRequest", message, a, &out->body_len);
+    return out->body == NULL ? -1 : 0;
+}
+
+int admit_review(admit_phase phase, const char *body, size_t len, const char *now,
+                 const admit_config *cfg, arena *a, admit_outcome *out)
+{
+    memset(out, 0, sizeof(*out));
+    review rv;
+    char err[256];
+    if (review_decode(&rv, body, len, a, err, sizeof(err)) != 0) {
+        const char *msg = arena_strndup(a, err, strlen(err));
+        return msg == NULL ? -1 : invalid(out, msg, a);
+    }
+    out->uid = rv.uid;
+    out->username = rv.username;
+
+    enum target t = target_of(&rv);
+    if (t == T_DAEMONSET && !rv.object.present)
+        return invalid(out, "request.object is required for a DaemonSet CREATE or UPDATE", a);
+    if (t == T_POD_STATUS && (!rv.object.present || !rv.old_object.present))
+        return invalid(out, "request.object and request.oldObject are required for a pods/status UPDATE",
+                       a);
+
+    /* The apiserver sets request.name for updates; on a create with
+     * generateName it is empty until after admission. */
+    sv name = sv_empty(rv.name) ? rv.object.name : rv.name;
+    const char *ref = arena_printf(a, "%.*s/%.*s", SV_ARG(rv.namespace), SV_ARG(name));
+    if (ref == NULL)
+        return -1;
+    if (t != T_OTHER)
+        out->object_ref = arena_printf(a, "%s %s", t == T_DAEMONSET ? "daemonset" : "pod", ref);
+
+    review_response resp = {.uid = rv.uid, .allowed = 1};
+    ota_requester who = ota_requester_of(&rv, cfg->controller_username);
+    if (phase == ADMIT_VALIDATE && t != T_OTHER) {
+        ota_verdict v = t == T_DAEMONSET
+                            ? ota_daemonset_check(&rv.object, ref, a)
+                            : ota_state_check_update(&rv.old_object, &rv.object, &who, ref, a);
+        if (!v.allowed) {
+            resp.allowed = 0;
+            resp.code = 403;
+            resp.message = v.message;
+            out->result = ADMIT_DENIED;
+            out->rule = v.rule;
+            out->message = v.message;
+        }
+    } else if (phase == ADMIT_MUTATE && t != T_OTHER) {
+        jpatch p;
+        if (jpatch_init(&p, a) != 0)
+            return -1;
+        if (t == T_DAEMONSET) {
+            const char *warning = NULL;
+            if (ota_daemonset_mutate(&rv.object, ref, &p, a, &warning)) {
+                out->mutations |= ADMIT_MUT_ONDELETE;
+                if (warning != NULL)
+                    resp.warnings[resp.n_warnings++] = warning;
+            }
+        } else {
+            out->mutations |= ota_podstatus_mutate(&rv, &who, now, &p, a);
+        }
+        size_t n_ops = p.n_ops;
+        if (jpatch_finish(&p, &resp.patch, &resp.patch_len) != 0)
+            return -1;
+        if (n_ops == 0)
+            resp.patch = NULL;
+        else
+            out->result = ADMIT_PATCHED;
+    }
+    out->http_status = 200;
+    out->body = review_encode_response(&resp, a, &out->body_len);
+    return out->body == NULL ? -1 : 0;
+}

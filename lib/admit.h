@@ -1,0 +1,62 @@
+/*
+ * admit.h - one admission request, body in, HTTP status and body out.
+ *
+ * The whole decision of the webhook as a pure function: decode the
+ * AdmissionReview, dispatch on resource and subresource, run the DaemonSet
+ * or pod-status rules (validate) or mutations (mutate), and encode the
+ * answer.  The server adds only sockets, TLS, logging and metrics.
+ */
+#ifndef OTA_ADMIT_H
+#define OTA_ADMIT_H
+
+#include <stddef.h>
+
+#include "arena.h"
+#include "review.h"
+
+typedef enum admit_phase {
+    ADMIT_MUTATE,
+    ADMIT_VALIDATE,
+} admit_phase;
+
+typedef enum admit_result {
+    ADMIT_ALLOWED, /* allowed, unchanged */
+    ADMIT_PATCHED, /* allowed with a patch */
+    ADMIT_DENIED,
+    ADMIT_INVALID, /* not a review we can read: HTTP 400 */
+} admit_result;
+
+/* OTA_MUT_* of ota_podstatus.h, plus: */
+#define ADMIT_MUT_ONDELETE (1u << 8)
+
+typedef struct admit_config {
+    const char *controller_username;
+} admit_config;
+
+typedef struct admit_outcome {
+    int http_status; /* 200, or 400 when the review is malformed */
+    const char *body;
+    size_t body_len;
+    admit_result result;
+    const char *rule;    /* denial rule, or NULL */
+    const char *message; /* denial message or what is malformed, or NULL */
+    unsigned mutations;  /* what a patch does */
+    sv uid, username;
+    const char *object_ref; /* "resource namespace/name", or NULL */
+} admit_outcome;
+
+/*
+ * Handles one request body.  now is the current time in RFC 3339 (UTC), used
+ * to stamp a pre-pull request.  All memory, the response body included,
+ * comes from a.  Returns 0, or -1 when out of memory (nothing to send but a
+ * 500).
+ */
+int admit_review(admit_phase phase, const char *body, size_t len, const char *now,
+                 const admit_config *cfg, arena *a, admit_outcome *out);
+
+/* Names for logs and metrics. */
+const char *admit_result_name(admit_result r);
+/* The names of the bits set in mutations, comma-separated (arena). */
+const char *admit_mutation_names(unsigned mutations, arena *a);
+
+#endif

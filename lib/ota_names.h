@@ -1,0 +1,50 @@
+/*
+ * ota_names.h - the exact strings of the ota-prepull contract (DESIGN.md §2).
+ *
+ * Every condition type, reason, annotation and label that crosses the wire is
+ * spelled here once; the webhook, the controller and their tests use these
+ * macros and never repeat the literals.
+ */
+#ifndef OTA_NAMES_H
+#define OTA_NAMES_H
+
+/* DaemonSet opt-in; values compared case-insensitively. */
+#define OTA_ANN_UPDATE_STRATEGY "apps.openyurt.io/update-strategy"
+#define OTA_STRATEGY_OTA "OTA"
+#define OTA_STRATEGY_ADVANCED "AdvancedRollingUpdate"
+
+/* Per-DaemonSet pull deadline, an integer within the bounds below. */
+#define OTA_ANN_PREPULL_TIMEOUT "apps.openyurt.io/image-prepull-timeout-seconds"
+#define OTA_PREPULL_TIMEOUT_MIN 30
+#define OTA_PREPULL_TIMEOUT_MAX 86400
+
+/* Pod conditions. */
+#define OTA_COND_NEED_UPGRADE "PodNeedUpgrade"
+#define OTA_COND_IMAGE_READY "PodImageReady"
+
+/* PodImageReady reasons. */
+#define OTA_REASON_WAIT_PULL "WaitPullImage"
+#define OTA_REASON_PULL_SUCCESS "PullImageSuccess"
+#define OTA_REASON_PULL_FAIL "PullImageFail"
+
+/* Message of PodNeedUpgrade and of a pull about a revision: prefix + hash. */
+#define OTA_MSG_REVISION_PREFIX "controllerrevision: "
+
+/* Labels. */
+#define OTA_LABEL_REVISION_HASH "controller-revision-hash"
+#define OTA_LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
+#define OTA_MANAGED_BY_VALUE "ota-prepull"
+#define OTA_LABEL_POD_UID "ota-prepull/pod-uid"
+
+/* Identities. */
+#define OTA_DEFAULT_CONTROLLER_USERNAME "system:serviceaccount:ota-system:ota-controller"
+#define OTA_GROUP_MASTERS "system:masters"
+#define OTA_NODE_USER_PREFIX "system:node:"
+
+/* Pre-pull Events on the pod (DESIGN §5). */
+#define OTA_EVENT_QUEUED "PrePullQueued"
+#define OTA_EVENT_STARTED "PrePullStarted"
+#define OTA_EVENT_SUCCEEDED "PrePullSucceeded"
+#define OTA_EVENT_FAILED "PrePullFailed"
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * ota_podstatus.c - see ota_podstatus.h.
+ */
+#include "ota_podstatus.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ota_names.h"
+
+/* Same in every field a condition carries, timestamps included: anything
+ * else is an alteration worth undoing. */
+static int cond_identical(const review_cond *a, const review_cond *b)
+{
+    return ota_state_cond_same(a, b) &&
+           (!a->present || sv_same(a->last_transition_time, b->last_transition_time));
+}
+
+static const char *cond_path(arena *a, size_t index, const char *field)
+{
+    char idx[24];
+    snprintf(idx, sizeof(idx), "%zu", index);
+    const char *tokens[] = {"status", "conditions", idx, field};
+    return jpatch_pointer(a, tokens, field != NULL ? 4 : 3);
+}
+
+static void add_conditions(const review *rv, const review_cond *const *restore, size_t n,
+                           jpatch *p, arena *a)
+{
+    const review_object *pod = &rv->object;
+    if (pod->has_conditions) {
+        static const char *const append[] = {"status", "conditions", "-"};
+        for (size_t i = 0; i < n; i++)
+            jpatch_add_raw(p, "add", jpatch_pointer(a, append, 3), rv->body + restore[i]->raw_off,
+                           restore[i]->raw_len);
+        return;
+    }
+    /* No array to append to: add it whole (and status with it). */
+    size_t len = 32;
+    for (size_t i = 0; i < n; i++)
+        len += restore[i]->raw_len + 1;
+    char *json = arena_alloc(a, len);
+    if (json == NULL) {
+        p->failed = 1;
+        return;
+    }
+    size_t off = 0;
+    if (!pod->has_status)
+        off += (size_t)sprintf(json, "{\"conditions\":");
+    json[off++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            json[off++] = ',';
+        memcpy(json + off, rv->body + restore[i]->raw_off, restore[i]->raw_len);
+        off += restore[i]->raw_len;
+    }
+    json[off++] = ']';
+    if (!pod->has_status)
+        json[off++] = '}';
+    static const char *const status[] = {"status"};
+    static const char *const conditions[] = {"status", "conditions"};
+    if (pod->has_status)
+        jpatch_add_raw(p, "add", jpatch_pointer(a, conditions, 2), json, off);
+    else
+        jpatch_add_raw(p, "add", jpatch_pointer(a, status, 1), json, off);
+}
+
+unsigned ota_podstatus_mutate(const review *rv, const ota_requester *who, const char *now,
+                              jpatch *p, arena *a)
+{
+    const review_object *old_pod = &rv->old_object, *new_pod = &rv->object;
+    unsigned did = 0;
+    if (who->kind == OTA_REQ_CONTROLLER)
+        return 0;
+
+    /* The PodNeedUpgrade the pod will have once we are done. */
+    const review_cond *need_upgrade = &new_pod->need_upgrade;
+    const review_cond *restore[2];
+    size_t n_restore = 0;
+    int replace_need_upgrade = 0;
+    if (who->kind != OTA_REQ_MASTER && old_pod->need_upgrade.present &&
+        !cond_identical(&old_pod->need_upgrade, &new_pod->need_upgrade)) {
+        need_upgrade = &old_pod->need_upgrade;
+        did |= OTA_MUT_RESTORE_NEED_UPGRADE;
+        if (new_pod->need_upgrade.present)
+            replace_need_upgrade = 1;
+        else
+            restore[n_restore++] = &old_pod->need_upgrade;
+    }
+    if (who->kind != OTA_REQ_MASTER && old_pod->image_ready.present &&
+        !new_pod->image_ready.present) {
+        did |= OTA_MUT_RESTORE_IMAGE_READY;
+        restore[n_restore++] = &old_pod->image_ready;
+    }
+
+    const review_cond *ir = &new_pod->image_ready;
+    if (ota_state_is_pull_request(ir) && !ota_state_cond_same(&old_pod->image_ready, ir)) {
+        if (sv_empty(ir->reason)) {
+            jpatch_add_string(p, "add", cond_path(a, ir->index, "reason"), OTA_REASON_WAIT_PULL,
+                              strlen(OTA_REASON_WAIT_PULL));
+            jpatch_add_string(p, "add", cond_path(a, ir->index, "lastTransitionTime"), now,
+                              strlen(now));
+            did |= OTA_MUT_STAMP_REASON;
+        }
+        if (sv_empty(ir->message) && need_upgrade->present &&
+            sv_starts_with(need_upgrade->message, OTA_MSG_REVISION_PREFIX)) {
+            jpatch_add_string(p, "add", cond_path(a, ir->index, "message"),
+                              need_upgrade->message.ptr, need_upgrade->message.len);
+            did |= OTA_MUT_FILL_MESSAGE;
+        }
+    }
+
+    if (replace_need_upgrade)
+        jpatch_add_raw(p, "replace", cond_path(a, new_pod->need_upgrade.index, NULL),
+                       rv->body + old_pod->need_upgrade.raw_off, old_pod->need_upgrade.raw_len);
+    if (n_restore > 0)
+        add_conditions(rv, restore, n_restore, p, a);
+    return did;
+}

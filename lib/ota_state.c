@@ -1,0 +1,166 @@
+/*
+ * ota_state.c - see ota_state.h.  The transition rules are DESIGN.md §3 with
+ * the choices of docs/DECISIONS.md ("Who may do what").
+ */
+#include "ota_state.h"
+
+#include <string.h>
+
+#include "ota_names.h"
+
+/* Same text; an absent string equals "" (Go omits empty strings). */
+static int same_text(sv a, sv b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+int ota_state_cond_same(const review_cond *a, const review_cond *b)
+{
+    if (a->present != b->present)
+        return 0;
+    return !a->present || (same_text(a->status, b->status) && same_text(a->reason, b->reason) &&
+                           same_text(a->message, b->message));
+}
+
+int ota_state_conditions_changed(const review_object *old_pod, const review_object *new_pod)
+{
+    return !ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade) ||
+           !ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready);
+}
+
+int ota_state_is_pull_request(const review_cond *ir)
+{
+    return ir->present && sv_eq(ir->status, "False") &&
+           (sv_empty(ir->reason) || sv_eq(ir->reason, OTA_REASON_WAIT_PULL));
+}
+
+ota_state ota_state_of_pod(const review_object *pod)
+{
+    const review_cond *nu = &pod->need_upgrade, *ir = &pod->image_ready;
+    if (!nu->present || !sv_eq(nu->status, "True"))
+        return OTA_STATE_CURRENT;
+    if (!ir->present)
+        return OTA_STATE_PENDING_UPGRADE;
+    /* A failure names the job, not the hash: it stands until a new request
+     * or a new revision replaces it. */
+    if (sv_eq(ir->status, "False") && sv_eq(ir->reason, OTA_REASON_PULL_FAIL))
+        return OTA_STATE_FAILED;
+    int about_h = sv_starts_with(nu->message, OTA_MSG_REVISION_PREFIX) &&
+                  same_text(ir->message, nu->message);
+    if (!about_h)
+        return OTA_STATE_PENDING_UPGRADE; /* about an older revision */
+    if (ota_state_is_pull_request(ir))
+        return OTA_STATE_PULLING;
+    if (sv_eq(ir->status, "True") && sv_eq(ir->reason, OTA_REASON_PULL_SUCCESS))
+        return OTA_STATE_READY;
+    return OTA_STATE_PENDING_UPGRADE;
+}
+
+const char *ota_state_name(ota_state s)
+{
+    switch (s) {
+    case OTA_STATE_CURRENT:
+        return "Current";
+    case OTA_STATE_PENDING_UPGRADE:
+        return "PendingUpgrade";
+    case OTA_STATE_PULLING:
+        return "Pulling";
+    case OTA_STATE_READY:
+        return "Ready";
+    case OTA_STATE_FAILED:
+        return "Failed";
+    }
+    return "Unknown";
+}
+
+ota_requester ota_requester_of(const review *rv, const char *controller_username)
+{
+    ota_requester who = {OTA_REQ_NODE_USER, rv->username};
+    if (rv->is_master)
+        who.kind = OTA_REQ_MASTER;
+    else if (sv_eq(rv->username, controller_username))
+        who.kind = OTA_REQ_CONTROLLER;
+    return who;
+}
+
+static ota_verdict deny(arena *a, const char *rule, ota_state from, const char *what)
+{
+    ota_verdict v = {0, rule, NULL};
+    v.message = arena_printf(a, "%s; rule: %s, state: %s", what != NULL ? what : "denied", rule,
+                             ota_state_name(from));
+    if (v.message == NULL)
+        v.message = rule;
+    return v;
+}
+
+/* What is wrong with a node user's PodImageReady that is not a pull request
+ * about H (the caller knows it is not one). */
+static ota_verdict deny_image_ready(const review_object *new_pod, const char *pod_ref,
+                                    ota_state from, arena *a)
+{
+    const review_cond *ir = &new_pod->image_ready;
+    if (!ir->present)
+        return deny(a, "image-ready-owned-by-controller", from,
+                    arena_printf(a, "only the controller may remove PodImageReady from pod %s",
+                                 pod_ref));
+    if (!sv_eq(ir->status, "False") || sv_eq(ir->reason, OTA_REASON_PULL_SUCCESS) ||
+        sv_eq(ir->reason, OTA_REASON_PULL_FAIL))
+        return deny(a, "result-owned-by-controller", from,
+                    arena_printf(a,
+                                 "only the controller may report a pre-pull result for pod %s "
+                                 "(PodImageReady status \"%.*s\", reason \"%.*s\")",
+                                 pod_ref, SV_ARG(ir->status), SV_ARG(ir->reason)));
+    if (!ota_state_is_pull_request(ir))
+        return deny(a, "bad-pull-request", from,
+                    arena_printf(a,
+                                 "a pre-pull request for pod %s sets PodImageReady status False "
+                                 "with reason " OTA_REASON_WAIT_PULL " or none, got reason \"%.*s\"",
+                                 pod_ref, SV_ARG(ir->reason)));
+    return deny(a, "pull-wrong-revision", from,
+                arena_printf(a,
+                             "the pre-pull request for pod %s names \"%.*s\" but PodNeedUpgrade "
+                             "names \"%.*s\"",
+                             pod_ref, SV_ARG(ir->message), SV_ARG(new_pod->need_upgrade.message)));
+}
+
+ota_verdict ota_state_check_update(const review_object *old_pod, const review_object *new_pod,
+                                   const ota_requester *who, const char *pod_ref, arena *a)
+{
+    const ota_verdict allow = {1, NULL, NULL};
+    if (!ota_state_conditions_changed(old_pod, new_pod) || who->kind == OTA_REQ_MASTER)
+        return allow;
+
+    ota_state from = ota_state_of_pod(old_pod), to = ota_state_of_pod(new_pod);
+    if (who->kind == OTA_REQ_CONTROLLER) {
+        if (to == OTA_STATE_PULLING && from != OTA_STATE_PULLING)
+            return deny(a, "pull-requested-by-node-users", from,
+                        arena_printf(a,
+                                     "the controller may not request a pre-pull of pod %s; "
+                                     "node users do",
+                                     pod_ref));
+        return allow;
+    }
+
+    /* A node may only touch the OTA state of pods that run on it. */
+    if (sv_starts_with(who->username, OTA_NODE_USER_PREFIX)) {
+        size_t skip = strlen(OTA_NODE_USER_PREFIX);
+        sv node = {who->username.ptr + skip, who->username.len - skip};
+        if (!same_text(node, new_pod->node_name) || sv_empty(node))
+            return deny(a, "own-node-only", from,
+                        arena_printf(a,
+                                     "node %.*s may not change the OTA conditions of pod %s, "
+                                     "which runs on node \"%.*s\"",
+                                     SV_ARG(node), pod_ref, SV_ARG(new_pod->node_name)));
+    }
+    if (!ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade))
+        return deny(a, "need-upgrade-owned-by-controller", from,
+                    arena_printf(a, "only the controller may change PodNeedUpgrade of pod %s",
+                                 pod_ref));
+    if (from == OTA_STATE_CURRENT)
+        return deny(a, "pull-needs-upgrade", from,
+                    arena_printf(a, "pod %s does not need an upgrade (PodNeedUpgrade is not True)",
+                                 pod_ref));
+    if (to == OTA_STATE_PULLING)
+        return allow; /* from PendingUpgrade, Failed, Ready, or a repeat while Pulling */
+    return deny_image_ready(new_pod, pod_ref, from, a);
+}

@@ -1,0 +1,682 @@
+/*
+ * review.c - streaming AdmissionReview decoder and response encoder.
+ *
+ * The decoder walks the JSON with yajl's callbacks and a stack of "nodes":
+ * every field we care about is a node with a path (for error messages) and
+ * the JSON type it must have; everything else is N_SKIP and costs one
+ * comparison per token.  No tree is built, so a 10 KB kubelet status write
+ * costs one lexing pass, and deep nesting is refused at REVIEW_MAX_DEPTH
+ * before yajl's own stack grows further.
+ */
+#include "review.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
+
+#include "base64.h"
+#include "ota_names.h"
+
+enum jtype { J_ANY, J_OBJ, J_ARR, J_STR, J_BOOL, J_NUM };
+
+enum node {
+    N_SKIP,
+    N_ROOT,
+    N_API_VERSION,
+    N_KIND,
+    N_REQUEST,
+    N_UID,
+    N_REQ_KIND,
+    N_RESOURCE,
+    N_RES_GROUP,
+    N_RES_VERSION,
+    N_RES_RESOURCE,
+    N_SUB_RESOURCE,
+    N_OPERATION,
+    N_NAMESPACE,
+    N_NAME,
+    N_USER_INFO,
+    N_USERNAME,
+    N_GROUPS,
+    N_GROUP,
+    N_OBJECT,
+    N_OLD_OBJECT,
+    /* below: inside object / oldObject; paths are relative to it */
+    N_METADATA,
+    N_META_NAME,
+    N_META_NAMESPACE,
+    N_ANNOTATIONS,
+    N_ANNOTATION,
+    N_LABELS,
+    N_LABEL,
+    N_SPEC,
+    N_NODE_NAME,
+    N_UPDATE_STRATEGY,
+    N_STRATEGY_TYPE,
+    N_STRATEGY_OTHER,
+    N_STATUS,
+    N_CONDITIONS,
+    N_CONDITION,
+    N_COND_TYPE,
+    N_COND_STATUS,
+    N_COND_REASON,
+    N_COND_MESSAGE,
+    N_COND_LTT,
+    N_COUNT
+};
+
+static const struct {
+    const char *path;
+    enum jtype type;
+} node_info[N_COUNT] = {
+    [N_SKIP] = {"", J_ANY},
+    [N_ROOT] = {"AdmissionReview", J_OBJ},
+    [N_API_VERSION] = {"apiVersion", J_STR},
+    [N_KIND] = {"kind", J_STR},
+    [N_REQUEST] = {"request", J_OBJ},
+    [N_UID] = {"request.uid", J_STR},
+    [N_REQ_KIND] = {"request.kind", J_OBJ},
+    [N_RESOURCE] = {"request.resource", J_OBJ},
+    [N_RES_GROUP] = {"request.resource.group", J_STR},
+    [N_RES_VERSION] = {"request.resource.version", J_STR},
+    [N_RES_RESOURCE] = {"request.resource.resource", J_STR},
+    [N_SUB_RESOURCE] = {"request.subResource", J_STR},
+    [N_OPERATION] = {"request.operation", J_STR},
+    [N_NAMESPACE] = {"request.namespace", J_STR},
+    [N_NAME] = {"request.name", J_STR},
+    [N_USER_INFO] = {"request.userInfo", J_OBJ},
+    [N_USERNAME] = {"request.userInfo.username", J_STR},
+    [N_GROUPS] = {"request.userInfo.groups", J_ARR},
+    [N_GROUP] = {"request.userInfo.groups[]", J_STR},
+    [N_OBJECT] = {"", J_OBJ},
+    [N_OLD_OBJECT] = {"", J_OBJ},
+    [N_METADATA] = {".metadata", J_OBJ},
+    [N_META_NAME] = {".metadata.name", J_STR},
+    [N_META_NAMESPACE] = {".metadata.namespace", J_STR},
+    [N_ANNOTATIONS] = {".metadata.annotations", J_OBJ},
+    [N_ANNOTATION] = {".metadata.annotations[]", J_STR},
+    [N_LABELS] = {".metadata.labels", J_OBJ},
+    [N_LABEL] = {".metadata.labels[]", J_STR},
+    [N_SPEC] = {".spec", J_OBJ},
+    [N_NODE_NAME] = {".spec.nodeName", J_STR},
+    [N_UPDATE_STRATEGY] = {".spec.updateStrategy", J_OBJ},
+    [N_STRATEGY_TYPE] = {".spec.updateStrategy.type", J_STR},
+    [N_STRATEGY_OTHER] = {".spec.updateStrategy", J_ANY},
+    [N_STATUS] = {".status", J_OBJ},
+    [N_CONDITIONS] = {".status.conditions", J_ARR},
+    [N_CONDITION] = {".status.conditions[]", J_OBJ},
+    [N_COND_TYPE] = {".status.conditions[].type", J_STR},
+    [N_COND_STATUS] = {".status.conditions[].status", J_STR},
+    [N_COND_REASON] = {".status.conditions[].reason", J_STR},
+    [N_COND_MESSAGE] = {".status.conditions[].message", J_STR},
+    [N_COND_LTT] = {".status.conditions[].lastTransitionTime", J_STR},
+};
+
+/* Map keys that lead from one node to another. */
+static const struct {
+    enum node parent;
+    const char *key;
+    enum node child;
+} edges[] = {
+    {N_ROOT, "apiVersion", N_API_VERSION},
+    {N_ROOT, "kind", N_KIND},
+    {N_ROOT, "request", N_REQUEST},
+    {N_REQUEST, "uid", N_UID},
+    {N_REQUEST, "kind", N_REQ_KIND},
+    {N_REQUEST, "resource", N_RESOURCE},
+    {N_REQUEST, "subResource", N_SUB_RESOURCE},
+    {N_REQUEST, "operation", N_OPERATION},
+    {N_REQUEST, "namespace", N_NAMESPACE},
+    {N_REQUEST, "name", N_NAME},
+    {N_REQUEST, "userInfo", N_USER_INFO},
+    {N_REQUEST, "object", N_OBJECT},
+    {N_REQUEST, "oldObject", N_OLD_OBJECT},
+    {N_RESOURCE, "group", N_RES_GROUP},
+    {N_RESOURCE, "version", N_RES_VERSION},
+    {N_RESOURCE, "resource", N_RES_RESOURCE},
+    {N_USER_INFO, "username", N_USERNAME},
+    {N_USER_INFO, "groups", N_GROUPS},
+    {N_OBJECT, "metadata", N_METADATA},
+    {N_OBJECT, "spec", N_SPEC},
+    {N_OBJECT, "status", N_STATUS},
+    {N_OLD_OBJECT, "metadata", N_METADATA},
+    {N_OLD_OBJECT, "spec", N_SPEC},
+    {N_OLD_OBJECT, "status", N_STATUS},
+    {N_METADATA, "name", N_META_NAME},
+    {N_METADATA, "namespace", N_META_NAMESPACE},
+    {N_METADATA, "annotations", N_ANNOTATIONS},
+    {N_METADATA, "labels", N_LABELS},
+    {N_SPEC, "nodeName", N_NODE_NAME},
+    {N_SPEC, "updateStrategy", N_UPDATE_STRATEGY},
+    {N_UPDATE_STRATEGY, "type", N_STRATEGY_TYPE},
+    {N_STATUS, "conditions", N_CONDITIONS},
+    {N_CONDITION, "type", N_COND_TYPE},
+    {N_CONDITION, "status", N_COND_STATUS},
+    {N_CONDITION, "reason", N_COND_REASON},
+    {N_CONDITION, "message", N_COND_MESSAGE},
+    {N_CONDITION, "lastTransitionTime", N_COND_LTT},
+};
+
+enum which { W_NONE, W_OBJECT, W_OLD };
+
+typedef struct frame {
+    uint8_t node;  /* enum node */
+    uint8_t which; /* enum which */
+    uint8_t array; /* a JSON array: children are elements, not keys */
+} frame;
+
+typedef struct decoder {
+    review *rv;
+    arena *a;
+    yajl_handle h;
+    frame stack[REVIEW_MAX_DEPTH];
+    int depth;
+    enum node pending;  /* node of the value after the last map key */
+    sv *pending_field;  /* for annotations and labels we keep: where the value goes */
+    review_cond cond;   /* the condition being read */
+    char *err;
+    size_t errlen;
+    int failed;
+} decoder;
+
+static int fail(decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(decoder *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->err, d->errlen, fmt, ap);
+    va_end(ap);
+    d->failed = 1;
+    return 0; /* tells yajl to stop */
+}
+
+static review_object *object_of(decoder *d, enum which w)
+{
+    return w == W_OLD ? &d->rv->old_object : &d->rv->object;
+}
+
+/* The node (and object) of the value that is about to arrive. */
+static enum node value_node(decoder *d, enum which *which)
+{
+    if (d->depth == 0) {
+        *which = W_NONE;
+        return N_ROOT;
+    }
+    frame *top = &d->stack[d->depth - 1];
+    *which = top->which;
+    if (!top->array)
+        return d->pending;
+    switch (top->node) {
+    case N_GROUPS:
+        return N_GROUP;
+    case N_CONDITIONS:
+        return N_CONDITION;
+    default:
+        return N_SKIP;
+    }
+}
+
+static const char *jtype_name(enum jtype t)
+{
+    switch (t) {
+    case J_OBJ:
+        return "an object";
+    case J_ARR:
+        return "an array";
+    case J_STR:
+        return "a string";
+    case J_BOOL:
+        return "a boolean";
+    case J_NUM:
+        return "a number";
+    default:
+        return "a value";
+    }
+}
+
+static int check_type(decoder *d, enum node n, enum which w, enum jtype got)
+{
+    enum jtype want = node_info[n].type;
+    if (want == J_ANY || want == got)
+        return 1;
+    if (n == N_ROOT)
+        return fail(d, "the body must be a JSON object (an AdmissionReview), got %s", jtype_name(got));
+    return fail(d, "%s%s must be %s, got %s",
+                w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
+                n == N_OBJECT || n == N_OLD_OBJECT ? "" : node_info[n].path, jtype_name(want),
+                jtype_name(got));
+}
+
+/* A view of a string yajl hands us: in place when it lies within the body
+ * (no escapes), else copied, since yajl reuses its decode buffer. */
+static int keep_string(decoder *d, const unsigned char *s, size_t len, sv *out)
+{
+    const char *p = (const char *)s;
+    if (p >= d->rv->body && p + len <= d->rv->body + d->rv->body_len) {
+        *out = (sv){p, len};
+        return 1;
+    }
+    char *copy = arena_strndup(d->a, p, len);
+    if (copy == NULL)
+        return fail(d, "out of memory");
+    *out = (sv){copy, len};
+    return 1;
+}
+
+static sv *string_field(decoder *d, enum node n, enum which w)
+{
+    review *rv = d->rv;
+    review_object *o = object_of(d, w);
+    switch (n) {
+    case N_API_VERSION:
+        return &rv->api_version;
+    case N_KIND:
+        return &rv->kind;
+    case N_UID:
+        return &rv->uid;
+    case N_RES_GROUP:
+        return &rv->group;
+    case N_RES_VERSION:
+        return &rv->version;
+    case N_RES_RESOURCE:
+        return &rv->resource;
+    case N_SUB_RESOURCE:
+        return &rv->sub_resource;
+    case N_OPERATION:
+        return &rv->operation;
+    case N_NAMESPACE:
+        return &rv->namespace;
+    case N_NAME:
+        return &rv->name;
+    case N_USERNAME:
+        return &rv->username;
+    case N_META_NAME:
+        return &o->name;
+    case N_META_NAMESPACE:
+        return &o->namespace;
+    case N_ANNOTATION:
+    case N_LABEL:
+        return d->pending_field;
+    case N_NODE_NAME:
+        return &o->node_name;
+    case N_STRATEGY_TYPE:
+        return &o->update_strategy_type;
+    case N_COND_TYPE:
+        return &d->cond.type;
+    case N_COND_STATUS:
+        return &d->cond.status;
+    case N_COND_REASON:
+        return &d->cond.reason;
+    case N_COND_MESSAGE:
+        return &d->cond.message;
+    case N_COND_LTT:
+        return &d->cond.last_transition_time;
+    default:
+        return NULL;
+    }
+}
+
+/* A scalar arrived: null, boolean, number or string. */
+static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t len)
+{
+    enum which w;
+    enum node n = value_node(d, &w);
+    if (n == N_SKIP)
+        return 1;
+    if (n == N_STRATEGY_OTHER) {
+        object_of(d, w)->update_strategy_extra = 1;
+        return 1;
+    }
+    if (!check_type(d, n, w, got))
+        return 0;
+    if (got != J_STR)
+        return 1;
+    if (n == N_GROUP) {
+        if (len == strlen(OTA_GROUP_MASTERS) && memcmp(s, OTA_GROUP_MASTERS, len) == 0)
+            d->rv->is_master = 1;
+        return 1;
+    }
+    sv *field = string_field(d, n, w);
+    return field == NULL ? 1 : keep_string(d, s, len, field);
+}
+
+static int cb_null(void *ctx)
+{
+    decoder *d = ctx;
+    enum which w;
+    if (value_node(d, &w) == N_ROOT)
+        return fail(d, "the body must be a JSON object (an AdmissionReview), got null");
+    return 1; /* null is absent, as Go's encoder writes nil maps and slices */
+}
+
+static int cb_boolean(void *ctx, int b)
+{
+    (void)b;
+    return on_scalar(ctx, J_BOOL, NULL, 0);
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+    (void)s;
+    (void)len;
+    return on_scalar(ctx, J_NUM, NULL, 0);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+    return on_scalar(ctx, J_STR, s, len);
+}
+
+static int push(decoder *d, enum node n, enum which w, int array)
+{
+    if (d->depth >= REVIEW_MAX_DEPTH)
+        return fail(d, "JSON nesting deeper than %d levels", REVIEW_MAX_DEPTH);
+    d->stack[d->depth++] = (frame){(uint8_t)n, (uint8_t)w, (uint8_t)array};
+    d->pending = N_SKIP;
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    decoder *d = ctx;
+    enum which w;
+    enum node n = value_node(d, &w);
+    if (n == N_STRATEGY_OTHER)
+        object_of(d, w)->update_strategy_extra = 1;
+    else if (n != N_SKIP && !check_type(d, n, w, J_OBJ))
+        return 0;
+    review_object *o = object_of(d, w);
+    switch (n) {
+    case N_REQUEST:
+        d->rv->has_request = 1;
+        break;
+    case N_OBJECT:
+        w = W_OBJECT;
+        d->rv->object.present = 1;
+        break;
+    case N_OLD_OBJECT:
+        w = W_OLD;
+        d->rv->old_object.present = 1;
+        break;
+    case N_SPEC:
+        o->has_spec = 1;
+        break;
+    case N_UPDATE_STRATEGY:
+        o->has_update_strategy = 1;
+        break;
+    case N_STATUS:
+        o->has_status = 1;
+        break;
+    case N_CONDITION:
+        memset(&d->cond, 0, sizeof(d->cond));
+        d->cond.index = o->n_conditions;
+        /* yajl has consumed the '{' that opens the condition */
+        d->cond.raw_off = yajl_get_bytes_consumed(d->h) - 1;
+        break;
+    default:
+        break;
+    }
+    return push(d, n, w, 0);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
+{
+    decoder *d = ctx;
+    frame *top = &d->stack[d->depth - 1];
+    review_object *o = object_of(d, top->which);
+    d->pending = N_SKIP;
+    d->pending_field = NULL;
+    switch (top->node) {
+    case N_SKIP:
+        return 1;
+    case N_ANNOTATIONS:
+        d->pending = N_ANNOTATION;
+        if (len == strlen(OTA_ANN_UPDATE_STRATEGY) && memcmp(key, OTA_ANN_UPDATE_STRATEGY, len) == 0)
+            d->pending_field = &o->ann_update_strategy;
+        else if (len == strlen(OTA_ANN_PREPULL_TIMEOUT) &&
+                 memcmp(key, OTA_ANN_PREPULL_TIMEOUT, len) == 0)
+            d->pending_field = &o->ann_prepull_timeout;
+        return 1;
+    case N_LABELS:
+        d->pending = N_LABEL;
+        if (len == strlen(OTA_LABEL_REVISION_HASH) && memcmp(key, OTA_LABEL_REVISION_HASH, len) == 0)
+            d->pending_field = &o->label_revision_hash;
+        return 1;
+    case N_UPDATE_STRATEGY:
+        d->pending = N_STRATEGY_OTHER;
+        break;
+    default:
+        break;
+    }
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        if (edges[i].parent == top->node && strlen(edges[i].key) == len &&
+            memcmp(edges[i].key, key, len) == 0) {
+            d->pending = edges[i].child;
+            break;
+        }
+    }
+    return 1;
+}
+
+static void keep_condition(decoder *d, review_object *o)
+{
+    review_cond *slot = NULL;
+    if (sv_eq(d->cond.type, OTA_COND_NEED_UPGRADE))
+        slot = &o->need_upgrade;
+    else if (sv_eq(d->cond.type, OTA_COND_IMAGE_READY))
+        slot = &o->image_ready;
+    /* The first of a type wins, as kubelet's and kubectl's lookups do. */
+    if (slot != NULL && !slot->present) {
+        *slot = d->cond;
+        slot->present = 1;
+    }
+}
+
+static int cb_end_map(void *ctx)
+{
+    decoder *d = ctx;
+    frame f = d->stack[--d->depth];
+    d->pending = N_SKIP;
+    if (f.node == N_CONDITION) {
+        review_object *o = object_of(d, f.which);
+        d->cond.raw_len = yajl_get_bytes_consumed(d->h) - d->cond.raw_off;
+        keep_condition(d, o);
+        o->n_conditions++;
+    }
+    return 1;
+}
+
+static int cb_start_array(void *ctx)
+{
+    decoder *d = ctx;
+    enum which w;
+    enum node n = value_node(d, &w);
+    if (n == N_STRATEGY_OTHER)
+        object_of(d, w)->update_strategy_extra = 1;
+    else if (n != N_SKIP && !check_type(d, n, w, J_ARR))
+        return 0;
+    if (n == N_CONDITIONS)
+        object_of(d, w)->has_conditions = 1;
+    return push(d, n, w, 1);
+}
+
+static int cb_end_array(void *ctx)
+{
+    decoder *d = ctx;
+    d->depth--;
+    d->pending = N_SKIP;
+    return 1;
+}
+
+static const yajl_callbacks decode_callbacks = {
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
+};
+
+static void copy_yajl_error(decoder *d, const char *body, size_t len)
+{
+    unsigned char *msg = yajl_get_error(d->h, 0, (const unsigned char *)body, len);
+    if (msg == NULL) {
+        fail(d, "invalid JSON");
+        return;
+    }
+    size_t n = strlen((char *)msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        n--;
+    fail(d, "invalid JSON: %.*s (at byte %zu)", (int)n, msg, yajl_get_bytes_consumed(d->h));
+    yajl_free_error(d->h, msg);
+}
+
+static int check_envelope(decoder *d)
+{
+    review *rv = d->rv;
+    if (!sv_eq(rv->api_version, REVIEW_API_VERSION))
+        return fail(d, "apiVersion must be %s, got \"%.*s\"", REVIEW_API_VERSION,
+                    SV_ARG(rv->api_version));
+    if (!sv_eq(rv->kind, REVIEW_KIND))
+        return fail(d, "kind must be %s, got \"%.*s\"", REVIEW_KIND, SV_ARG(rv->kind));
+    if (!rv->has_request)
+        return fail(d, "request is missing");
+    if (sv_empty(rv->uid))
+        return fail(d, "request.uid is missing");
+    return 1;
+}
+
+int review_decode(review *rv, const char *body, size_t len, arena *a, char *err, size_t errlen)
+{
+    memset(rv, 0, sizeof(*rv));
+    rv->body = body;
+    rv->body_len = len;
+    decoder d = {.rv = rv, .a = a, .err = err, .errlen = errlen};
+    err[0] = '\0';
+    if (len == 0) {
+        fail(&d, "the request body is empty");
+        return -1;
+    }
+    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
+    d.h = yajl_alloc(&decode_callbacks, &funcs, &d);
+    if (d.h == NULL) {
+        fail(&d, "out of memory");
+        return -1;
+    }
+    yajl_status st = yajl_parse(d.h, (const unsigned char *)body, len);
+    if (st == yajl_status_ok)
+        st = yajl_complete_parse(d.h);
+    if (st != yajl_status_ok && !d.failed)
+        copy_yajl_error(&d, body, len);
+    if (!d.failed)
+        check_envelope(&d);
+    yajl_free(d.h);
+    return d.failed ? -1 : 0;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+#define GEN_STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
+
+static void gen_sv(yajl_gen g, sv s)
+{
+    yajl_gen_string(g, (const unsigned char *)(s.ptr != NULL ? s.ptr : ""), s.len);
+}
+
+static const char *gen_finish(yajl_gen g, size_t *len)
+{
+    const unsigned char *buf = NULL;
+    if (yajl_gen_get_buf(g, &buf, len) != yajl_gen_status_ok)
+        return NULL;
+    /* The buffer is arena memory: it outlives yajl_gen_free, which only
+     * returns blocks to the no-op free. */
+    yajl_gen_free(g);
+    return (const char *)buf;
+}
+
+const char *review_encode_response(const review_response *r, arena *a, size_t *len)
+{
+    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
+    yajl_gen g = yajl_gen_alloc(&funcs);
+    if (g == NULL)
+        return NULL;
+    yajl_gen_map_open(g);
+    GEN_STR(g, "apiVersion");
+    GEN_STR(g, REVIEW_API_VERSION);
+    GEN_STR(g, "kind");
+    GEN_STR(g, REVIEW_KIND);
+    GEN_STR(g, "response");
+    yajl_gen_map_open(g);
+    GEN_STR(g, "uid");
+    gen_sv(g, r->uid);
+    GEN_STR(g, "allowed");
+    yajl_gen_bool(g, r->allowed);
+    if (!r->allowed) {
+        GEN_STR(g, "status");
+        yajl_gen_map_open(g);
+        GEN_STR(g, "code");
+        yajl_gen_integer(g, r->code);
+        GEN_STR(g, "reason");
+        GEN_STR(g, r->code == 403 ? "Forbidden" : "BadRequest");
+        GEN_STR(g, "message");
+        GEN_STR(g, r->message != NULL ? r->message : "denied");
+        yajl_gen_map_close(g);
+    }
+    if (r->patch != NULL) {
+        size_t b64_len;
+        char *b64 = base64_encode(a, r->patch, r->patch_len, &b64_len);
+        if (b64 == NULL) {
+            yajl_gen_free(g);
+            return NULL;
+        }
+        GEN_STR(g, "patchType");
+        GEN_STR(g, "JSONPatch");
+        GEN_STR(g, "patch");
+        yajl_gen_string(g, (const unsigned char *)b64, b64_len);
+    }
+    if (r->n_warnings > 0) {
+        GEN_STR(g, "warnings");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < r->n_warnings; i++)
+            GEN_STR(g, r->warnings[i]);
+        yajl_gen_array_close(g);
+    }
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    return gen_finish(g, len);
+}
+
+const char *review_encode_status(int code, const char *reason, const char *message, arena *a,
+                                 size_t *len)
+{
+    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
+    yajl_gen g = yajl_gen_alloc(&funcs);
+    if (g == NULL)
+        return NULL;
+    yajl_gen_map_open(g);
+    GEN_STR(g, "kind");
+    GEN_STR(g, "Status");
+    GEN_STR(g, "apiVersion");
+    GEN_STR(g, "v1");
+    GEN_STR(g, "metadata");
+    yajl_gen_map_open(g);
+    yajl_gen_map_close(g);
+    GEN_STR(g, "status");
+    GEN_STR(g, "Failure");
+    GEN_STR(g, "message");
+    GEN_STR(g, message);
+    GEN_STR(g, "reason");
+    GEN_STR(g, reason);
+    GEN_STR(g, "code");
+    yajl_gen_integer(g, code);
+    yajl_gen_map_close(g);
+    return gen_finish(g, len);
+}

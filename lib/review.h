@@ -1,0 +1,103 @@
+/*
+ * review.h - the admission.k8s.io/v1 AdmissionReview as the webhook sees it.
+ *
+ * review_decode() reads a request body in one streaming pass (yajl's callback
+ * parser, no tree) and keeps only what the OTA decisions read: who asks, what
+ * resource, and a few fields of `object` and `oldObject`.  Strings point into
+ * the body where they have no escapes and into the arena otherwise, so the
+ * body must outlive the review.  Each OTA condition also records where its
+ * JSON object lies in the body, so a mutation can copy it back verbatim.
+ *
+ * The body is hostile: nesting is bounded by REVIEW_MAX_DEPTH, every field we
+ * read must have the JSON type Kubernetes gives it (null counts as absent),
+ * strings must be valid UTF-8, and anything wrong is a one-line error that
+ * names the field.
+ */
+#ifndef OTA_REVIEW_H
+#define OTA_REVIEW_H
+
+#include <stddef.h>
+
+#include "arena.h"
+#include "sv.h"
+
+/* Deep enough for any Pod or DaemonSet, managedFields included; the
+ * apiserver itself never nests these objects past ~30 levels. */
+#define REVIEW_MAX_DEPTH 100
+
+#define REVIEW_API_VERSION "admission.k8s.io/v1"
+#define REVIEW_KIND "AdmissionReview"
+
+typedef struct review_cond {
+    int present;
+    sv type, status, reason, message, last_transition_time;
+    size_t index;            /* position in status.conditions */
+    size_t raw_off, raw_len; /* the condition's JSON object within the body */
+} review_cond;
+
+typedef struct review_object {
+    int present; /* sent, and not null */
+    sv name, namespace;
+    sv ann_update_strategy; /* annotation values; absent when not annotated */
+    sv ann_prepull_timeout;
+    sv label_revision_hash;
+    sv node_name;                /* spec.nodeName */
+    int has_spec;
+    int has_update_strategy;     /* spec.updateStrategy is an object */
+    sv update_strategy_type;
+    int update_strategy_extra;   /* spec.updateStrategy has keys besides "type" */
+    int has_status;
+    int has_conditions;          /* status.conditions is an array */
+    size_t n_conditions;
+    review_cond need_upgrade;    /* first PodNeedUpgrade */
+    review_cond image_ready;     /* first PodImageReady */
+} review_object;
+
+typedef struct review {
+    sv api_version, kind;
+    int has_request;
+    sv uid;
+    sv group, version, resource; /* request.resource */
+    sv sub_resource, operation, namespace, name;
+    sv username;
+    int is_master;               /* system:masters is among userInfo.groups */
+    review_object object, old_object;
+    const char *body;            /* what the offsets of review_cond refer to */
+    size_t body_len;
+} review;
+
+/*
+ * Decodes body[0..len) into *rv.  Returns 0, or -1 with a message naming the
+ * problem in err (at most errlen bytes, NUL-terminated).  Memory comes from
+ * a, which also backs yajl's own allocations; nothing needs freeing besides
+ * the arena.
+ */
+int review_decode(review *rv, const char *body, size_t len, arena *a, char *err, size_t errlen);
+
+/* The verdict and patch to send back; see review_encode_response(). */
+typedef struct review_response {
+    sv uid;
+    int allowed;
+    int code;                /* status.code on denial (403) */
+    const char *message;     /* status.message on denial, else NULL */
+    const char *patch;       /* JSON Patch text, or NULL */
+    size_t patch_len;
+    const char *warnings[4];
+    size_t n_warnings;
+} review_response;
+
+/*
+ * Encodes the AdmissionReview v1 response: echoes uid, base64 patch with
+ * patchType JSONPatch, warnings, status on denial.  Returns the JSON in
+ * arena memory (length in *len), or NULL when out of memory.
+ */
+const char *review_encode_response(const review_response *r, arena *a, size_t *len);
+
+/*
+ * A meta.k8s.io/v1 Status body for an HTTP error (400, 404, 405, 413),
+ * the shape kubectl and client-go print.  Arena memory, NULL on OOM.
+ */
+const char *review_encode_status(int code, const char *reason, const char *message, arena *a,
+                                 size_t *len);
+
+#endif

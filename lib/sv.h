@@ -1,0 +1,66 @@
+/*
+ * sv.h - string views: a pointer and a length into memory someone else owns
+ * (usually the request body).  ptr == NULL means "absent", which is not the
+ * same as the empty string: Kubernetes treats a missing reason and "" alike,
+ * but a missing condition and an empty one differently.
+ */
+#ifndef OTA_SV_H
+#define OTA_SV_H
+
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct sv {
+    const char *ptr;
+    size_t len;
+} sv;
+
+#define SV_NULL ((sv){NULL, 0})
+
+static inline sv sv_from(const char *s)
+{
+    return (sv){s, s == NULL ? 0 : strlen(s)};
+}
+
+static inline int sv_present(sv s)
+{
+    return s.ptr != NULL;
+}
+
+/* Absent or "". */
+static inline int sv_empty(sv s)
+{
+    return s.len == 0;
+}
+
+static inline int sv_eq(sv a, const char *lit)
+{
+    size_t n = strlen(lit);
+    return a.ptr != NULL && a.len == n && memcmp(a.ptr, lit, n) == 0;
+}
+
+static inline int sv_eq_case(sv a, const char *lit)
+{
+    size_t n = strlen(lit);
+    return a.ptr != NULL && a.len == n && strncasecmp(a.ptr, lit, n) == 0;
+}
+
+/* Equal content; absent equals only absent. */
+static inline int sv_same(sv a, sv b)
+{
+    if (a.ptr == NULL || b.ptr == NULL)
+        return a.ptr == b.ptr;
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static inline int sv_starts_with(sv a, const char *lit)
+{
+    size_t n = strlen(lit);
+    return a.ptr != NULL && a.len >= n && memcmp(a.ptr, lit, n) == 0;
+}
+
+/* For printf("%.*s", SV_ARG(s)). */
+#define SV_ARG(s) (int)(s).len, ((s).ptr != NULL ? (s).ptr : "")
+
+#endif
