@@ -1,0 +1,588 @@
+"""A simulated kubelet: one per node, running that node's pods without running anything.
+
+It registers its Node (capacity, Ready condition, addresses, images), then for every pod
+bound to the node (spec.nodeName) walks the real kubelet's steps: init containers one at a
+time in order, then the containers; before starting a container it makes sure the image is
+present (imagePullPolicy Always / IfNotPresent / Never, default Always for :latest and
+untagged images), pulling it through the node's ImageStore with the pod's imagePullSecrets.
+Failed pulls show ErrImagePull, then ImagePullBackOff while the back-off (10 s doubling to
+300 s) lasts. Containers then run until killed or exit as runtime.py decides; the pod's
+phase, conditions and container statuses follow, written with PUT on pods/<name>/status as
+system:node:<node>, leaving conditions the kubelet does not own untouched.
+
+Like the real kubelet (seeds 003, 004), the pod worker is blocked while it waits for a
+pull: a pod deleted during a pull stays Terminating until the pull ends; then the kubelet
+finishes the deletion with DELETE ?gracePeriodSeconds=0.
+"""
+
+import hashlib
+
+from .events import EventRecorder
+from .identities import node_user
+from .imagestore import ImageStore
+from .registry import ImageRef, InvalidReference, credentials_from_secret
+from .runtime import behaviour
+from .workqueue import RESYNC, Worker, meta
+
+NODE_KEY = ("*node*",)
+IMAGE_BACKOFF = (10.0, 300.0)
+CRASH_BACKOFF = (10.0, 300.0)
+BACKOFF_STATUS_DELAY = 2.0   # ErrImagePull shows this long before ImagePullBackOff
+RESYNC_SECONDS = 60.0
+OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+KUBELET_VERSION = "v1.32.0"
+
+
+class Ctr:
+    """Runtime state of one container of a pod."""
+
+    def __init__(self, spec, init, waiting_reason):
+        self.name = spec["name"]
+        self.init = init
+        self.image = spec.get("image", "")
+        self.state = {"waiting": {"reason": waiting_reason}}
+        self.last_state = {}
+        self.restart_count = 0
+        self.ready = False
+        self.image_id = ""
+        self.container_id = ""
+        self.exit_at = None
+        self.exit_code = 0
+        self.finished_at = None
+
+    @property
+    def field_path(self):
+        return "spec.%s{%s}" % ("initContainers" if self.init else "containers", self.name)
+
+    @property
+    def running(self):
+        return "running" in self.state
+
+    @property
+    def terminated(self):
+        return "terminated" in self.state
+
+    @property
+    def ever_ran(self):
+        return self.terminated or bool(self.last_state)
+
+    def wait(self, reason, message=None):
+        self.state = {"waiting": {"reason": reason}}
+        if message:
+            self.state["waiting"]["message"] = message
+        self.ready = False
+
+    def exit(self, clock, code, reason=None):
+        running = self.state.get("running", {})
+        self.state = {"terminated": {
+            "exitCode": code, "reason": reason or ("Completed" if code == 0 else "Error"),
+            "startedAt": running.get("startedAt"), "finishedAt": clock.rfc3339(),
+            "containerID": self.container_id}}
+        self.finished_at = clock.now()
+        self.exit_at = None
+        self.ready = False
+
+    def status(self, spec):
+        s = {"name": self.name, "state": self.state, "lastState": self.last_state,
+             "ready": self.ready, "restartCount": self.restart_count,
+             "image": spec.get("image", ""), "imageID": self.image_id,
+             "started": self.running}
+        if self.container_id:
+            s["containerID"] = self.container_id
+        return s
+
+
+class PodRuntime:
+    """What the kubelet remembers about one pod (by uid)."""
+
+    def __init__(self, uid, ip, start_time):
+        self.uid = uid
+        self.ip = ip
+        self.start_time = start_time
+        self.ctrs = {}
+        self.blocking = None        # (ctr key, Pull) the pod worker is waiting for
+        self.pulled = {}            # ctr key -> finished Pull not yet looked at
+        self.image_backoff = {}     # image -> [until, delay]
+        self.crash_backoff = {}     # ctr key -> delay of the next back-off
+
+    def ctr(self, spec, init, waiting_reason):
+        key = ("init" if init else "main", spec["name"])
+        if key not in self.ctrs:
+            self.ctrs[key] = Ctr(spec, init, waiting_reason)
+        return key, self.ctrs[key]
+
+
+def _fmt_seconds(s):
+    s = int(s)
+    return "%dm%ds" % (s // 60, s % 60) if s >= 60 and s % 60 else (
+        "%dm0s" % (s // 60) if s >= 60 else "%ds" % s)
+
+
+def _qos_class(spec):
+    requests, limits, guaranteed = False, False, True
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        r = (c.get("resources") or {}).get("requests") or {}
+        lim = (c.get("resources") or {}).get("limits") or {}
+        requests = requests or bool(r)
+        limits = limits or bool(lim)
+        for res in ("cpu", "memory"):
+            if res not in lim or (res in r and r[res] != lim[res]):
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+class Kubelet(Worker):
+    def __init__(self, api, node, index, registry):
+        self.name = "kubelet-" + node
+        super().__init__(api, node_user(node))
+        self.node = node
+        self.index = index
+        self.registry = registry
+        self.node_ip = "172.18.0.%d" % (index + 2)
+        self.store = ImageStore(node, registry, self.clock,
+                                on_change=lambda: self.enqueue(NODE_KEY))
+        self.events = EventRecorder(self, "kubelet", node)
+        self._pods = {}             # (namespace, name) -> PodRuntime
+        self._next_ip = 2
+        for ref in registry.node_config(node).get("images", registry.preloaded):
+            img = registry.lookup(ImageRef(ref))
+            if img:
+                self.store.add(img)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self):
+        self.register()
+        self.store.start()
+        super().start()
+
+    def stop(self):
+        super().stop()
+        self.store.stop()
+
+    def keys_for(self, event_type, resource, obj):
+        if resource == "pods" and (obj.get("spec") or {}).get("nodeName") == self.node:
+            return [(meta(obj).get("namespace"), meta(obj).get("name"))]
+        if resource == "nodes" and event_type == "DELETED" and meta(obj).get("name") == self.node:
+            return [NODE_KEY]
+        return []
+
+    def sync(self, key):
+        if key == RESYNC:
+            for pod in self.list("/api/v1/pods", {"fieldSelector": "spec.nodeName=" + self.node}):
+                self.enqueue((meta(pod)["namespace"], meta(pod)["name"]))
+            self.enqueue_after(RESYNC, RESYNC_SECONDS)
+        elif key == NODE_KEY:
+            self._update_node_images()
+        else:
+            self._sync_pod(key)
+
+    # -- the Node --------------------------------------------------------------------------------
+    def _node_status(self):
+        now = self.clock.rfc3339()
+
+        def cond(ctype, status, reason, message):
+            return {"type": ctype, "status": status, "lastHeartbeatTime": now,
+                    "lastTransitionTime": now, "reason": reason, "message": message}
+        capacity = {"cpu": "4", "ephemeral-storage": "102350Mi", "hugepages-2Mi": "0",
+                    "memory": "8131592Ki", "pods": "110"}
+        digest = hashlib.sha256(self.node.encode()).hexdigest()
+        return {
+            "capacity": capacity,
+            "allocatable": dict(capacity, memory="8029192Ki", **{"ephemeral-storage":
+                                                                 "96589Mi"}),
+            "conditions": [
+                cond("MemoryPressure", "False", "KubeletHasSufficientMemory",
+                     "kubelet has sufficient memory available"),
+                cond("DiskPressure", "False", "KubeletHasNoDiskPressure",
+                     "kubelet has no disk pressure"),
+                cond("PIDPressure", "False", "KubeletHasSufficientPID",
+                     "kubelet has sufficient PID available"),
+                cond("Ready", "True", "KubeletReady", "kubelet is posting ready status")],
+            "addresses": [{"type": "InternalIP", "address": self.node_ip},
+                          {"type": "Hostname", "address": self.node}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"machineID": digest[:32], "systemUUID": digest[32:64],
+                         "bootID": digest[:8] + "-boot", "kernelVersion": "6.1.0-kubesim",
+                         "osImage": "kubesim simulated node", "operatingSystem": "linux",
+                         "architecture": "amd64",
+                         "containerRuntimeVersion": "containerd://1.7.24",
+                         "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION},
+            "images": self.store.node_status_images(),
+        }
+
+    def register(self):
+        """Create the Node object, or refresh its status when it already exists."""
+        cfg = self.registry.node_config(self.node)
+        labels = {"kubernetes.io/hostname": self.node, "kubernetes.io/os": "linux",
+                  "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                  "beta.kubernetes.io/arch": "amd64"}
+        labels.update(cfg.get("labels") or {})
+        spec = {"podCIDR": "10.244.%d.0/24" % self.index,
+                "podCIDRs": ["10.244.%d.0/24" % self.index]}
+        if cfg.get("taints"):
+            spec["taints"] = cfg["taints"]
+        body = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": self.node, "labels": labels, "annotations": {
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+                "spec": spec, "status": self._node_status()}
+        code, obj = self.call("POST", "/api/v1/nodes", body=body)
+        if code == 409:
+            self._patch_node_status(self._node_status())
+        elif code not in (200, 201):
+            raise RuntimeError("registering node %s: %s %s" % (self.node, code, obj))
+
+    def _patch_node_status(self, status):
+        for path in ("/api/v1/nodes/%s/status" % self.node, "/api/v1/nodes/" + self.node):
+            code, obj = self.call("PATCH", path, body={"status": status},
+                                  content_type="application/merge-patch+json")
+            if code == 200:
+                return code
+            if code not in (404, 405):
+                break
+        return code
+
+    def _update_node_images(self):
+        if self._patch_node_status({"images": self.store.node_status_images()}) == 404:
+            self.register()     # the Node was deleted: register again, as the kubelet does
+
+    # -- pods ----------------------------------------------------------------------------------
+    def _pod_path(self, key):
+        return "/api/v1/namespaces/%s/pods/%s" % key
+
+    def _sync_pod(self, key):
+        pod = self.get(self._pod_path(key))
+        if pod is None or (pod.get("spec") or {}).get("nodeName") != self.node:
+            self._pods.pop(key, None)
+            return
+        rt = self._pods.get(key)
+        if rt is None or rt.uid != meta(pod)["uid"]:
+            rt = self._pods[key] = PodRuntime(meta(pod)["uid"], self._pod_ip(pod),
+                                              self.clock.rfc3339())
+        if meta(pod).get("deletionTimestamp"):
+            self._terminate(key, pod, rt)
+            return
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return
+        self._advance(key, pod, rt)
+        self._write_status(key, pod, rt)
+
+    def _pod_ip(self, pod):
+        if (pod.get("spec") or {}).get("hostNetwork"):
+            return self.node_ip
+        ip = "10.244.%d.%d" % (self.index, self._next_ip)
+        self._next_ip = self._next_ip + 1 if self._next_ip < 254 else 2
+        return ip
+
+    def _terminate(self, key, pod, rt):
+        if rt.blocking and not rt.blocking[1].done:
+            return      # the pod worker is stuck in the pull; we come back when it ends
+        for ctr in rt.ctrs.values():
+            if ctr.running:
+                self.events.record(pod, "Normal", "Killing",
+                                   "Stopping container " + ctr.name, ctr.field_path)
+        code, obj = self.call("DELETE", self._pod_path(key), query={"gracePeriodSeconds": "0"},
+                              body={"kind": "DeleteOptions", "apiVersion": "v1",
+                                    "gracePeriodSeconds": 0,
+                                    "preconditions": {"uid": rt.uid}})
+        if code not in (200, 202, 404, 409):
+            raise RuntimeError("deleting pod %s/%s: %s %s" % (key + (code, obj)))
+        self._pods.pop(key, None)
+
+    def _advance(self, key, pod, rt):
+        """Move the pod's containers as far as they can go now."""
+        spec = pod.get("spec") or {}
+        policy = spec.get("restartPolicy") or "Always"
+        now = self.clock.now()
+        if rt.blocking:
+            ck, pull = rt.blocking
+            if not pull.done:
+                return
+            rt.pulled[ck] = pull
+            rt.blocking = None
+        for ctr in rt.ctrs.values():
+            if ctr.running and ctr.exit_at is not None and now >= ctr.exit_at - 1e-6:
+                ctr.exit(self.clock, ctr.exit_code)
+        init_specs = spec.get("initContainers") or []
+        for c in init_specs:
+            ck, ctr = rt.ctr(c, True, "PodInitializing")
+            if ctr.terminated:
+                if ctr.state["terminated"]["exitCode"] == 0:
+                    continue
+                if policy == "Never" or not self._may_restart(key, pod, rt, ck, ctr):
+                    return
+            if ctr.running:
+                return
+            self._run(key, pod, rt, ck, ctr, c)
+            return
+        for c in spec.get("containers") or []:
+            ck, ctr = rt.ctr(c, False, "ContainerCreating")
+            if ctr.running and ctr.image != c.get("image", ""):
+                self.events.record(pod, "Normal", "Killing", "Container %s definition "
+                                   "changed, will be restarted" % ctr.name, ctr.field_path)
+                ctr.exit(self.clock, 137, "Error")
+                rt.crash_backoff.pop(ck, None)
+            if ctr.running:
+                continue
+            if ctr.ever_ran:
+                changed = ctr.image != c.get("image", "")
+                code = (ctr.state.get("terminated") or
+                        (ctr.last_state.get("terminated") or {})).get("exitCode", 0)
+                if not changed and not (policy == "Always" or
+                                        (policy == "OnFailure" and code != 0)):
+                    continue
+                if not changed and not self._may_restart(key, pod, rt, ck, ctr):
+                    continue
+            if rt.blocking:
+                break
+            self._run(key, pod, rt, ck, ctr, c)
+            if rt.blocking:
+                break
+
+    def _may_restart(self, key, pod, rt, ck, ctr):
+        """Crash-loop back-off: the first restart is immediate, then 10 s doubling to 5 min."""
+        delay = rt.crash_backoff.get(ck)
+        if delay is None:
+            rt.crash_backoff[ck] = CRASH_BACKOFF[0]
+            return True
+        until = (ctr.finished_at or 0) + delay
+        now = self.clock.now()
+        if now < until:
+            if ctr.terminated:
+                ctr.last_state = {"terminated": ctr.state["terminated"]}
+            ctr.wait("CrashLoopBackOff", "back-off %s restarting failed container=%s pod=%s_%s(%s)"
+                     % (_fmt_seconds(delay), ctr.name, meta(pod)["name"],
+                        meta(pod)["namespace"], rt.uid))
+            self.events.record(pod, "Warning", "BackOff", "Back-off restarting failed container "
+                               "%s in pod %s_%s(%s)" % (ctr.name, meta(pod)["name"],
+                                                        meta(pod)["namespace"], rt.uid),
+                               ctr.field_path)
+            self.enqueue_after(key, until - now)
+            return False
+        rt.crash_backoff[ck] = min(delay * 2, CRASH_BACKOFF[1])
+        return True
+
+    def _run(self, key, pod, rt, ck, ctr, c):
+        """Make sure the image is there, then start the container."""
+        digest = self._ensure_image(key, pod, rt, ck, ctr, c)
+        if digest is None:
+            return
+        if ctr.terminated:
+            ctr.last_state = {"terminated": ctr.state["terminated"]}
+        if ctr.ever_ran:
+            ctr.restart_count += 1
+        local = self.store.lookup(ImageRef(c.get("image", "")))
+        ctr.image = c.get("image", "")
+        ctr.image_id = next((n for n in local[1]["names"] if "@" in n), "") if local else ""
+        ctr.container_id = "containerd://" + hashlib.sha256(
+            ("%s/%s/%d" % (rt.uid, ctr.name, ctr.restart_count)).encode()).hexdigest()
+        self.store.touch(digest)
+        self.events.record(pod, "Normal", "Created", "Created container " + ctr.name,
+                           ctr.field_path)
+        ctr.state = {"running": {"startedAt": self.clock.rfc3339()}}
+        ctr.ready = not ctr.init
+        self.events.record(pod, "Normal", "Started", "Started container " + ctr.name,
+                           ctr.field_path)
+        seconds, code = behaviour(c)
+        if seconds is not None:
+            ctr.exit_at = self.clock.now() + seconds
+            ctr.exit_code = code
+            self.enqueue_after(key, seconds)
+
+    def _ensure_image(self, key, pod, rt, ck, ctr, c):
+        """The digest of the container's image when it may start now; else None, with the
+        container's waiting state saying why (and a pull queued when one is needed)."""
+        image = c.get("image", "")
+        fp = ctr.field_path
+        try:
+            ref = ImageRef(image)
+        except InvalidReference:
+            msg = ('Failed to apply default image tag "%s": couldn\'t parse image reference '
+                   '"%s": invalid reference format' % (image, image))
+            ctr.wait("InvalidImageName", msg)
+            self.events.record(pod, "Warning", "InspectFailed", msg, fp)
+            self.events.record(pod, "Warning", "Failed", "Error: InvalidImageName", fp)
+            return None
+        policy = c.get("imagePullPolicy") or ref.default_pull_policy()
+        now = self.clock.now()
+        done = rt.pulled.pop(ck, None)
+        if done is not None and done.ref.name == ref.name:
+            if done.error:
+                _, delay = rt.image_backoff.get(image, (0, None))
+                delay = IMAGE_BACKOFF[0] if delay is None else min(delay * 2, IMAGE_BACKOFF[1])
+                rt.image_backoff[image] = (now + delay, delay)
+                ctr.wait("ErrImagePull", done.error)
+                self.events.record(pod, "Warning", "Failed", 'Failed to pull image "%s": %s'
+                                   % (image, done.error), fp)
+                self.events.record(pod, "Warning", "Failed", "Error: ErrImagePull", fp)
+                self.enqueue_after(key, BACKOFF_STATUS_DELAY)
+                return None
+            took = done.finished_at - done.started_at
+            waited = done.finished_at - done.queued_at
+            self.events.record(pod, "Normal", "Pulled", 'Successfully pulled image "%s" in '
+                               '%.3fs (%.3fs including waiting). Image size: %d bytes.'
+                               % (image, took, waited, done.image.size), fp)
+            return done.image.digest
+        local = self.store.lookup(ref)
+        if policy == "Never" or (policy == "IfNotPresent" and local):
+            if local:
+                self.events.record(pod, "Normal", "Pulled", 'Container image "%s" already '
+                                   'present on machine' % image, fp)
+                return local[0]
+            msg = 'Container image "%s" is not present with pull policy of Never' % image
+            ctr.wait("ErrImageNeverPull", msg)
+            self.events.record(pod, "Warning", "ErrImageNeverPull", msg, fp)
+            self.events.record(pod, "Warning", "Failed", "Error: ErrImageNeverPull", fp)
+            return None
+        until, _ = rt.image_backoff.get(image, (0, None))
+        if now < until:
+            msg = 'Back-off pulling image "%s"' % image
+            ctr.wait("ImagePullBackOff", msg)
+            self.events.record(pod, "Normal", "BackOff", msg, fp)
+            self.events.record(pod, "Warning", "Failed", "Error: ImagePullBackOff", fp)
+            self.enqueue_after(key, until - now)
+            return None
+        self.events.record(pod, "Normal", "Pulling", 'Pulling image "%s"' % image, fp)
+        pull = self.store.pull(ref, self._pull_credentials(pod), lambda p: self.enqueue(key))
+        rt.blocking = (ck, pull)
+        if ctr.state.get("waiting", {}).get("reason") not in ("ErrImagePull", "ImagePullBackOff"):
+            ctr.wait("PodInitializing" if ctr.init else "ContainerCreating")
+        return None
+
+    def _pull_credentials(self, pod):
+        creds, missing = [], []
+        ns = meta(pod)["namespace"]
+        for ref in (pod.get("spec") or {}).get("imagePullSecrets") or []:
+            secret = self.get("/api/v1/namespaces/%s/secrets/%s" % (ns, ref.get("name")))
+            if secret is None:
+                missing.append(ref.get("name"))
+            else:
+                creds += credentials_from_secret(secret)
+        if missing:
+            self.events.record(pod, "Warning", "FailedToRetrieveImagePullSecret",
+                               "Unable to retrieve some image pull secrets (%s); attempting "
+                               "to pull the image may not succeed." % ", ".join(missing))
+        return creds
+
+    # -- pod status --------------------------------------------------------------------------
+    def _render(self, pod, rt):
+        """The status fields the kubelet owns, from the runtime state."""
+        spec = pod.get("spec") or {}
+        policy = spec.get("restartPolicy") or "Always"
+        init_specs = spec.get("initContainers") or []
+        main_specs = spec.get("containers") or []
+        inits = [(c, rt.ctr(c, True, "PodInitializing")[1]) for c in init_specs]
+        mains = [(c, rt.ctr(c, False, "PodInitializing" if init_specs else
+                            "ContainerCreating")[1]) for c in main_specs]
+        pending_init = [x.name for _, x in inits
+                        if not (x.terminated and x.state["terminated"]["exitCode"] == 0)]
+        init_failed = policy == "Never" and any(
+            x.terminated and x.state["terminated"]["exitCode"] != 0 for _, x in inits)
+        if init_failed:
+            phase = "Failed"
+        elif pending_init:
+            phase = "Pending"
+        else:
+            phase = self._phase(policy, [x for _, x in mains])
+        unready = [x.name for _, x in mains if not x.ready]
+        now = self.clock.rfc3339()
+
+        def cond(ctype, ok, reason=None, message=None):
+            c = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None,
+                 "lastTransitionTime": now}
+            if reason:
+                c["reason"] = reason
+            if message:
+                c["message"] = message
+            return c
+        done = phase in ("Succeeded", "Failed")
+        if phase == "Succeeded":
+            ready = [cond(t, False, "PodCompleted") for t in ("Ready", "ContainersReady")]
+        elif unready:
+            msg = "containers with unready status: [%s]" % " ".join(unready)
+            ready = [cond(t, False, "ContainersNotReady", msg)
+                     for t in ("Ready", "ContainersReady")]
+        else:
+            ready = [cond("Ready", True), cond("ContainersReady", True)]
+        if pending_init:
+            initialized = cond("Initialized", False, "ContainersNotInitialized",
+                               "containers with incomplete status: [%s]" % " ".join(pending_init))
+        else:
+            initialized = cond("Initialized", True, "PodCompleted" if phase == "Succeeded"
+                               else None)
+        status = {
+            "phase": phase,
+            "conditions": [cond("PodReadyToStartContainers", not done), initialized] + ready,
+            "hostIP": self.node_ip, "hostIPs": [{"ip": self.node_ip}],
+            "podIP": rt.ip, "podIPs": [{"ip": rt.ip}],
+            "startTime": rt.start_time,
+            "containerStatuses": [x.status(c) for c, x in mains],
+            "qosClass": (pod.get("status") or {}).get("qosClass") or _qos_class(spec),
+        }
+        if inits:
+            status["initContainerStatuses"] = [x.status(c) for c, x in inits]
+        return status
+
+    @staticmethod
+    def _phase(policy, ctrs):
+        waiting = running = stopped = succeeded = 0
+        for x in ctrs:
+            if x.running:
+                running += 1
+            elif x.terminated:
+                stopped += 1
+                succeeded += x.state["terminated"]["exitCode"] == 0
+            elif x.last_state.get("terminated"):
+                stopped += 1
+            else:
+                waiting += 1
+        if waiting:
+            return "Pending"
+        if running:
+            return "Running"
+        if stopped:
+            if policy == "Always":
+                return "Running"
+            if stopped == succeeded:
+                return "Succeeded"
+            return "Failed" if policy == "Never" else "Running"
+        return "Pending"
+
+    def _write_status(self, key, pod, rt):
+        old = pod.get("status") or {}
+        fields = self._render(pod, rt)
+        new = dict(old)
+        new.update(fields)
+        if "initContainerStatuses" not in fields:
+            new.pop("initContainerStatuses", None)
+        old_conds = {c.get("type"): c for c in old.get("conditions") or []}
+        mine = {c["type"]: c for c in fields["conditions"]}
+        conds = []
+        for c in old.get("conditions") or []:
+            t = c.get("type")
+            if t not in mine:
+                conds.append(c)
+                continue
+            m = mine.pop(t)
+            if c.get("status") == m["status"]:
+                m["lastTransitionTime"] = c.get("lastTransitionTime")
+            conds.append(m)
+        conds += list(mine.values())
+        if "PodScheduled" not in old_conds:
+            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                          "lastTransitionTime": meta(pod).get("creationTimestamp")
+                          or rt.start_time})
+        new["conditions"] = conds
+        if new == old:
+            return
+        body = dict(pod)
+        body["status"] = new
+        code, obj = self.call("PUT", self._pod_path(key) + "/status", body=body)
+        if code == 409:
+            self.enqueue(key)          # someone else wrote first: look again
+        elif code == 404:
+            self._pods.pop(key, None)
+        elif code != 200:
+            raise RuntimeError("writing status of %s/%s: %s %s" % (key + (code, obj)))
