@@ -268,8 +268,9 @@ class Api:
         """Mutating admission, validation, validating admission; returns the object to store."""
         if self.admission is not None:
             obj = self.admission.admit("mutating", op, user, req, obj, old, dry, options)
-            obj["apiVersion"] = req.res.api_version
-            obj["kind"] = req.res.kind
+            if obj is not None:
+                obj["apiVersion"] = req.res.api_version
+                obj["kind"] = req.res.kind
         if op in ("CREATE", "UPDATE"):
             defaults.validate(req.res.plural, obj, old if op == "UPDATE" else None, req.res.group)
         if self.admission is not None:

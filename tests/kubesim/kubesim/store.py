@@ -151,8 +151,15 @@ class Store:
                 for e in self.history:
                     if e[0] > since_rv and e[1] == resource:
                         w.queue.append(e)
+            w.initial_count = len(w.queue)
             self.watchers.add(w)
             return w
+
+    def rv_if_drained(self, w):
+        """The current resourceVersion if the watcher has nothing queued (safe for a BOOKMARK), else None."""
+        with self.lock:
+            with w.cond:
+                return None if w.queue else self.rv
 
     def unwatch(self, w):
         with self.lock:

@@ -1,0 +1,106 @@
+"""Fault injection, driven through the admin endpoint /kubesim/faults.
+
+Tests use it to prove that clients survive a misbehaving apiserver:
+
+  POST /kubesim/faults   {"error": {"code": 429|410|409|500, "rate": 0.3, "count": 5,
+                                     "retryAfter": 2, "methods": ["GET"],
+                                     "pathContains": "/pods", "watch": true|false},
+                          "delay": {"seconds": 1.5, "rate": 1.0, "pathContains": "..."}}
+  GET    /kubesim/faults  current settings and counters
+  DELETE /kubesim/faults  back to normal
+  POST   /kubesim/faults/drop-watches   close every open watch now
+  POST   /kubesim/faults/compact        forget watch history (resuming watches get 410)
+
+`rate` is the share of matching requests hit (default 1); `count` caps how
+many are hit (default unlimited). Only resource requests (/api/v1/..., /apis/
+<g>/<v>/...) are affected, never discovery, /openapi or this endpoint.
+"""
+import random
+import threading
+
+from . import errors
+
+
+class Faults:
+    def __init__(self, seed=None):
+        self.lock = threading.Lock()
+        self.rand = random.Random(seed)
+        self.error = None
+        self.delay = None
+        self.injected = {"errors": 0, "delays": 0, "dropped_watches": 0}
+
+    def configure(self, cfg):
+        with self.lock:
+            if "error" in cfg:
+                e = cfg["error"]
+                if e is not None:
+                    if int(e.get("code", 500)) not in (409, 410, 429, 500, 503):
+                        raise errors.bad_request("error.code must be one of 409, 410, 429, 500, 503")
+                    e = dict(e)
+                    e.setdefault("rate", 1.0)
+                self.error = e
+            if "delay" in cfg:
+                d = cfg["delay"]
+                if d is not None:
+                    d = dict(d)
+                    d.setdefault("rate", 1.0)
+                self.delay = d
+            if "seed" in cfg:
+                self.rand.seed(cfg["seed"])
+
+    def clear(self):
+        with self.lock:
+            self.error = None
+            self.delay = None
+
+    def state(self):
+        with self.lock:
+            return {"error": self.error, "delay": self.delay, "injected": dict(self.injected)}
+
+    @staticmethod
+    def _matches(rule, method, path, watch):
+        if rule.get("methods") and method not in rule["methods"]:
+            return False
+        if rule.get("pathContains") and rule["pathContains"] not in path:
+            return False
+        if "watch" in rule and bool(rule["watch"]) != watch:
+            return False
+        return True
+
+    def _hit(self, rule, method, path, watch):
+        if rule is None or not self._matches(rule, method, path, watch):
+            return False
+        if rule.get("count") is not None and rule["count"] <= 0:
+            return False
+        if self.rand.random() >= float(rule.get("rate", 1.0)):
+            return False
+        if rule.get("count") is not None:
+            rule["count"] -= 1
+        return True
+
+    def decide(self, method, path, watch):
+        """-> (delay_seconds, ApiError or None) for one resource request."""
+        with self.lock:
+            delay = 0.0
+            if self._hit(self.delay, method, path, watch):
+                delay = float(self.delay.get("seconds", 1.0))
+                self.injected["delays"] += 1
+            err = None
+            if self._hit(self.error, method, path, watch):
+                self.injected["errors"] += 1
+                code = int(self.error.get("code", 500))
+                if code == 429:
+                    err = errors.too_many_requests(int(self.error.get("retryAfter", 1)))
+                elif code == 410:
+                    err = errors.gone("too old resource version: injected by kubesim")
+                elif code == 409:
+                    err = errors.ApiError(409, "Conflict", "Operation cannot be fulfilled: the object has "
+                                          "been modified; please apply your changes to the latest version "
+                                          "and try again (injected by kubesim)")
+                elif code == 503:
+                    err = errors.ApiError(503, "ServiceUnavailable", "the server is currently unable to "
+                                          "handle the request (injected by kubesim)",
+                                          retry_after=int(self.error.get("retryAfter", 1)))
+                else:
+                    err = errors.internal("injected by kubesim")
+            return delay, err

@@ -1,0 +1,92 @@
+"""/openapi/v3: the index and one document per group-version.
+
+kubectl 1.32's `apply` (default `--validate=strict`) first fetches
+/openapi/v3 and, for the object's kind, looks for a PATCH operation tagged
+with `x-kubernetes-group-version-kind` that takes a `fieldValidation` query
+parameter. When it finds one it leaves validation to the server and sends
+`fieldValidation=Strict` (api.py honours it with schemas.py). The documents
+therefore carry every path with its operations, GVK tags and query
+parameters; object schemas are not needed by kubectl for that and are left
+out (kubectl falls back to its compiled-in types for strategic merge
+patches).
+"""
+import hashlib
+import json
+
+from . import discovery
+
+_WRITE_PARAMS = ["dryRun", "fieldManager", "fieldValidation"]
+
+
+def _params(names):
+    return [{"name": n, "in": "query", "description": n, "schema": {"type": "string", "uniqueItems": True}}
+            for n in names]
+
+
+def _op(action, r, verb_id):
+    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+    op = {"operationId": verb_id, "x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk,
+          "responses": {"200": {"description": "OK"}}, "tags": [r.gv_path.strip("/").replace("/", "_")]}
+    if action in ("post", "put"):
+        op["parameters"] = _params(_WRITE_PARAMS)
+    elif action == "patch":
+        op["parameters"] = _params(_WRITE_PARAMS + ["force"])
+        op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in (
+            "application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json",
+            "application/strategic-merge-patch+json")}, "required": True}
+    elif action in ("list", "deletecollection"):
+        op["parameters"] = _params(["labelSelector", "fieldSelector", "resourceVersion", "timeoutSeconds",
+                                    "watch", "allowWatchBookmarks", "limit", "continue"])
+    elif action == "delete":
+        op["parameters"] = _params(["dryRun", "gracePeriodSeconds", "propagationPolicy"])
+    return op
+
+
+def group_version_doc(group, version):
+    paths = {}
+    for r in discovery.RESOURCES:
+        if r.group != group or r.version != version:
+            continue
+        base = r.gv_path + ("/namespaces/{namespace}/" if r.namespaced else "/") + r.plural
+        k = r.kind
+        paths[base] = {"get": _op("list", r, "list" + k), "post": _op("post", r, "create" + k),
+                       "delete": _op("deletecollection", r, "deleteCollection" + k)}
+        paths[base + "/{name}"] = {"get": _op("get", r, "read" + k), "put": _op("put", r, "replace" + k),
+                                   "patch": _op("patch", r, "patch" + k), "delete": _op("delete", r, "delete" + k)}
+        for sub in r.subresources:
+            s = sub.capitalize()
+            paths[base + "/{name}/" + sub] = {"get": _op("get", r, "read%s%s" % (k, s)),
+                                             "put": _op("put", r, "replace%s%s" % (k, s)),
+                                             "patch": _op("patch", r, "patch%s%s" % (k, s))}
+    if not paths:
+        return None
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
+            "components": {"schemas": {}}}
+
+
+def _gv_key(group, version):
+    return "api/v1" if not group else "apis/%s/%s" % (group, version)
+
+
+def _hash(doc):
+    return hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:128].upper()
+
+
+def index():
+    paths = {}
+    gvs = [("", "v1")] + discovery.group_versions()
+    for g, v in gvs:
+        doc = group_version_doc(g, v)
+        key = _gv_key(g, v)
+        paths[key] = {"serverRelativeURL": "/openapi/v3/%s?hash=%s" % (key, _hash(doc))}
+    return {"paths": paths}
+
+
+def document(path):
+    """path like 'apis/apps/v1' or 'api/v1' -> document or None."""
+    parts = path.strip("/").split("/")
+    if parts == ["api", "v1"]:
+        return group_version_doc("", "v1")
+    if len(parts) == 3 and parts[0] == "apis":
+        return group_version_doc(parts[1], parts[2])
+    return None
