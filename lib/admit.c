@@ -21,6 +21,28 @@ static const struct {
     {OTA_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
 };
 
+const char *const admit_rule_names[ADMIT_N_RULES] = {
+    "own-node-only",
+    "need-upgrade-owned-by-controller",
+    "pull-needs-upgrade",
+    "image-ready-owned-by-controller",
+    "result-owned-by-controller",
+    "bad-pull-request",
+    "pull-wrong-revision",
+    "pull-requested-by-node-users",
+    "unknown-update-strategy",
+    "ota-requires-ondelete",
+    "bad-prepull-timeout",
+};
+
+int admit_rule_index(const char *rule)
+{
+    for (int i = 0; rule != NULL && i < ADMIT_N_RULES; i++)
+        if (strcmp(admit_rule_names[i], rule) == 0)
+            return i;
+    return -1;
+}
+
 const char *admit_result_name(admit_result r)
 {
     switch (r) {
@@ -34,6 +56,14 @@ const char *admit_result_name(admit_result r)
         return "invalid";
     }
     return "unknown";
+}
+
+const char *admit_mutation_name(unsigned bit)
+{
+    for (size_t i = 0; i < sizeof(mutation_names) / sizeof(mutation_names[0]); i++)
+        if (mutation_names[i].bit == 1u << bit)
+            return mutation_names[i].name;
+    return NULL;
 }
 
 const char *admit_mutation_names(unsigned mutations, arena *a)

@@ -54,8 +54,17 @@ typedef struct admit_outcome {
 int admit_review(admit_phase phase, const char *body, size_t len, const char *now,
                  const admit_config *cfg, arena *a, admit_outcome *out);
 
+/* Every rule a denial can name (ota_state.c, ota_daemonset.c), for the
+ * metrics' rule label; a unit test checks each denial's rule is listed. */
+#define ADMIT_N_RULES 11
+extern const char *const admit_rule_names[ADMIT_N_RULES];
+/* Index in admit_rule_names, or -1. */
+int admit_rule_index(const char *rule);
+
 /* Names for logs and metrics. */
 const char *admit_result_name(admit_result r);
+/* The name of mutation bit 1u << bit, or NULL for an unused bit. */
+const char *admit_mutation_name(unsigned bit);
 /* The names of the bits set in mutations, comma-separated (arena). */
 const char *admit_mutation_names(unsigned mutations, arena *a);
 

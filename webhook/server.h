@@ -1,0 +1,42 @@
+/*
+ * server.h - the h2o side of ota-webhook: listeners, worker threads (one
+ * event loop each), the three routes, drain on shutdown.
+ *
+ * The TLS port serves POST /mutate and POST /validate; the health port
+ * (plain HTTP) /healthz and /readyz; the metrics port /metrics.  Requests
+ * are decided by admit_review() in lib/; this file only moves bytes.
+ */
+#ifndef OTA_WEBHOOK_SERVER_H
+#define OTA_WEBHOOK_SERVER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "stats.h"
+#include "tls.h"
+
+typedef struct server_config {
+    const char *bind_address;    /* TLS admission port, "HOST:PORT" or ":PORT" */
+    const char *health_address;  /* plain /healthz, /readyz */
+    const char *metrics_address; /* plain /metrics */
+    int threads;
+    size_t max_request_bytes;
+    const char *controller_username;
+    unsigned read_timeout_ms;     /* a stalled request or handshake is cut after this */
+    unsigned shutdown_grace_ms;   /* drain waits at most this long for in-flight requests */
+} server_config;
+
+typedef struct server server;
+
+/* Binds the three listeners; NULL with a message in err on failure. */
+server *server_create(const server_config *cfg, tls_store *tls, char *err, size_t errlen);
+/* Starts the worker threads.  0 or -1. */
+int server_start(server *srv);
+/* Asks the workers to stop accepting, finish in-flight requests and exit;
+ * safe from any thread. */
+void server_request_shutdown(server *srv);
+/* Waits for the workers to exit. */
+void server_join(server *srv);
+void server_destroy(server *srv);
+
+#endif

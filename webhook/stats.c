@@ -1,0 +1,83 @@
+/*
+ * stats.c - see stats.h.
+ */
+#include "stats.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+static const char *const path_names[STATS_N_PATHS] = {"/mutate", "/validate", "other"};
+
+static const char *const result_names[STATS_N_RESULTS] = {
+    "allowed", "patched", "denied", "invalid", "error", "not_found", "method_not_allowed",
+};
+
+void stats_record(stats *s, enum stats_path path, enum stats_result result, uint64_t ns,
+                  const admit_outcome *out)
+{
+    metrics_add(&s->requests[path][result], 1);
+    metrics_observe(&s->latency[path], ns);
+    if (out == NULL)
+        return;
+    if (out->result == ADMIT_DENIED) {
+        int i = admit_rule_index(out->rule);
+        metrics_add(&s->denials[i < 0 ? ADMIT_N_RULES : i], 1);
+    }
+    for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++)
+        if (out->mutations & (1u << bit))
+            metrics_add(&s->mutations[bit], 1);
+}
+
+static uint64_t sum(stats *const *blocks, size_t n, size_t offset)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += metrics_get((metrics_counter *)((char *)blocks[i] + offset));
+    return total;
+}
+
+#define SUM(field) sum(blocks, n, offsetof(stats, field))
+
+void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tls)
+{
+    metrics_header(t, "ota_webhook_requests_total", "counter",
+                   "Admission requests by path and result.");
+    for (int p = 0; p < STATS_N_PATHS; p++)
+        for (int r = 0; r < STATS_N_RESULTS; r++)
+            metrics_printf(t, "ota_webhook_requests_total{path=\"%s\",result=\"%s\"} %llu\n",
+                           path_names[p], result_names[r],
+                           (unsigned long long)SUM(requests[p][r]));
+
+    metrics_header(t, "ota_webhook_request_duration_seconds", "histogram",
+                   "Time from a complete request to its response being queued.");
+    for (int p = 0; p < STATS_N_PATHS; p++) {
+        metrics_histogram *hs[n > 0 ? n : 1];
+        for (size_t i = 0; i < n; i++)
+            hs[i] = &blocks[i]->latency[p];
+        char labels[64];
+        snprintf(labels, sizeof(labels), "path=\"%s\"", path_names[p]);
+        metrics_histogram_render(t, "ota_webhook_request_duration_seconds", labels, hs, n);
+    }
+
+    metrics_header(t, "ota_webhook_denials_total", "counter", "Denied requests by rule.");
+    for (int r = 0; r <= ADMIT_N_RULES; r++)
+        metrics_printf(t, "ota_webhook_denials_total{rule=\"%s\"} %llu\n",
+                       r < ADMIT_N_RULES ? admit_rule_names[r] : "other",
+                       (unsigned long long)SUM(denials[r]));
+
+    metrics_header(t, "ota_webhook_mutations_total", "counter",
+                   "Patches returned, by what they change.");
+    for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++) {
+        const char *name = admit_mutation_name(bit);
+        if (name != NULL)
+            metrics_printf(t, "ota_webhook_mutations_total{kind=\"%s\"} %llu\n", name,
+                           (unsigned long long)SUM(mutations[bit]));
+    }
+
+    metrics_header(t, "ota_webhook_cert_reloads_total", "counter",
+                   "Serving certificate reloads by result.");
+    metrics_printf(t, "ota_webhook_cert_reloads_total{result=\"success\"} %llu\n",
+                   (unsigned long long)metrics_get(&tls->reloads_ok));
+    metrics_printf(t, "ota_webhook_cert_reloads_total{result=\"failure\"} %llu\n",
+                   (unsigned long long)metrics_get(&tls->reloads_failed));
+}

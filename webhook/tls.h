@@ -1,0 +1,54 @@
+/*
+ * tls.h - the serving certificate, loaded from files and re-loaded when they
+ * change (cert-manager and kubelet's secret volumes replace them in place).
+ *
+ * The main thread polls the files; each reload builds a fresh SSL_CTX and
+ * publishes it with a generation number.  Workers pick the new context up
+ * for the connections they accept next; connections already open keep the
+ * context they started with (an SSL holds a reference to its SSL_CTX), so a
+ * rotation never drops one.
+ */
+#ifndef OTA_WEBHOOK_TLS_H
+#define OTA_WEBHOOK_TLS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#include <openssl/ssl.h>
+
+#include "metrics.h"
+
+typedef struct tls_store {
+    const char *cert_file, *key_file;
+    int min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */
+    int http2;       /* offer h2 in ALPN */
+    pthread_mutex_t lock;
+    SSL_CTX *current;           /* guarded by lock */
+    atomic_uint generation;     /* bumped after each publish */
+    struct stat loaded[2];      /* cert and key as last loaded */
+    struct stat attempted[2];   /* as last tried, to log a bad pair once */
+    metrics_counter reloads_ok; /* written by the polling thread only */
+    metrics_counter reloads_failed;
+} tls_store;
+
+/* Loads the pair for the first time.  0, or -1 with a message in err. */
+int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
+                   int http2, char *err, size_t errlen);
+
+/* Re-loads if either file changed; keeps the old pair if the new one does
+ * not load (a half-written rotation is retried on the next poll). */
+void tls_store_poll(tls_store *s);
+
+/* The current context with a reference the caller must SSL_CTX_free, and
+ * its generation in *gen. */
+SSL_CTX *tls_store_acquire(tls_store *s, unsigned *gen);
+
+static inline unsigned tls_store_generation(tls_store *s)
+{
+    return atomic_load_explicit(&s->generation, memory_order_acquire);
+}
+
+void tls_store_dispose(tls_store *s);
+
+#endif
