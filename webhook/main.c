@@ -261,7 +261,7 @@ int main(int argc, char **argv)
         tls_store_poll(&the_tls);
     }
     server_request_shutdown(the_server);
-    server_join(the_server);
+    server_wait_drained(the_server);
     log_msg(LOG_INFO, "stopped", NULL);
     return 0;
 }

@@ -60,6 +60,9 @@ struct server {
     int listen_fd[L_COUNT];
     worker *workers;
     atomic_int shutdown;
+    pthread_mutex_t drained_lock;
+    pthread_cond_t drained_cond;
+    int n_drained;
 };
 
 static uint64_t now_ns(void)
@@ -405,6 +408,15 @@ static void *worker_main(void *arg)
         if (w->draining && (w->in_flight == 0 || now_ns() > drain_deadline))
             break;
     }
+    pthread_mutex_lock(&srv->drained_lock);
+    srv->n_drained++;
+    pthread_cond_signal(&srv->drained_cond);
+    pthread_mutex_unlock(&srv->drained_lock);
+    /* Stay alive until the process exits: h2o keeps per-thread buffer
+     * caches in thread-local storage, which a returning thread would
+     * orphan (and LeakSanitizer would rightly call leaked). */
+    for (;;)
+        pause();
     return NULL;
 }
 
@@ -452,6 +464,8 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
     }
     srv->cfg = *cfg;
     srv->tls = tls;
+    pthread_mutex_init(&srv->drained_lock, NULL);
+    pthread_cond_init(&srv->drained_cond, NULL);
     const char *addresses[L_COUNT] = {cfg->bind_address, cfg->health_address,
                                       cfg->metrics_address};
     for (int k = 0; k < L_COUNT; k++)
@@ -496,10 +510,12 @@ void server_request_shutdown(server *srv)
     atomic_store(&srv->shutdown, 1);
 }
 
-void server_join(server *srv)
+void server_wait_drained(server *srv)
 {
-    for (int i = 0; i < srv->cfg.threads; i++)
-        pthread_join(srv->workers[i].thread, NULL);
+    pthread_mutex_lock(&srv->drained_lock);
+    while (srv->n_drained < srv->cfg.threads)
+        pthread_cond_wait(&srv->drained_cond, &srv->drained_lock);
+    pthread_mutex_unlock(&srv->drained_lock);
 }
 
 void server_destroy(server *srv)

@@ -35,8 +35,9 @@ int server_start(server *srv);
 /* Asks the workers to stop accepting, finish in-flight requests and exit;
  * safe from any thread. */
 void server_request_shutdown(server *srv);
-/* Waits for the workers to exit. */
-void server_join(server *srv);
+/* Waits until every worker has drained; the process then exits (workers
+ * stay parked until it does). */
+void server_wait_drained(server *srv);
 void server_destroy(server *srv);
 
 #endif

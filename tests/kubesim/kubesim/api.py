@@ -243,8 +243,6 @@ class Api:
                                                    "field": "metadata.namespace"}]})
         else:
             md.pop("namespace", None)
-        if not md.get("name") and md.get("generateName"):
-            md["name"] = md["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields"):
             md.pop(k, None)
         md["uid"] = str(uuid.uuid4())
@@ -257,20 +255,31 @@ class Api:
         if res.plural == "pods" and obj.get("status", {}).get("phase") is None:
             obj["status"]["phase"] = "Pending"
         dry = query.get("dryRun") == "All"
+
+        def name_it(o):
+            # BeforeCreate in the storage layer names the object: mutating
+            # webhooks see the empty name, validating ones the generated one.
+            m = o["metadata"]
+            if not m.get("name") and m.get("generateName"):
+                m["name"] = m["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+
         obj = self._admit("CREATE", user, req, obj, None, dry, {"kind": "CreateOptions",
-                                                                  "apiVersion": "meta.k8s.io/v1"})
+                                                                  "apiVersion": "meta.k8s.io/v1"}, name_it)
+        md = obj["metadata"]
         if dry:
             return 201, obj
         stored = self.store.commit(res.plural, md.get("namespace"), md["name"], obj, must_not_exist=True)
         return 201, stored
 
-    def _admit(self, op, user, req, obj, old, dry, options):
+    def _admit(self, op, user, req, obj, old, dry, options, after_mutate=None):
         """Mutating admission, validation, validating admission; returns the object to store."""
         if self.admission is not None:
             obj = self.admission.admit("mutating", op, user, req, obj, old, dry, options)
             if obj is not None:
                 obj["apiVersion"] = req.res.api_version
                 obj["kind"] = req.res.kind
+        if after_mutate is not None:
+            after_mutate(obj)
         if op in ("CREATE", "UPDATE"):
             defaults.validate(req.res.plural, obj, old if op == "UPDATE" else None, req.res.group)
         if self.admission is not None:
