@@ -38,8 +38,12 @@ LIBS_CONTROLLER := -lcurl -lyajl -lyaml -lpthread
 
 PROGRAMS := $(BUILD)/ota-webhook $(if $(CONTROLLER_SRC),$(BUILD)/ota-controller)
 
-DEB_PACKAGES := gcc make libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev \
-	libcmocka-dev libyaml-dev openssl curl wrk python3 nodejs npm
+# Libraries are checked as Debian packages; tools by command, since a machine
+# may carry them from elsewhere (node with its own npm, python3 from pyenv).
+DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev libcmocka-dev \
+	libyaml-dev
+DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
+	node:nodejs npm:npm kubectl:kubernetes-client
 
 .PHONY: all deps test unit integration kubesim-test test-asan run clean
 
@@ -65,8 +69,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libota.a
 
 # Installs only what is missing; a no-op on a machine that has it all.
 deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+	@missing=$$(for p in $(DEB_LIBRARIES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done; for t in $(DEB_TOOLS); do \
+		command -v $${t%%:*} >/dev/null 2>&1 || echo $${t#*:}; \
 	done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
