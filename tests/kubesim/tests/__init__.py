@@ -1,0 +1,1 @@
+"""kubesim tests: run with python3 -m unittest discover -s tests/kubesim/tests -t tests/kubesim."""
