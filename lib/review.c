@@ -349,8 +349,13 @@ static int cb_null(void *ctx)
 {
     decoder *d = ctx;
     enum which w;
-    if (value_node(d, &w) == N_ROOT)
+    enum node n = value_node(d, &w);
+    if (n == N_ROOT)
         return fail(d, "the body must be a JSON object (an AdmissionReview), got null");
+    /* A null element of status.conditions still holds a place in the array:
+     * the indexes in our patch paths count it. */
+    if (n == N_CONDITION)
+        object_of(d, w)->n_conditions++;
     return 1; /* null is absent, as Go's encoder writes nil maps and slices */
 }
 

@@ -1,0 +1,374 @@
+/*
+ * test_podstatus.c - the pods/status mutations of DESIGN.md §4, each case
+ * through admit_review(ADMIT_MUTATE, ...): the response's base64 patch is
+ * decoded and compared with the exact RFC 6902 operations (op, path,
+ * value) we expect, built against the object the apiserver sent.
+ */
+#include "review_fixture.h"
+
+#include "ota_podstatus.h"
+
+#define H "5d8f6c9b7d"
+#define H_OLD "7c9d5f8b64"
+
+/* ---- conditions, as JSON text ------------------------------------------- */
+
+#define C_INIT                                                                                     \
+    "{\"type\":\"Initialized\",\"status\":\"True\",\"lastProbeTime\":null,"                       \
+    "\"lastTransitionTime\":\"2026-11-02T07:14:33Z\"}"
+#define C_READY                                                                                    \
+    "{\"type\":\"Ready\",\"status\":\"True\",\"lastProbeTime\":null,"                             \
+    "\"lastTransitionTime\":\"2026-11-21T20:58:12Z\"}"
+#define C_NOT_READY                                                                                \
+    "{\"type\":\"Ready\",\"status\":\"False\",\"lastProbeTime\":null,"                            \
+    "\"lastTransitionTime\":\"2026-11-21T21:29:58Z\",\"reason\":\"ContainersNotReady\"}"
+#define C_NU                                                                                       \
+    "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"lastProbeTime\":null,"                    \
+    "\"lastTransitionTime\":\"2026-11-21T19:40:05Z\",\"message\":\"controllerrevision: " H "\"}"
+/* The same condition as another encoder spells it: whitespace, key order
+ * and escapes must reach the patch byte for byte. */
+#define C_NU_SPELLED                                                                               \
+    "{ \"message\" : \"controllerrevision: \\u0035d8f6c9b7d\",\n\t\"type\": \"PodNeedUpgrade\", "  \
+    "\"status\": \"True\", \"lastTransitionTime\": \"2026-11-21T19:40:05Z\" }"
+#define C_NU_STALE                                                                                 \
+    "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"lastProbeTime\":null,"                    \
+    "\"lastTransitionTime\":\"2026-11-20T08:00:00Z\",\"message\":\"controllerrevision: " H_OLD "\"}"
+#define C_NU_RETIMED                                                                               \
+    "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"lastProbeTime\":null,"                    \
+    "\"lastTransitionTime\":\"2026-11-21T21:00:00Z\",\"message\":\"controllerrevision: " H "\"}"
+#define C_NU_FALSE                                                                                 \
+    "{\"type\":\"PodNeedUpgrade\",\"status\":\"False\",\"lastProbeTime\":null,"                   \
+    "\"lastTransitionTime\":\"2026-11-21T19:40:05Z\"}"
+#define C_IR_WAIT                                                                                  \
+    "{\"type\":\"PodImageReady\",\"status\":\"False\",\"lastProbeTime\":null,"                    \
+    "\"lastTransitionTime\":\"2026-11-21T21:02:00Z\",\"reason\":\"WaitPullImage\","               \
+    "\"message\":\"controllerrevision: " H "\"}"
+#define C_IR_WAIT_NO_MSG                                                                           \
+    "{\"type\":\"PodImageReady\",\"status\":\"False\",\"lastProbeTime\":null,"                    \
+    "\"lastTransitionTime\":\"2026-11-21T21:02:00Z\",\"reason\":\"WaitPullImage\"}"
+/* YurtHub's imagepull: status and message, nothing else */
+#define C_IR_ASK "{\"type\":\"PodImageReady\",\"status\":\"False\",\"message\":\"controllerrevision: " H "\"}"
+#define C_IR_BARE "{\"type\":\"PodImageReady\",\"status\":\"False\"}"
+#define C_IR_EMPTY "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"\",\"message\":\"\"}"
+#define C_IR_OK                                                                                    \
+    "{\"type\":\"PodImageReady\",\"status\":\"True\",\"lastProbeTime\":null,"                     \
+    "\"lastTransitionTime\":\"2026-11-21T21:05:41Z\",\"reason\":\"PullImageSuccess\","            \
+    "\"message\":\"controllerrevision: " H "\"}"
+#define C_IR_FAIL                                                                                  \
+    "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"PullImageFail\","              \
+    "\"message\":\"pull image job ota-prepull-q7x failed: ErrImagePull\"}"
+
+#define POD_WITH(status)                                                                           \
+    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"agent-x7k2p\","             \
+    "\"namespace\":\"edge\",\"labels\":{\"controller-revision-hash\":\"" H_OLD "\"}},"             \
+    "\"spec\":{\"nodeName\":\"node-1\",\"containers\":[{\"name\":\"agent\",\"image\":\"a:v1\"}]}" \
+    status "}"
+#define POD(...) POD_WITH(",\"status\":{\"phase\":\"Running\",\"conditions\":[" __VA_ARGS__ "]}")
+
+/* ---- expected operations ------------------------------------------------- */
+
+#define OP_STR(op, path, v) "{\"op\":\"" op "\",\"path\":\"" path "\",\"value\":\"" v "\"}"
+#define OP_RAW(op, path, raw) "{\"op\":\"" op "\",\"path\":\"" path "\",\"value\":" raw "}"
+#define COND(i) "/status/conditions/" #i
+#define STAMP(i)                                                                                   \
+    OP_STR("add", COND(i) "/reason", "WaitPullImage") ","                                          \
+        OP_STR("add", COND(i) "/lastTransitionTime", FX_NOW)
+#define FILL(i) OP_STR("add", COND(i) "/message", "controllerrevision: " H)
+#define APPEND(raw) OP_RAW("add", "/status/conditions/-", raw)
+#define PATCH(...) "[" __VA_ARGS__ "]"
+
+#define NODE "system:node:node-1", "[\"system:nodes\",\"system:authenticated\"]"
+#define OTHER_NODE "system:node:node-2", "[\"system:nodes\",\"system:authenticated\"]"
+#define ALICE "alice", "[\"system:authenticated\"]"
+#define CONTROLLER FX_CONTROLLER, "[\"system:serviceaccounts\"]"
+#define MASTER "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]"
+
+#define STAMPED OTA_MUT_STAMP_REASON
+#define FILLED OTA_MUT_FILL_MESSAGE
+#define NU_BACK OTA_MUT_RESTORE_NEED_UPGRADE
+#define IR_BACK OTA_MUT_RESTORE_IMAGE_READY
+
+typedef struct mutation_row {
+    const char *name;
+    const char *username, *groups;
+    const char *old_pod, *new_pod;
+    const char *patch; /* exact text, or NULL: no patch at all */
+    unsigned mutations;
+    const char *mutation_names;
+} mutation_row;
+
+static const mutation_row rows[] = {
+    /* ---- pre-pull requests ---- */
+    {"kubectl's complete request: nothing to add", NODE, POD(C_INIT "," C_READY "," C_NU),
+     POD(C_INIT "," C_READY "," C_NU "," C_IR_WAIT), NULL, 0, ""},
+    {"YurtHub's request (no reason, array rewritten and reordered)", NODE,
+     POD(C_INIT "," C_READY "," C_NU), POD(C_IR_ASK "," C_NU "," C_READY "," C_INIT),
+     PATCH(STAMP(0)), STAMPED, "stamp-reason"},
+    {"request without reason at the end of the array", ALICE, POD(C_INIT "," C_READY "," C_NU),
+     POD(C_INIT "," C_READY "," C_NU "," C_IR_ASK), PATCH(STAMP(3)), STAMPED, "stamp-reason"},
+    {"request without reason or message", NODE, POD(C_INIT "," C_READY "," C_NU),
+     POD(C_INIT "," C_READY "," C_NU "," C_IR_BARE), PATCH(STAMP(3) "," FILL(3)), STAMPED | FILLED,
+     "stamp-reason,fill-message"},
+    {"request with reason, without message", NODE, POD(C_NU),
+     POD(C_NU "," C_IR_WAIT_NO_MSG), PATCH(FILL(1)), FILLED, "fill-message"},
+    {"request with reason \"\" and message \"\"", NODE, POD(C_NU), POD(C_IR_EMPTY "," C_NU),
+     PATCH(STAMP(0) "," FILL(0)), STAMPED | FILLED, "stamp-reason,fill-message"},
+    {"retry after a failure", NODE, POD(C_READY "," C_NU "," C_IR_FAIL),
+     POD(C_READY "," C_NU "," C_IR_ASK), PATCH(STAMP(2)), STAMPED, "stamp-reason"},
+    {"repeat of an unchanged reason-less request: no new time", NODE, POD(C_NU "," C_IR_ASK),
+     POD(C_IR_ASK "," C_NU "," C_READY), NULL, 0, ""},
+    {"no message to copy: PodNeedUpgrade absent", NODE, POD(C_READY), POD(C_READY "," C_IR_BARE),
+     PATCH(STAMP(1)), STAMPED, "stamp-reason"},
+    {"no message to copy: PodNeedUpgrade without one", NODE, POD(C_NU_FALSE),
+     POD(C_NU_FALSE "," C_IR_BARE), PATCH(STAMP(1)), STAMPED, "stamp-reason"},
+    {"a result is not a request", NODE, POD(C_NU "," C_IR_WAIT), POD(C_NU "," C_IR_FAIL), NULL, 0,
+     ""},
+
+    /* ---- restoring what a non-controller write dropped or altered ---- */
+    {"PodNeedUpgrade dropped by YurtHub's rewrite", NODE, POD(C_INIT "," C_READY "," C_NU),
+     POD(C_IR_ASK "," C_READY "," C_INIT), PATCH(STAMP(0) "," APPEND(C_NU)), STAMPED | NU_BACK,
+     "stamp-reason,restore-need-upgrade"},
+    {"PodNeedUpgrade dropped, message filled from oldObject's", NODE, POD(C_READY "," C_NU),
+     POD(C_IR_BARE "," C_READY), PATCH(STAMP(0) "," FILL(0) "," APPEND(C_NU)),
+     STAMPED | FILLED | NU_BACK, "stamp-reason,fill-message,restore-need-upgrade"},
+    {"PodNeedUpgrade dropped by a routine write", ALICE, POD(C_READY "," C_NU),
+     POD(C_NOT_READY), PATCH(APPEND(C_NU)), NU_BACK, "restore-need-upgrade"},
+    {"PodNeedUpgrade copied back verbatim, as oldObject spells it", NODE,
+     POD(C_READY "," C_NU_SPELLED), POD(C_READY), PATCH(APPEND(C_NU_SPELLED)), NU_BACK,
+     "restore-need-upgrade"},
+    {"PodNeedUpgrade altered (a stale cache): replaced at its index", NODE,
+     POD(C_INIT "," C_READY "," C_NU), POD(C_IR_ASK "," C_NU_STALE "," C_READY "," C_INIT),
+     PATCH(STAMP(0) "," OP_RAW("replace", COND(1), C_NU)), STAMPED | NU_BACK,
+     "stamp-reason,restore-need-upgrade"},
+    {"PodNeedUpgrade altered: the message comes from the restored one", NODE,
+     POD(C_READY "," C_NU), POD(C_READY "," C_NU_STALE "," C_IR_BARE),
+     PATCH(STAMP(2) "," FILL(2) "," OP_RAW("replace", COND(1), C_NU)), STAMPED | FILLED | NU_BACK,
+     "stamp-reason,fill-message,restore-need-upgrade"},
+    {"indexes count null elements of the array", NODE, POD(C_NU),
+     POD("null," C_NU_STALE ",null," C_IR_BARE),
+     PATCH(STAMP(3) "," FILL(3) "," OP_RAW("replace", COND(1), C_NU)), STAMPED | FILLED | NU_BACK,
+     "stamp-reason,fill-message,restore-need-upgrade"},
+    {"PodNeedUpgrade with only a new lastTransitionTime: replaced", ALICE,
+     POD(C_READY "," C_NU), POD(C_READY "," C_NU_RETIMED),
+     PATCH(OP_RAW("replace", COND(1), C_NU)), NU_BACK, "restore-need-upgrade"},
+    {"PodNeedUpgrade set to False by a node: replaced", NODE, POD(C_NU), POD(C_NU_FALSE),
+     PATCH(OP_RAW("replace", COND(0), C_NU)), NU_BACK, "restore-need-upgrade"},
+    {"PodNeedUpgrade re-spelled but identical: left alone", NODE, POD(C_READY "," C_NU_SPELLED),
+     POD(C_NU "," C_READY), NULL, 0, ""},
+    {"PodNeedUpgrade added by a node: nothing to restore", NODE, POD(C_READY),
+     POD(C_READY "," C_NU), NULL, 0, ""},
+    {"PodImageReady dropped", NODE, POD(C_INIT "," C_NU "," C_IR_OK), POD(C_INIT "," C_NU),
+     PATCH(APPEND(C_IR_OK)), IR_BACK, "restore-image-ready"},
+    {"PodImageReady altered: not restored (validation decides)", NODE, POD(C_NU "," C_IR_OK),
+     POD(C_NU "," C_IR_FAIL), NULL, 0, ""},
+    {"both dropped: appended in order", NODE, POD(C_INIT "," C_NU "," C_IR_OK "," C_READY),
+     POD(C_NOT_READY "," C_INIT), PATCH(APPEND(C_NU) "," APPEND(C_IR_OK)), NU_BACK | IR_BACK,
+     "restore-need-upgrade,restore-image-ready"},
+    {"dropped by the node of another node: restored too", OTHER_NODE, POD(C_NU "," C_IR_OK),
+     POD(C_READY), PATCH(APPEND(C_NU) "," APPEND(C_IR_OK)), NU_BACK | IR_BACK,
+     "restore-need-upgrade,restore-image-ready"},
+
+    /* ---- objects without the array to append to ---- */
+    {"status without conditions: the whole array", NODE, POD(C_NU "," C_IR_OK),
+     POD_WITH(",\"status\":{\"phase\":\"Running\"}"),
+     PATCH(OP_RAW("add", "/status/conditions", "[" C_NU "," C_IR_OK "]")), NU_BACK | IR_BACK,
+     "restore-need-upgrade,restore-image-ready"},
+    {"status.conditions null: the whole array", NODE, POD(C_NU),
+     POD_WITH(",\"status\":{\"conditions\":null,\"phase\":\"Running\"}"),
+     PATCH(OP_RAW("add", "/status/conditions", "[" C_NU "]")), NU_BACK, "restore-need-upgrade"},
+    {"no status: the whole status", NODE, POD(C_NU "," C_IR_OK), POD_WITH(""),
+     PATCH(OP_RAW("add", "/status", "{\"conditions\":[" C_NU "," C_IR_OK "]}")), NU_BACK | IR_BACK,
+     "restore-need-upgrade,restore-image-ready"},
+    {"status null: the whole status", NODE, POD(C_IR_OK "," C_NU_SPELLED),
+     POD_WITH(",\"status\":null"),
+     PATCH(OP_RAW("add", "/status", "{\"conditions\":[" C_NU_SPELLED "," C_IR_OK "]}")),
+     NU_BACK | IR_BACK, "restore-need-upgrade,restore-image-ready"},
+    {"empty conditions array: appended", NODE, POD(C_NU), POD(""), PATCH(APPEND(C_NU)), NU_BACK,
+     "restore-need-upgrade"},
+
+    /* ---- who is never mutated ---- */
+    {"controller drops both: its word", CONTROLLER, POD(C_NU "," C_IR_OK), POD(C_READY), NULL, 0,
+     ""},
+    {"controller alters PodNeedUpgrade", CONTROLLER, POD(C_NU), POD(C_NU_STALE), NULL, 0, ""},
+    {"controller writes a reason-less request: not stamped", CONTROLLER, POD(C_NU),
+     POD(C_NU "," C_IR_BARE), NULL, 0, ""},
+    {"system:masters drops both: not restored", MASTER, POD(C_NU "," C_IR_OK), POD(C_READY), NULL,
+     0, ""},
+    {"system:masters alters PodNeedUpgrade: not restored", MASTER, POD(C_NU), POD(C_NU_FALSE), NULL,
+     0, ""},
+    {"system:masters' reason-less request: stamped", MASTER, POD(C_NU), POD(C_NU "," C_IR_BARE),
+     PATCH(STAMP(1) "," FILL(1)), STAMPED | FILLED, "stamp-reason,fill-message"},
+    {"system:masters' request, PodNeedUpgrade dropped: no message to copy", MASTER, POD(C_NU),
+     POD(C_IR_BARE), PATCH(STAMP(0)), STAMPED, "stamp-reason"},
+
+    /* ---- routine writes ---- */
+    {"kubelet's routine write", NODE, POD(C_INIT "," C_READY "," C_NU "," C_IR_WAIT),
+     POD(C_INIT "," C_NOT_READY "," C_NU "," C_IR_WAIT), NULL, 0, ""},
+    {"routine write of a pod without OTA conditions", NODE, POD(C_INIT "," C_READY),
+     POD(C_INIT "," C_NOT_READY), NULL, 0, ""},
+    {"routine write of a pod with an unstamped request", NODE, POD(C_NU "," C_IR_BARE),
+     POD(C_NOT_READY "," C_NU "," C_IR_BARE), NULL, 0, ""},
+};
+
+static void test_mutation_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const mutation_row *row = &rows[i];
+        arena a;
+        arena_init(&a);
+        const char *body =
+            fx_pod_status_review(&a, row->username, row->groups, row->old_pod, row->new_pod);
+        admit_outcome out;
+        const char *patch = fx_mutate(&a, body, &out);
+        if (row->patch == NULL)
+            FX_CHECK(row->name, patch == NULL, "unexpected patch %s", patch);
+        else
+            FX_CHECK(row->name, patch != NULL && strcmp(patch, row->patch) == 0,
+                     "patch\n  got  %s\n  want %s", patch != NULL ? patch : "(none)", row->patch);
+        FX_CHECK(row->name, out.mutations == row->mutations, "mutations 0x%x, want 0x%x",
+                 out.mutations, row->mutations);
+        const char *names = admit_mutation_names(out.mutations, &a);
+        FX_CHECK(row->name, strcmp(names, row->mutation_names) == 0, "names \"%s\"", names);
+        FX_CHECK(row->name, out.object_ref != NULL && strcmp(out.object_ref, "pod edge/agent-x7k2p") == 0,
+                 "object_ref %s", out.object_ref);
+        arena_free(&a);
+    }
+}
+
+/* Mutation and validation work together: what the mutation restored and
+ * stamped is what validation then allows (checked by applying the patch to
+ * the new object's conditions by hand for YurtHub's request). */
+static void test_yurthub_request_then_validation(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    /* What YurtHub sends after losing PodNeedUpgrade from its cache ... */
+    const char *sent = fx_pod_status_review(&a, NODE, POD(C_READY "," C_NU),
+                                            POD(C_IR_BARE "," C_READY));
+    admit_outcome out;
+    const char *patch = fx_mutate(&a, sent, &out);
+    assert_non_null(patch);
+    /* ... denied as sent (the mutating webhook's failurePolicy is Ignore) */
+    fx_response resp;
+    fx_admit(&a, ADMIT_VALIDATE, sent, &out, &resp);
+    assert_false(resp.allowed);
+    assert_string_equal(out.rule, "need-upgrade-owned-by-controller");
+    /* ... and allowed as the patch leaves it. */
+    const char *patched = fx_pod_status_review(
+        &a, NODE, POD(C_READY "," C_NU),
+        POD("{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"WaitPullImage\","
+            "\"lastTransitionTime\":\"" FX_NOW "\",\"message\":\"controllerrevision: " H "\"},"
+            C_READY "," C_NU));
+    fx_admit(&a, ADMIT_VALIDATE, patched, &out, &resp);
+    assert_true(resp.allowed);
+    assert_null(fx_mutate(&a, patched, &out)); /* and a fixed point */
+    arena_free(&a);
+}
+
+/* ota_podstatus_mutate on its own: the bits it returns, and it appends to a
+ * patch that already has operations. */
+static void test_mutate_appends_to_patch(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    const char *body =
+        fx_pod_status_review(&a, NODE, POD(C_NU "," C_IR_OK), POD(C_IR_BARE));
+    review rv;
+    char err[256];
+    assert_int_equal(review_decode(&rv, body, strlen(body), &a, err, sizeof(err)), 0);
+    jpatch p;
+    assert_int_equal(jpatch_init(&p, &a), 0);
+    jpatch_add_string(&p, "add", "/x", "y", 1);
+    ota_requester who = ota_requester_of(&rv, FX_CONTROLLER);
+    unsigned did = ota_podstatus_mutate(&rv, &who, "T", &p, &a);
+    assert_int_equal(did, STAMPED | FILLED | NU_BACK);
+    assert_int_equal(p.n_ops, 5);
+    const char *out;
+    size_t len;
+    assert_int_equal(jpatch_finish(&p, &out, &len), 0);
+    assert_string_equal(out, PATCH(OP_STR("add", "/x", "y") ","
+                                   OP_STR("add", COND(0) "/reason", "WaitPullImage") ","
+                                   OP_STR("add", COND(0) "/lastTransitionTime", "T") ","
+                                   FILL(0) "," APPEND(C_NU)));
+    assert_int_equal(len, strlen(out));
+    arena_free(&a);
+}
+
+/* The first PodNeedUpgrade is the one restored and the one replaced. */
+static void test_duplicate_conditions(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    admit_outcome out;
+    const char *patch = fx_mutate(
+        &a,
+        fx_pod_status_review(&a, NODE, POD(C_NU "," C_NU_STALE),
+                             POD(C_READY "," C_NU_STALE "," C_NU)),
+        &out);
+    assert_non_null(patch);
+    assert_string_equal(patch, PATCH(OP_RAW("replace", COND(1), C_NU)));
+    arena_free(&a);
+}
+
+/* Anything but a pods/status UPDATE is left alone, even with OTA-looking
+ * conditions dropped. */
+static void test_other_requests_untouched(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *group, *resource, *sub, *operation;
+    } others[] = {
+        {"", "pods", NULL, "UPDATE"},          /* the main resource */
+        {"", "pods", "ephemeralcontainers", "UPDATE"},
+        {"", "pods", "status", "CREATE"},
+        {"", "pods", "status", "DELETE"},
+        {"apps", "pods", "status", "UPDATE"}, /* not the core group */
+        {"", "nodes", "status", "UPDATE"},
+    };
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        arena a;
+        arena_init(&a);
+        fx_request r = {.group = others[i].group, .version = "v1", .resource = others[i].resource,
+                        .sub_resource = others[i].sub, .operation = others[i].operation,
+                        .namespace = "edge", .name = "agent-x7k2p", .username = "alice",
+                        .object = POD(C_IR_BARE), .old_object = POD(C_NU "," C_IR_OK)};
+        admit_outcome out;
+        FX_CHECK(others[i].resource, fx_mutate(&a, fx_review(&a, &r), &out) == NULL, "patched");
+        FX_CHECK(others[i].resource, out.object_ref == NULL, "object_ref %s", out.object_ref);
+        arena_free(&a);
+    }
+}
+
+static void test_mutation_names(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    assert_string_equal(admit_mutation_names(0, &a), "");
+    assert_string_equal(admit_mutation_names(ADMIT_MUT_ONDELETE, &a), "ondelete");
+    assert_string_equal(admit_mutation_names(~0u, &a),
+                        "ondelete,stamp-reason,fill-message,restore-need-upgrade,"
+                        "restore-image-ready");
+    assert_string_equal(admit_result_name(ADMIT_ALLOWED), "allowed");
+    assert_string_equal(admit_result_name(ADMIT_PATCHED), "patched");
+    assert_string_equal(admit_result_name(ADMIT_DENIED), "denied");
+    assert_string_equal(admit_result_name(ADMIT_INVALID), "invalid");
+    arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mutation_table),
+        cmocka_unit_test(test_yurthub_request_then_validation),
+        cmocka_unit_test(test_mutate_appends_to_patch),
+        cmocka_unit_test(test_duplicate_conditions),
+        cmocka_unit_test(test_other_requests_untouched),
+        cmocka_unit_test(test_mutation_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
