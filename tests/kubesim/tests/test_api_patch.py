@@ -1,0 +1,128 @@
+"""PATCH: JSON Patch, merge patch, strategic merge patch (merge keys and the
+directives kubectl apply sends), through patch.py and through the Api."""
+import unittest
+
+from .apisupport import ADMIN, new_api, pod
+from kubesim import errors, patch
+
+SMP = "application/strategic-merge-patch+json"
+MERGE = "application/merge-patch+json"
+JSONP = "application/json-patch+json"
+
+
+class PatchFunctionsTest(unittest.TestCase):
+    def test_json_patch_ops(self):
+        doc = {"a": {"b/c": 1, "x~y": 2}, "l": [1, 2, 3]}
+        out = patch.json_patch(doc, [
+            {"op": "replace", "path": "/a/b~1c", "value": 10},
+            {"op": "remove", "path": "/a/x~0y"},
+            {"op": "add", "path": "/l/1", "value": 9},
+            {"op": "add", "path": "/l/-", "value": 4},
+            {"op": "copy", "from": "/a", "path": "/c"},
+            {"op": "move", "from": "/c/b~1c", "path": "/d"},
+            {"op": "test", "path": "/d", "value": 10},
+        ])
+        self.assertEqual(out, {"a": {"b/c": 10}, "l": [1, 9, 2, 3, 4], "c": {}, "d": 10})
+        self.assertEqual(doc["l"], [1, 2, 3])    # input untouched
+        with self.assertRaises(errors.ApiError):
+            patch.json_patch(doc, [{"op": "test", "path": "/l/0", "value": 5}])
+        with self.assertRaises(errors.ApiError):
+            patch.json_patch(doc, [{"op": "remove", "path": "/nope"}])
+
+    def test_merge_patch(self):
+        self.assertEqual(patch.merge_patch({"a": 1, "b": {"c": 1, "d": 2}, "l": [1, 2]},
+                                           {"a": None, "b": {"c": 3}, "l": [3]}),
+                         {"b": {"c": 3, "d": 2}, "l": [3]})
+
+    def test_strategic_merge_by_key(self):
+        doc = {"status": {"conditions": [{"type": "Ready", "status": "True"},
+                                         {"type": "PodNeedUpgrade", "status": "False"}]},
+               "spec": {"containers": [{"name": "a", "image": "x", "env": [{"name": "E", "value": "1"}]},
+                                       {"name": "b", "image": "y"}],
+                        "tolerations": [{"operator": "Exists"}]}}
+        out = patch.strategic_merge_patch(doc, {
+            "status": {"conditions": [{"type": "PodNeedUpgrade", "status": "True"},
+                                      {"type": "PodImageReady", "status": "False"}]},
+            "spec": {"containers": [{"name": "a", "env": [{"name": "F", "value": "2"}]},
+                                    {"name": "b", "$patch": "delete"}],
+                     "tolerations": [{"key": "k", "operator": "Equal"}]}})
+        self.assertEqual(out["status"]["conditions"], [{"type": "Ready", "status": "True"},
+                                                       {"type": "PodNeedUpgrade", "status": "True"},
+                                                       {"type": "PodImageReady", "status": "False"}])
+        self.assertEqual(out["spec"]["containers"], [{"name": "a", "image": "x", "env": [
+            {"name": "E", "value": "1"}, {"name": "F", "value": "2"}]}])
+        self.assertEqual(out["spec"]["tolerations"], [{"key": "k", "operator": "Equal"}])   # no merge key: replaced
+
+    def test_strategic_directives(self):
+        doc = {"spec": {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                        "containers": [{"name": "a"}, {"name": "b"}]},
+               "metadata": {"finalizers": ["f1", "f2"]}}
+        out = patch.strategic_merge_patch(doc, {
+            "spec": {"updateStrategy": {"$retainKeys": ["type"], "type": "OnDelete"},
+                     "$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+                     "containers": [{"name": "a", "image": "z"}]},
+            "metadata": {"$deleteFromPrimitiveList/finalizers": ["f1"], "finalizers": ["f3"]}})
+        self.assertEqual(out["spec"]["updateStrategy"], {"type": "OnDelete"})
+        self.assertEqual(out["spec"]["containers"], [{"name": "b"}, {"name": "a", "image": "z"}])
+        self.assertEqual(out["metadata"]["finalizers"], ["f2", "f3"])
+        out = patch.strategic_merge_patch(doc, {"spec": {"$patch": "replace", "x": 1}})
+        self.assertEqual(out["spec"], {"x": 1})
+
+
+class PatchThroughApiTest(unittest.TestCase):
+    def setUp(self):
+        self.api, self.adm = new_api()
+        st, _ = self.api.call(ADMIN, "POST", "/api/v1/namespaces/default/pods", pod("p", node="node-1"))
+        self.assertEqual(st, 201)
+        self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+                      {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}, content_type=SMP)
+
+    def tearDown(self):
+        self.adm.close()
+
+    def status_patch(self, body, ctype):
+        return self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p/status", body, content_type=ctype)
+
+    def test_three_patch_types_on_status(self):
+        st, body = self.status_patch({"status": {"conditions": [{"type": "PodImageReady", "status": "False"}]}}, SMP)
+        self.assertEqual([c["type"] for c in body["status"]["conditions"]], ["Ready", "PodImageReady"])
+        st, body = self.status_patch({"status": {"conditions": [{"type": "PodImageReady", "status": "True"}]}},
+                                     MERGE)
+        self.assertEqual([c["type"] for c in body["status"]["conditions"]], ["PodImageReady"])   # replaced
+        st, body = self.status_patch([{"op": "add", "path": "/status/conditions/-",
+                                       "value": {"type": "Ready", "status": "False"}}], JSONP)
+        self.assertEqual(st, 200)
+        self.assertEqual([c["type"] for c in body["status"]["conditions"]], ["PodImageReady", "Ready"])
+        # a status patch cannot touch spec
+        st, body = self.status_patch({"spec": {"nodeName": "node-9"}, "status": {"phase": "Running"}}, MERGE)
+        self.assertEqual((body["spec"]["nodeName"], body["status"]["phase"]), ("node-1", "Running"))
+
+    def test_errors(self):
+        st, body = self.status_patch({"status": {}}, "text/plain")
+        self.assertEqual(st, 415)
+        st, body = self.status_patch([{"op": "test", "path": "/status/phase", "value": "Nope"}], JSONP)
+        self.assertEqual(st, 422)
+        st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/missing",
+                                 {"metadata": {}}, content_type=MERGE)
+        self.assertEqual((st, body["reason"]), (404, "NotFound"))
+        st, body = self.status_patch({"metadata": {"resourceVersion": "1"}, "status": {"phase": "X"}}, MERGE)
+        self.assertEqual((st, body["reason"]), (409, "Conflict"))
+        st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                 {"spec": {"containers": [{"name": "c", "imagee": "x"}]}},
+                                 content_type=SMP, query={"fieldValidation": "Strict"})
+        self.assertEqual(st, 400)
+        self.assertIn('unknown field "spec.containers[0].imagee"', body["message"])
+
+    def test_pod_spec_is_mostly_immutable(self):
+        st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                 {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}, content_type=SMP)
+        self.assertEqual(st, 200)
+        self.assertEqual(body["spec"]["containers"][0]["image"], "nginx:1")
+        st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                 {"spec": {"restartPolicy": "Never"}}, content_type=SMP)
+        self.assertEqual(st, 422)
+        self.assertIn("pod updates may not change fields", body["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()
