@@ -17,10 +17,13 @@ static int is_on_delete(const review_object *ds)
     return ds->has_update_strategy && sv_eq(ds->update_strategy_type, "OnDelete");
 }
 
-/* A plain decimal within the contract's bounds: no sign, space or unit. */
+/* A plain decimal within the contract's bounds: no sign, space or unit, and
+ * no leading zero, so each number has one spelling ("0060" would otherwise
+ * pass while "000060" fails the length bound, and strtol(s, NULL, 0) or
+ * YAML 1.1 read "0060" as octal 48). */
 static int timeout_valid(sv v)
 {
-    if (v.len == 0 || v.len > 5)
+    if (v.len == 0 || v.len > 5 || v.ptr[0] == '0')
         return 0;
     long n = 0;
     for (size_t i = 0; i < v.len; i++) {
