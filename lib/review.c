@@ -246,10 +246,11 @@ static int check_type(decoder *d, enum node n, enum which w, enum jtype got)
         return 1;
     if (n == N_ROOT)
         return fail(d, "the body must be a JSON object (an AdmissionReview), got %s", jtype_name(got));
+    if (n == N_OBJECT || n == N_OLD_OBJECT)
+        w = n == N_OBJECT ? W_OBJECT : W_OLD;
     return fail(d, "%s%s must be %s, got %s",
                 w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
-                n == N_OBJECT || n == N_OLD_OBJECT ? "" : node_info[n].path, jtype_name(want),
-                jtype_name(got));
+                node_info[n].path, jtype_name(want), jtype_name(got));
 }
 
 /* A view of a string yajl hands us: in place when it lies within the body

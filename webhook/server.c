@@ -388,6 +388,38 @@ static void close_listeners(worker *w)
     }
 }
 
+static int note_http1_receiving(h2o_req_t *req, void *data)
+{
+    /* An idle keep-alive connection has consumed all its input; bytes
+     * waiting in the buffer are a request still arriving. */
+    h2o_socket_t *sock = req->conn->callbacks->get_socket != NULL
+                             ? req->conn->callbacks->get_socket(req->conn)
+                             : NULL;
+    if (sock != NULL && sock->input != NULL && sock->input->size > 0)
+        *(int *)data = 1;
+    return 0;
+}
+
+static int note_http2_stream(h2o_req_t *req, void *data)
+{
+    (void)req;
+    *(int *)data = 1; /* an open stream is a request not yet answered */
+    return 0;
+}
+
+/* Requests whose bytes are still arriving: not yet in_flight, but a drain
+ * must wait for them as much as for the ones being answered. */
+static int receiving(worker *w)
+{
+    int busy = 0;
+    h2o_globalconf_t *g = &w->srv->globalconf;
+    if (g->http1.callbacks.foreach_request != NULL)
+        g->http1.callbacks.foreach_request(&w->ctx, note_http1_receiving, &busy);
+    if (!busy && g->http2.callbacks.foreach_request != NULL)
+        g->http2.callbacks.foreach_request(&w->ctx, note_http2_stream, &busy);
+    return busy;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -405,7 +437,7 @@ static void *worker_main(void *arg)
             h2o_context_request_shutdown(&w->ctx);
             drain_deadline = now_ns() + (uint64_t)srv->cfg.shutdown_grace_ms * 1000000u;
         }
-        if (w->draining && (w->in_flight == 0 || now_ns() > drain_deadline))
+        if (w->draining && ((w->in_flight == 0 && !receiving(w)) || now_ns() > drain_deadline))
             break;
     }
     pthread_mutex_lock(&srv->drained_lock);
