@@ -70,6 +70,8 @@ void *arena_alloc(arena *a, size_t n)
 
 char *arena_strndup(arena *a, const char *s, size_t n)
 {
+    if (n == SIZE_MAX) /* n + 1 would wrap to a 1-byte block */
+        return NULL;
     char *p = arena_alloc(a, n + 1);
     if (p == NULL)
         return NULL;
@@ -111,12 +113,17 @@ void arena_free(arena *a)
 }
 
 /* yajl reallocs its buffers: a size header in front of each allocation lets
- * us copy the old contents; two words keep the 16-byte alignment. */
+ * us copy the old contents; two words keep the 16-byte alignment.
+ *
+ * yajl 2.1 writes through what its allocator returns without checking it
+ * (yajl_buf_alloc, yajl_lex_alloc, yajl_bs_push, yajl_buf_ensure_available),
+ * so a NULL here would become a write near address 0 plus an offset the
+ * input controls.  Abort instead, as h2o_mem_alloc_pool does. */
 static void *yajl_malloc(void *ctx, size_t n)
 {
     size_t *p = arena_alloc(ctx, n + 2 * sizeof(size_t));
     if (p == NULL)
-        return NULL;
+        abort();
     p[0] = n;
     return p + 2;
 }

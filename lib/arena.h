@@ -33,7 +33,8 @@ typedef struct arena {
 void arena_init(arena *a);
 /* Blocks from fn(ctx, n); the arena never frees them. */
 void arena_init_with(arena *a, arena_block_fn fn, void *ctx);
-/* Caps the total an arena hands out; past it arena_alloc returns NULL. */
+/* Caps the total an arena hands out; past it arena_alloc returns NULL (and
+ * arena_yajl_funcs' allocations abort). */
 void arena_set_limit(arena *a, size_t limit);
 
 /* n bytes aligned for any type, or NULL when out of memory or over the
@@ -45,7 +46,9 @@ char *arena_strndup(arena *a, const char *s, size_t n);
 char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Allocation functions that make yajl (parser and generator) allocate from
- * the arena; yajl's frees become no-ops, its buffers live with the arena. */
+ * the arena; yajl's frees become no-ops, its buffers live with the arena.
+ * yajl cannot survive a failed allocation, so these abort() when the arena
+ * runs out (or hits its limit) rather than return NULL. */
 yajl_alloc_funcs arena_yajl_funcs(arena *a);
 
 /* Releases the blocks the arena allocated itself; the arena can be reused
