@@ -36,7 +36,7 @@ LIBS_LIB := -lyajl
 LIBS_WEBHOOK := -lh2o-evloop -lssl -lcrypto -lyajl -lpthread
 LIBS_CONTROLLER := -lcurl -lyajl -lyaml -lpthread
 
-PROGRAMS := $(BUILD)/ota-webhook $(if $(CONTROLLER_SRC),$(BUILD)/ota-controller)
+PROGRAMS := $(BUILD)/ota-webhook $(if $(wildcard controller/main.c),$(BUILD)/ota-controller)
 
 # Libraries are checked as Debian packages; tools by command, since a machine
 # may carry them from elsewhere (node with its own npm, python3 from pyenv).
