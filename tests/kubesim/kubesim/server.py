@@ -39,6 +39,10 @@ class _Server(ThreadingHTTPServer):
     def finish_request(self, request, client_address):
         # The TLS handshake runs here, on the connection's own thread, so a
         # slow client cannot stall accept().
+        try:
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
         if self.tls_ctx is not None:
             try:
                 request.settimeout(10)
