@@ -247,7 +247,7 @@ class Api:
             md.pop(k, None)
         md["uid"] = str(uuid.uuid4())
         md["creationTimestamp"] = self.clock.rfc3339()
-        if res.plural in ("daemonsets", "jobs"):
+        if res.plural in ("daemonsets", "jobs", "deployments"):
             md["generation"] = 1
         defaults.apply_defaults(res.plural, obj)
         if res.plural == "jobs":
@@ -365,7 +365,7 @@ class Api:
             else:
                 new.pop("status", None)
         defaults.apply_defaults(res.plural, new)
-        if res.plural in ("daemonsets", "jobs") and new.get("spec") != cur.get("spec"):
+        if res.plural in ("daemonsets", "jobs", "deployments") and new.get("spec") != cur.get("spec"):
             md["generation"] = int(cmd.get("generation", 1)) + 1
         return new
 

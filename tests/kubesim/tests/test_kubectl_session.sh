@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# A scripted session with the real kubectl against kubesim:
+# apply a DaemonSet from YAML, list pods -o wide, patch a pod's status with
+# --subresource=status, delete a pod and watch it come back, describe a pod
+# with its events. Prints "ok - ..." / "not ok - ..." per check and a final
+# "session: N passed, N failed" line; exits non-zero on any failure.
+# The parts that need the simulated cluster (kubesim.sim) are skipped, with a
+# message, when that package is missing.
+set -u
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+PASS=0
+FAIL=0
+SKIP=0
+WORK=$(mktemp -d /tmp/kubesim-session.XXXXXX)
+KS_PID=
+cleanup() {
+    if [ -n "$KS_PID" ] && kill -0 "$KS_PID" 2>/dev/null; then
+        kill -TERM "$KS_PID" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "$KS_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$KS_PID" 2>/dev/null
+    fi
+    [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); echo "ok - $*"; }
+not_ok() { FAIL=$((FAIL + 1)); echo "not ok - $*"; }
+skip() { SKIP=$((SKIP + 1)); echo "skip - $*"; }
+check() {   # check "description" command...
+    local what=$1; shift
+    if "$@" >"$WORK/out" 2>&1; then ok "$what"; else not_ok "$what"; sed 's/^/    /' "$WORK/out" | tail -20; fi
+}
+contains() { grep -q -- "$2" <<<"$1"; }
+# wait_until SECONDS command...: retries every 0.5 s
+wait_until() {
+    local secs=$1; shift
+    local end=$((SECONDS + secs))
+    while [ $SECONDS -lt $end ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    return 1
+}
+k() { timeout 30 kubectl --kubeconfig "$WORK/state/admin.kubeconfig" "$@"; }
+
+if ! command -v kubectl >/dev/null; then
+    echo "skip - kubectl is not installed"; echo "session: 0 passed, 0 failed"; exit 0
+fi
+SIM=yes
+if ! (cd "$HERE" && python3 -c "import kubesim.sim; kubesim.sim.start") 2>/dev/null; then
+    SIM=no
+fi
+
+# ---- start kubesim
+python3 "$HERE/run" --port 0 --nodes 2 --time-scale 1 --state-dir "$WORK/state" >"$WORK/run.out" 2>"$WORK/run.err" &
+KS_PID=$!
+if wait_until 30 grep -q "kubesim ready" "$WORK/run.out"; then
+    ok "kubesim started: $(head -1 "$WORK/run.out")"
+else
+    not_ok "kubesim did not start"; cat "$WORK/run.err"; echo "session: $PASS passed, $FAIL failed"; exit 1
+fi
+
+# ---- discovery and version
+out=$(k version 2>&1)
+check "kubectl version reaches the server over TLS with the generated CA" contains "$out" "Server Version: v1.32"
+out=$(k api-resources 2>&1)
+check "api-resources lists daemonsets, pods, jobs, leases" bash -c \
+    'for r in daemonsets pods jobs leases mutatingwebhookconfigurations; do grep -q "^$r " <<<"$0" || exit 1; done' "$out"
+out=$(timeout 30 kubectl --kubeconfig "$WORK/state/user.kubeconfig" auth whoami 2>&1 || true)
+out=$(timeout 30 kubectl --kubeconfig "$WORK/state/node-1.kubeconfig" get ns default -o name 2>&1)
+check "node-1.kubeconfig works" contains "$out" "namespace/default"
+
+# ---- apply a DaemonSet from YAML
+cat >"$WORK/ds.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  namespace: default
+  annotations:
+    apps.openyurt.io/update-strategy: OTA
+spec:
+  selector:
+    matchLabels: {app: agent}
+  updateStrategy: {type: OnDelete}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: agent
+        image: busybox:1.36
+YAML
+out=$(k apply -f "$WORK/ds.yaml" 2>&1)
+check "kubectl apply -f ds.yaml creates the DaemonSet" contains "$out" "daemonset.apps/agent created"
+out=$(k apply -f "$WORK/ds.yaml" 2>&1)
+check "re-apply is unchanged" contains "$out" "daemonset.apps/agent unchanged"
+sed 's/image: busybox/imagee: busybox/' "$WORK/ds.yaml" >"$WORK/ds-bad.yaml"
+out=$(k apply -f "$WORK/ds-bad.yaml" 2>&1)
+check "strict field validation rejects an unknown field" contains "$out" \
+    'strict decoding error: unknown field "spec.template.spec.containers\[0\].imagee"'
+out=$(k get ds agent 2>&1)
+check "get ds prints the DaemonSet columns" contains "$out" "NAME *DESIRED *CURRENT *READY *UP-TO-DATE *AVAILABLE *NODE SELECTOR *AGE"
+
+if [ "$SIM" = no ]; then
+    skip "the simulated cluster (kubesim.sim) is not present: pods, status patch, delete/recreate and describe are skipped"
+    k delete ds agent >/dev/null 2>&1
+else
+    # ---- pods appear, one per node
+    two_running() { [ "$(k get pods -l app=agent --no-headers 2>/dev/null | grep -c ' Running ')" = 2 ]; }
+    if wait_until 60 two_running; then ok "one Running pod per node"; else not_ok "pods did not become Running"; k get pods -o wide; fi
+    out=$(k get pods -o wide 2>&1)
+    echo "$out" | sed 's/^/    /'
+    check "get pods -o wide has the wide columns" contains "$out" "NAME *READY *STATUS *RESTARTS *AGE *IP *NODE *NOMINATED NODE *READINESS GATES"
+    check "pods are spread over node-1 and node-2" bash -c 'grep -q " node-1 " <<<"$0" && grep -q " node-2 " <<<"$0"' "$out"
+    POD=$(k get pods -l app=agent --field-selector spec.nodeName=node-1 -o jsonpath='{.items[0].metadata.name}')
+    check "field selector spec.nodeName finds the node-1 pod" test -n "$POD"
+
+    # ---- status patch through the subresource
+    out=$(k patch pod "$POD" --subresource=status --type=strategic \
+        -p '{"status":{"conditions":[{"type":"PodImageReady","status":"False","message":"controllerrevision: abc"}]}}' 2>&1)
+    check "kubectl patch --subresource=status" contains "$out" "pod/$POD patched"
+    conds=$(k get pod "$POD" -o jsonpath='{range .status.conditions[*]}{.type}={.status};{end}')
+    check "the condition was merged by type (kubelet's Ready kept)" bash -c \
+        'grep -q "PodImageReady=False;" <<<"$0" && grep -q "Ready=True;" <<<"$0"' "$conds"
+    k patch pod "$POD" --type=merge -p '{"status":{"phase":"Failed"}}' >/dev/null 2>&1
+    phase=$(k get pod "$POD" -o jsonpath='{.status.phase}')
+    check "a patch of the main resource does not change status" test "$phase" = Running
+
+    # ---- delete a pod and watch it come back
+    timeout 60 kubectl --kubeconfig "$WORK/state/admin.kubeconfig" get pods -w -o wide >"$WORK/watch.out" 2>&1 &
+    WATCH_PID=$!
+    sleep 1
+    out=$(k delete pod "$POD" 2>&1)
+    check "kubectl delete pod waits for the kubelet and reports deletion" contains "$out" "pod \"$POD\" deleted"
+    new_pod() {
+        k get pods -l app=agent --field-selector spec.nodeName=node-1 --no-headers 2>/dev/null |
+            grep -v "^$POD " | grep -q " Running "
+    }
+    if wait_until 60 new_pod; then ok "a new pod comes back Running on node-1"; else not_ok "no replacement pod"; fi
+    NEW=$(k get pods -l app=agent --field-selector spec.nodeName=node-1 -o jsonpath='{.items[0].metadata.name}')
+    sleep 1
+    kill "$WATCH_PID" 2>/dev/null; wait "$WATCH_PID" 2>/dev/null; WATCH_PID=
+    sed 's/^/    /' "$WORK/watch.out"
+    check "the watch showed the old pod Terminating" grep -q "^$POD .*Terminating" "$WORK/watch.out"
+    check "the watch showed the new pod Running" grep -q "^$NEW .*Running" "$WORK/watch.out"
+    rev=$(k get pod "$NEW" -o jsonpath='{.metadata.labels.controller-revision-hash}')
+    check "the new pod carries the controller-revision-hash label" test -n "$rev"
+
+    # ---- describe a pod with its events
+    out=$(k describe pod "$NEW" 2>&1)
+    echo "$out" | tail -8 | sed 's/^/    /'
+    check "describe shows the node and the owner" bash -c \
+        'grep -q "^Node: *node-1/" <<<"$0" && grep -q "^Controlled By: *DaemonSet/agent" <<<"$0"' "$out"
+    check "describe lists the kubelet's events" bash -c \
+        'grep -q "^Events:" <<<"$0" && grep -q "Started .*container agent" <<<"$0"' "$out"
+    out=$(k get events --field-selector "involvedObject.name=$NEW" 2>&1)
+    check "get events with an involvedObject field selector" contains "$out" "pod/$NEW"
+    out=$(k describe ds agent 2>&1)
+    check "describe ds counts the pods" contains "$out" "Pods Status: *2 Running"
+
+    # ---- set image makes a new revision
+    k set image ds/agent agent=busybox:1.37 >/dev/null 2>&1
+    revs() { [ "$(k get controllerrevisions --no-headers 2>/dev/null | wc -l)" -ge 2 ]; }
+    check "kubectl set image creates a second ControllerRevision" wait_until 30 revs
+    out=$(k delete ds agent 2>&1)
+    check "delete ds" contains "$out" 'daemonset.apps "agent" deleted'
+    gone() { [ -z "$(k get pods -l app=agent --no-headers 2>/dev/null)" ]; }
+    check "the garbage collector removes the DaemonSet's pods" wait_until 60 gone
+fi
+
+# ---- stop cleanly
+kill -TERM "$KS_PID"
+rc=
+for _ in $(seq 100); do
+    if ! kill -0 "$KS_PID" 2>/dev/null; then wait "$KS_PID"; rc=$?; break; fi
+    sleep 0.1
+done
+check "SIGTERM stops kubesim with exit 0" test "$rc" = 0
+KS_PID=
+
+echo "session: $PASS passed, $FAIL failed, $SKIP skipped"
+[ "$FAIL" = 0 ]
