@@ -1714,8 +1714,35 @@ class TestBadInput(ServerTestCase):
                              ("POST", "/validating"), ("GET", "/"),
                              ("GET", "/healthz"), ("POST", "/metrics")):
             with self.subTest(method=method, path=path):
+                # DECISIONS: the 404 names the valid paths.
                 self.post_expect_error(good if method == "POST" else None,
-                                       404, None, path=path, method=method)
+                                       404, ["/mutate"], path=path,
+                                       method=method)
+
+    def test_plain_ports_404_and_405(self):
+        srv = type(self).server
+        for port, good, bad in ((srv.health, "/healthz", "/metrics"),
+                                (srv.health, "/readyz", "/mutate"),
+                                (srv.metrics, "/metrics", "/healthz")):
+            with self.subTest(port=port, path=bad):
+                c = http.client.HTTPConnection("127.0.0.1", port,
+                                               timeout=IO_TIMEOUT)
+                self.addCleanup(c.close)
+                c.request("GET", bad)
+                r = c.getresponse()
+                body = r.read()
+                hdrs = {k.lower(): v for k, v in r.getheaders()}
+                self.assert_status_body(r.status, hdrs, body, 404, [good])
+                c.request("POST", good, body=b"x")
+                r = c.getresponse()
+                body = r.read()
+                hdrs = {k.lower(): v for k, v in r.getheaders()}
+                self.assert_status_body(r.status, hdrs, body, 405)
+                self.assertIn("GET", hdrs.get("allow", ""))
+                c.request("GET", good)  # same connection still serves
+                r = c.getresponse()
+                r.read()
+                self.assertEqual(r.status, 200)
 
     def test_errors_keep_connection_in_one_curl_run(self):
         # The apiserver reuses connections: errors must not close them.
@@ -1838,6 +1865,22 @@ _add_wrong_type_tests(TestBadInput)
 class TestBodyLimit(ServerTestCase):
     SERVER_ARGS = ("--max-request-bytes", "65536")
 
+    def assert_413(self, st, hdrs, body):
+        """docs/DECISIONS.md "413 comes from h2o, before the body is read":
+        h2o's own answer, text/plain, Connection: close, is accepted; a
+        JSON body, if any, must be the Status of every other error."""
+        self.assertEqual(st, 413, body[:300])
+        self.assertIn("content-length", hdrs, "no content-length")
+        self.assertEqual(int(hdrs["content-length"]), len(body))
+        if hdrs.get("content-type", "").startswith("application/json"):
+            self.assert_status_body(st, hdrs, body, 413)
+        else:
+            self.assertTrue(hdrs.get("content-type", "").startswith(
+                "text/plain"), hdrs.get("content-type"))
+            self.assertTrue(body.strip(), "empty 413 body")
+            self.assertEqual(hdrs.get("connection", "").lower(), "close",
+                             "413 without reading the body must close")
+
     def padded_review(self, size, uid):
         body = compact(self.valid_review(uid))
         self.assertLess(len(body), size)
@@ -1862,14 +1905,14 @@ class TestBodyLimit(ServerTestCase):
         self.assertEqual(len(body), 70000)
         st, hdrs, data = raw_exchange(self.port,
                                       self.request_bytes("/mutate", body))
-        self.assert_status_body(st, hdrs, data, 413)
+        self.assert_413(st, hdrs, data)
         self.assert_still_serving()
 
     def test_body_one_over_limit_is_413(self):
         body = self.padded_review(65537, "0ve71000-0000-4000-8000-000000000002")
         st, hdrs, data = raw_exchange(self.port,
                                       self.request_bytes("/validate", body))
-        self.assert_status_body(st, hdrs, data, 413)
+        self.assert_413(st, hdrs, data)
         self.assert_still_serving()
 
     def test_body_at_limit_is_served(self):
@@ -1884,7 +1927,7 @@ class TestBodyLimit(ServerTestCase):
         body = self.padded_review(70000, "0ve71000-0000-4000-8000-000000000003")
         st, hdrs, data = raw_exchange(
             self.port, self.request_bytes("/mutate", body, chunked=True))
-        self.assert_status_body(st, hdrs, data, 413)
+        self.assert_413(st, hdrs, data)
         self.assert_still_serving()
 
     def test_huge_content_length_is_413(self):
@@ -1892,7 +1935,7 @@ class TestBodyLimit(ServerTestCase):
             self.port, b"POST /mutate HTTP/1.1\r\nHost: x\r\n"
             b"Content-Type: application/json\r\n"
             b"Content-Length: 99999999999\r\n\r\n{")
-        self.assert_status_body(st, hdrs, data, 413)
+        self.assert_413(st, hdrs, data)
         self.assert_still_serving()
 
 
@@ -1930,11 +1973,14 @@ class TestCertRotation(unittest.TestCase):
                           cert=cert, key=key)
         self.srv.start()
 
-    def reloads(self):
+    def reloads(self, failed=False):
+        """ota_webhook_cert_reloads_total: the successful reloads, or the
+        failed ones (a result label naming a failure)."""
         st, _, body = http_get(self.srv.metrics, "/metrics")
         self.assertEqual(st, 200)
         return metric_sum(parse_metrics(body.decode()),
-                          "ota_webhook_cert_reloads_total")
+                          "ota_webhook_cert_reloads_total",
+                          result=lambda r: ("fail" in r) == failed)
 
     def traffic(self, swap):
         """Runs clients for ~1.5 s, calls swap(), runs on; returns the
@@ -2112,6 +2158,7 @@ class TestCertRotation(unittest.TestCase):
         for f in ("tls.crt", "tls.key"):
             shutil.copyfile(self.old[f], os.path.join(live, f))
         self.start(os.path.join(live, "tls.crt"), os.path.join(live, "tls.key"))
+        failures0 = self.reloads(failed=True)
         junk = os.path.join(self.dir, "junk.pem")
         with open(junk, "w") as f:
             f.write("-----BEGIN CERTIFICATE-----\nnot base64\n")
@@ -2123,6 +2170,9 @@ class TestCertRotation(unittest.TestCase):
         st, _, _ = c.call("POST", "/mutate", compact(self.valid_review()))
         self.assertEqual(st, 200)
         self.assertEqual(c.peer_fingerprint(), self.old_fp)
+        self.assertGreater(self.reloads(failed=True), failures0,
+                           "a certificate that does not load was not "
+                           "counted as a failed reload")
         replace_atomically(self.new["tls.key"], os.path.join(live, "tls.key"))
         replace_atomically(self.new["tls.crt"], os.path.join(live, "tls.crt"))
         deadline = time.monotonic() + 3
@@ -2192,6 +2242,14 @@ class TestShutdown(unittest.TestCase):
             finally:
                 ls.close()
 
+        # DECISIONS: /readyz is 503 while the drain runs, so the endpoint
+        # leaves the Service.
+        ready = None
+        if early_exit is None:
+            try:
+                ready = http_get(srv.health, "/readyz", timeout=2)[0]
+            except OSError as e:
+                ready = repr(e)
         try:
             inflight.sendall(body[len(body) // 2:])
         except OSError:
@@ -2205,8 +2263,11 @@ class TestShutdown(unittest.TestCase):
                            "(%s) 0.5 s after SIGTERM" % early_exit
                            if early_exit is not None else ""))
         self.assertIn(b"content-length", head.lower())
+        self.assertIn(b"connection: close", head.lower(),
+                      "an answer during the drain keeps the connection")
         doc = json.loads(resp_body)
         self.assertEqual(doc["response"]["uid"], uid)
+        self.assertEqual(ready, 503, "/readyz during the drain")
 
         try:
             rc = srv.proc.wait(timeout=5)
