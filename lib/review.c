@@ -531,7 +531,7 @@ static const yajl_callbacks decode_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-static void copy_yajl_error(decoder *d, const char *body, size_t len)
+static void copy_yajl_error(decoder *d, const char *body, size_t len, size_t at)
 {
     unsigned char *msg = yajl_get_error(d->h, 0, (const unsigned char *)body, len);
     if (msg == NULL) {
@@ -541,7 +541,7 @@ static void copy_yajl_error(decoder *d, const char *body, size_t len)
     size_t n = strlen((char *)msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         n--;
-    fail(d, "invalid JSON: %.*s (at byte %zu)", (int)n, msg, yajl_get_bytes_consumed(d->h));
+    fail(d, "invalid JSON: %.*s (at byte %zu)", (int)n, msg, at);
     yajl_free_error(d->h, msg);
 }
 
@@ -578,10 +578,15 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
         return -1;
     }
     yajl_status st = yajl_parse(d.h, (const unsigned char *)body, len);
-    if (st == yajl_status_ok)
+    size_t at = yajl_get_bytes_consumed(d.h);
+    if (st == yajl_status_ok) {
         st = yajl_complete_parse(d.h);
+        /* what is wrong now (premature EOF) is at the end of the body;
+         * yajl's count restarts for the byte complete_parse feeds itself */
+        at = len;
+    }
     if (st != yajl_status_ok && !d.failed)
-        copy_yajl_error(&d, body, len);
+        copy_yajl_error(&d, body, len, at);
     if (!d.failed)
         check_envelope(&d);
     yajl_free(d.h);
