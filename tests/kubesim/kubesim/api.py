@@ -222,6 +222,8 @@ class Api:
         if req.subresource:
             raise errors.method_not_allowed()
         obj = self._decode(req, body, query)
+        if res.plural in ("selfsubjectreviews", "selfsubjectaccessreviews"):
+            return self._review(user, res, obj)
         md = obj["metadata"]
         if res.namespaced:
             ns = req.namespace or md.get("namespace")
@@ -270,6 +272,16 @@ class Api:
             return 201, obj
         stored = self.store.commit(res.plural, md.get("namespace"), md["name"], obj, must_not_exist=True)
         return 201, stored
+
+    @staticmethod
+    def _review(user, res, obj):
+        """Virtual reviews: who am I (authentication), may I (authorization: everyone may)."""
+        obj["metadata"] = {"creationTimestamp": None}
+        if res.plural == "selfsubjectreviews":
+            obj["status"] = {"userInfo": user.info()}
+        else:
+            obj["status"] = {"allowed": True, "reason": "kubesim allows every authenticated request"}
+        return 201, obj
 
     def _admit(self, op, user, req, obj, old, dry, options, after_mutate=None):
         """Mutating admission, validation, validating admission; returns the object to store."""

@@ -89,6 +89,8 @@ KINDS = {
     "Lease": {"spec": {"holderIdentity": "s", "leaseDurationSeconds": "i", "acquireTime": "*",
                        "renewTime": "*", "leaseTransitions": "i", "strategy": "s", "preferredHolder": "s"}},
     "MutatingWebhookConfiguration": {"webhooks": ["Webhook"]},
+    "SelfSubjectReview": {"status": "*"},
+    "SelfSubjectAccessReview": {"spec": "*", "status": "*"},
     "ValidatingWebhookConfiguration": {"webhooks": ["Webhook"]},
 }
 

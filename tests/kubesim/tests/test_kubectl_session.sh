@@ -67,7 +67,9 @@ check "kubectl version reaches the server over TLS with the generated CA" contai
 out=$(k api-resources 2>&1)
 check "api-resources lists daemonsets, pods, jobs, leases" bash -c \
     'for r in daemonsets pods jobs leases mutatingwebhookconfigurations; do grep -q "^$r " <<<"$0" || exit 1; done' "$out"
-out=$(timeout 30 kubectl --kubeconfig "$WORK/state/user.kubeconfig" auth whoami 2>&1 || true)
+out=$(timeout 30 kubectl --kubeconfig "$WORK/state/controller.kubeconfig" auth whoami 2>&1)
+check "controller.kubeconfig authenticates as the controller's service account" contains "$out" \
+    "Username *system:serviceaccount:ota-system:ota-controller"
 out=$(timeout 30 kubectl --kubeconfig "$WORK/state/node-1.kubeconfig" get ns default -o name 2>&1)
 check "node-1.kubeconfig works" contains "$out" "namespace/default"
 
