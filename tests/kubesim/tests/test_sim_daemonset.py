@@ -149,6 +149,8 @@ class DaemonSetTest(unittest.TestCase):
     def test_rolling_update_replaces_pods_itself(self):
         self.sim.create(NS + "/daemonsets", daemonset(strategy="RollingUpdate"))
         self.ready_pods(2)
+        wait_for(lambda: (self.sim.get(NS + "/daemonsets/agent").get("status") or {})
+                 .get("numberReady") == 2, what="status caught up")
         seen_ready = []
         self.sim.api.subscribe(lambda t, r, o: seen_ready.append(
             (o.get("status") or {}).get("numberReady")) if r == "daemonsets" else None)

@@ -91,7 +91,8 @@ class JobTest(unittest.TestCase):
         t0 = clock.now()
         self.sim.create(JOBS, job("slow", ["sleep", "3600"], activeDeadlineSeconds=30))
         j = self.finished("slow", "Failed")
-        self.assertGreaterEqual(clock.now() - t0, 30)
+        # startTime has whole seconds, as in Kubernetes, so the deadline may come <1 s early.
+        self.assertGreaterEqual(clock.now() - t0, 29)
         self.assertEqual(condition(j, "Failed")["reason"], "DeadlineExceeded")
         self.assertEqual(condition(j, "Failed")["message"],
                          "Job was active longer than specified deadline")
