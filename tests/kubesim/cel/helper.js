@@ -6,6 +6,7 @@
 //   request: {"id": 1, "exprs": ["object.metadata.name == 'x'"],
 //             "vars": {"object": ..., "oldObject": ..., "request": ...}}
 //   answer:  {"id": 1, "results": [{"value": true} | {"error": "..."}]}
+//   or {"id": 2, "compile": ["expr", ...]}: only parse, answer as above.
 // Values arrive as JSON with integers as JSON integers (bound as CEL int, as
 // the apiserver binds int64 fields) and floats tagged {"$f": 1.5} (CEL double).
 // Objects become CEL maps, arrays CEL lists. Parsed plans are cached.
@@ -73,6 +74,19 @@ rl.on("line", (line) => {
     req = JSON.parse(line);
   } catch (e) {
     process.stdout.write(JSON.stringify({ id: null, error: "bad request: " + e.message }) + "\n");
+    return;
+  }
+  if (Array.isArray(req.compile)) {
+    // compile-only: what the apiserver checks when a configuration is written
+    const results = req.compile.map((e) => {
+      try {
+        parse(e);
+        return { value: true };
+      } catch (ex) {
+        return { error: "compilation failed: " + String(ex && ex.message ? ex.message : ex) };
+      }
+    });
+    process.stdout.write(JSON.stringify({ id: req.id, results }) + "\n");
     return;
   }
   const vars = {};

@@ -136,6 +136,75 @@ class Admission:
         self.pool.close()
         self.cel.close()
 
+    # ----------------------------------------------------------- validation
+    def validate_config(self, resource, obj):
+        """ValidatingAdmissionWebhook/MutatingAdmissionWebhook object validation (the parts
+        that catch real manifest mistakes), as a list of (field, type, message) causes."""
+        causes = []
+        names = set()
+        for i, wh in enumerate(obj.get("webhooks") or []):
+            p = "webhooks[%d]" % i
+            if not isinstance(wh, dict):
+                continue
+            name = wh.get("name") or ""
+            if not name:
+                causes.append((p + ".name", "FieldValueRequired", "Required value"))
+            elif "." not in name:
+                causes.append((p + ".name", "FieldValueInvalid",
+                               'Invalid value: "%s": should be a domain with at least three segments separated '
+                               "by dots" % name))
+            elif name in names:
+                causes.append((p + ".name", "FieldValueDuplicate", 'Duplicate value: "%s"' % name))
+            names.add(name)
+            if wh.get("sideEffects") not in ("None", "NoneOnDryRun"):
+                if wh.get("sideEffects") is None:
+                    causes.append((p + ".sideEffects", "FieldValueRequired",
+                                   "Required value: must specify one of None, NoneOnDryRun"))
+                else:
+                    causes.append((p + ".sideEffects", "FieldValueNotSupported", 'Unsupported value: "%s": '
+                                   'supported values: "None", "NoneOnDryRun"' % wh.get("sideEffects")))
+            arv = wh.get("admissionReviewVersions")
+            if not arv:
+                causes.append((p + ".admissionReviewVersions", "FieldValueRequired",
+                               "Required value: must specify one of v1, v1beta1"))
+            elif "v1" not in arv and "v1beta1" not in arv:
+                causes.append((p + ".admissionReviewVersions", "FieldValueInvalid",
+                               "Invalid value: %s: must include at least one of v1, v1beta1" % arv))
+            cc = wh.get("clientConfig") or {}
+            if bool(cc.get("url")) == bool(cc.get("service")):
+                causes.append((p + ".clientConfig", "FieldValueRequired",
+                               "Required value: exactly one of url or service is required"))
+            for fp, pol in (("failurePolicy", ("Ignore", "Fail")), ("matchPolicy", ("Exact", "Equivalent"))):
+                if wh.get(fp) not in pol:
+                    causes.append((p + "." + fp, "FieldValueNotSupported", 'Unsupported value: "%s": supported '
+                                   'values: "%s"' % (wh.get(fp), '", "'.join(pol))))
+            t = wh.get("timeoutSeconds")
+            if t is not None and not (isinstance(t, int) and 1 <= t <= 30):
+                causes.append((p + ".timeoutSeconds", "FieldValueInvalid",
+                               "Invalid value: %s: the timeout value must be between 1 and 30 seconds" % t))
+            conds = wh.get("matchConditions") or []
+            if len(conds) > 64:
+                causes.append((p + ".matchConditions", "FieldValueTooMany",
+                               "Too many: %d: must have at most 64 items" % len(conds)))
+            cnames = set()
+            exprs = []
+            for j, c in enumerate(conds):
+                cp = "%s.matchConditions[%d]" % (p, j)
+                if not c.get("name"):
+                    causes.append((cp + ".name", "FieldValueRequired", "Required value"))
+                elif c["name"] in cnames:
+                    causes.append((cp + ".name", "FieldValueDuplicate", 'Duplicate value: "%s"' % c["name"]))
+                cnames.add(c.get("name"))
+                if not c.get("expression"):
+                    causes.append((cp + ".expression", "FieldValueRequired", "Required value"))
+                else:
+                    exprs.append((cp + ".expression", c["expression"]))
+            if exprs:
+                for (fp, e), (kind, val) in zip(exprs, self.cel.compile([e for _, e in exprs])):
+                    if kind == "error" and val.startswith("compilation failed"):
+                        causes.append((fp, "FieldValueInvalid", 'Invalid value: "%s": %s' % (e, val)))
+        return causes
+
     # ---------------------------------------------------------------- match
     def _configs(self, phase):
         kind = "mutatingwebhookconfigurations" if phase == "mutating" else "validatingwebhookconfigurations"

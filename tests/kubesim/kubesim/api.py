@@ -118,7 +118,15 @@ class Api:
 
     def call_ex(self, user, method, path, body=None, query=None, content_type="application/json"):
         """Like call, plus the list of warnings (Warning headers) the request produced."""
+        outer = getattr(self.local, "warnings", None)
         self.local.warnings = []
+        try:
+            return self._call_ex(user, method, path, body, query, content_type)
+        finally:
+            if outer is not None:
+                self.local.warnings = outer
+
+    def _call_ex(self, user, method, path, body, query, content_type):
         query = dict(query or {})
         if "?" in path:
             from urllib.parse import parse_qsl
@@ -294,6 +302,10 @@ class Api:
             after_mutate(obj)
         if op in ("CREATE", "UPDATE"):
             defaults.validate(req.res.plural, obj, old if op == "UPDATE" else None, req.res.group)
+            if self.admission is not None and req.resource.endswith("webhookconfigurations"):
+                causes = self.admission.validate_config(req.resource, obj)
+                if causes:
+                    raise errors.invalid(req.res.kind, req.res.group, obj["metadata"].get("name", ""), causes)
         if self.admission is not None:
             self.admission.admit("validating", op, user, req, obj, old, dry, options)
         return obj

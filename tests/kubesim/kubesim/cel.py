@@ -57,12 +57,19 @@ class CelEvaluator:
 
     def evaluate(self, exprs, variables):
         """-> list of ("value", v) or ("error", message), one per expression."""
+        return self._ask({"exprs": list(exprs), "vars": _tag_floats(variables)}, len(exprs))
+
+    def compile(self, exprs):
+        """-> list of ("value", True) or ("error", "compilation failed: ...")."""
+        return self._ask({"compile": list(exprs)}, len(exprs))
+
+    def _ask(self, payload, n):
         with self.lock:
             try:
                 if self.proc is None or self.proc.poll() is not None:
                     self._start()
                 self.next_id += 1
-                msg = json.dumps({"id": self.next_id, "exprs": list(exprs), "vars": _tag_floats(variables)})
+                msg = json.dumps(dict(payload, id=self.next_id))
                 self.proc.stdin.write(msg + "\n")
                 self.proc.stdin.flush()
                 line = self._readline()
@@ -73,7 +80,7 @@ class CelEvaluator:
                         for r in ans["results"]]
             except (CelUnavailable, OSError, ValueError, KeyError) as e:
                 self._kill()
-                return [("error", "CEL evaluation unavailable: %s" % e)] * len(exprs)
+                return [("error", "CEL evaluation unavailable: %s" % e)] * n
 
     def _readline(self):
         out = []

@@ -137,8 +137,8 @@ def default_job_selector(obj):
                    "controller-uid": uid, "job-name": name})
 
 
-def _invalid(obj, causes):
-    return errors.invalid(obj.get("kind", ""), "", obj.get("metadata", {}).get("name", ""), causes)
+def _invalid(obj, causes, group):
+    return errors.invalid(obj.get("kind", ""), group, obj.get("metadata", {}).get("name", ""), causes)
 
 
 def validate(resource, obj, old=None, group=""):
@@ -175,7 +175,7 @@ def validate(resource, obj, old=None, group=""):
     elif resource == "leases":
         pass
     if causes:
-        raise _invalid(obj, causes)
+        raise _invalid(obj, causes, group)
 
 
 def _validate_pod_spec(spec, path):

@@ -67,7 +67,7 @@ def conflict(group, resource, name, why):
 def invalid(kind, group, name, causes):
     """causes: list of (field, reason_type, message) like field.ErrorList."""
     msgs = ["%s: %s" % (f, m) for f, _t, m in causes]
-    msg = '%s "%s" is invalid: ' % (kind, name)
+    msg = '%s "%s" is invalid: ' % (kind if not group else "%s.%s" % (kind, group), name)
     msg += msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
     return ApiError(422, "Invalid", msg,
                     _details(name, group, kind,

@@ -218,5 +218,20 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(req["options"]["kind"], "DeleteOptions")
 
 
+    def test_configuration_validation(self):
+        wh = self.status_hook(matchConditions=[{"name": "c", "expression": "object.metadata.name =="}])
+        del wh["sideEffects"]
+        st, body = self.api.call(ADMIN, "POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                                 webhook_config("ValidatingWebhookConfiguration", "bad", [wh]))
+        self.assertEqual(st, 422)
+        self.assertTrue(body["message"].startswith(
+            'ValidatingWebhookConfiguration.admissionregistration.k8s.io "bad" is invalid: ['), body["message"])
+        self.assertIn("webhooks[0].sideEffects: Required value", body["message"])
+        self.assertIn('webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name ==": '
+                      'compilation failed', body["message"])
+        fields = [c["field"] for c in body["details"]["causes"]]
+        self.assertEqual(fields, ["webhooks[0].sideEffects", "webhooks[0].matchConditions[0].expression"])
+
+
 if __name__ == "__main__":
     unittest.main()
