@@ -350,7 +350,20 @@ class Server:
         self.log_path = os.path.join(WORK, "%s.log" % name)
         self.starts = 0
 
-    def start(self):
+    def start(self, attempts=3):
+        """Starts the server and waits for /readyz. The free ports may be
+        taken by someone else between our probe and the server's bind (other
+        suites run in parallel): then it tries again on new ones."""
+        for attempt in range(attempts):
+            try:
+                return self._start_once()
+            except AssertionError as e:
+                if attempt == attempts - 1 or \
+                        "in use" not in str(e).lower():
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self):
         if not os.access(BINARY, os.X_OK):
             raise AssertionError(
                 "server binary %s does not exist or is not executable "
