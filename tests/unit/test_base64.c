@@ -146,6 +146,96 @@ static void test_out_of_memory(void **state)
     arena_free(&a);
 }
 
+/* ---- base64_decode_malloc (kubeconfig's -data fields) --------------------- */
+
+static void test_decode_vectors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+        size_t len = 12345;
+        char *out = base64_decode_malloc(vectors[i].out, strlen(vectors[i].out), &len);
+        FX_CHECK(vectors[i].out, out != NULL, "refused");
+        FX_CHECK(vectors[i].out, len == vectors[i].n && memcmp(out, vectors[i].in, len) == 0,
+                 "decoded %zu bytes", len);
+        FX_CHECK(vectors[i].out, out[len] == '\0', "not NUL-terminated");
+        free(out);
+    }
+}
+
+static void test_decode_lenient_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } rows[] = {
+        {"Zm9vYmFy", "foobar"},
+        {"Zm9vYg", "foob"},             /* padding is optional */
+        {"Zm9vYmE", "fooba"},
+        {"Zm9v\nYmFy\n", "foobar"},     /* PEM-style line breaks */
+        {" Zm 9v\tYm\r\nFy ", "foobar"}, /* any whitespace */
+        {"Zg= =", "f"},
+        {"", ""},
+        {"  \n", ""},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t len;
+        char *out = base64_decode_malloc(rows[i].in, strlen(rows[i].in), &len);
+        FX_CHECK(rows[i].in, out != NULL && strcmp(out, rows[i].want) == 0 &&
+                                 len == strlen(rows[i].want),
+                 "got \"%s\"", out != NULL ? out : "(refused)");
+        free(out);
+    }
+}
+
+static void test_decode_refuses(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "Z",        /* one character: 6 bits, no byte */
+        "Zm9vY",    /* a dangling character after whole groups */
+        "Zg===",    /* too much padding */
+        "=Zg",      /* data after padding */
+        "Zg==Zg==", /* two padded groups */
+        "Zm-_",     /* the URL alphabet */
+        "Zm9v.",
+        "Zm9v\x80",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        size_t len = 7;
+        char *out = base64_decode_malloc(bad[i], strlen(bad[i]), &len);
+        FX_CHECK(bad[i], out == NULL, "accepted as \"%s\"", out);
+        FX_CHECK(bad[i], len == 7, "out_len written");
+    }
+    /* a NUL in the input is not base64 either */
+    size_t len;
+    assert_null(base64_decode_malloc("Zm\0v", 4, &len));
+}
+
+/* Encoder and decoder agree on every length, from a buffer of exactly n
+ * bytes (ASan sees a read past it). */
+static void test_decode_round_trip(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < 100; n++) {
+        arena a;
+        arena_init(&a);
+        unsigned char in[100];
+        for (size_t i = 0; i < n; i++)
+            in[i] = (unsigned char)(255 - i * 13);
+        size_t elen, dlen;
+        char *enc = base64_encode(&a, in, n, &elen);
+        char *exact = malloc(elen + 1);
+        memcpy(exact, enc, elen);
+        char *dec = base64_decode_malloc(exact, elen, &dlen);
+        assert_non_null(dec);
+        assert_int_equal(dlen, n);
+        assert_memory_equal(dec, in, n);
+        free(dec);
+        free(exact);
+        arena_free(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +244,10 @@ int main(void)
         cmocka_unit_test(test_lengths_round_trip),
         cmocka_unit_test(test_decoder_is_strict),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_decode_vectors),
+        cmocka_unit_test(test_decode_lenient_forms),
+        cmocka_unit_test(test_decode_refuses),
+        cmocka_unit_test(test_decode_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

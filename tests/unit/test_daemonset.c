@@ -336,6 +336,8 @@ static void test_validation_table(void **state)
             FX_CHECK(row->name, !resp.allowed && out.result == ADMIT_DENIED, "allowed");
             FX_CHECK(row->name, strcmp(out.rule, row->rule) == 0, "rule %s, want %s", out.rule,
                      row->rule);
+            FX_CHECK(row->name, admit_rule_index(out.rule) >= 0, "rule %s not in admit_rule_names",
+                     out.rule);
             FX_CHECK(row->name, resp.code == 403 && strcmp(resp.status_reason, "Forbidden") == 0,
                      "status %lld %s", resp.code, resp.status_reason);
             FX_CHECK(row->name, strstr(resp.message, row->phrase) != NULL, "\"%s\" not in: %s",

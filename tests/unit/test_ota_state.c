@@ -395,8 +395,10 @@ static void check_row(const transition_row *row, const char *name)
     ota_verdict v = ota_state_check_update(&rv.old_object, &rv.object, &who, POD_REF, &a);
     FX_CHECK(name, v.allowed == row->allowed, "verdict %s (%s)", v.allowed ? "allowed" : "denied",
              v.message != NULL ? v.message : "");
-    if (!row->allowed)
+    if (!row->allowed) {
         FX_CHECK(name, strcmp(v.rule, row->rule) == 0, "rule %s, want %s", v.rule, row->rule);
+        FX_CHECK(name, admit_rule_index(v.rule) >= 0, "rule %s not in admit_rule_names", v.rule);
+    }
 
     /* End to end, through the response the apiserver reads. */
     admit_outcome out;
@@ -466,6 +468,27 @@ static void test_table_covers_every_requester(void **state)
             if (seen[w] != 1)
                 fail_msg("%s by %s: %d rows", design[d], whos[w].label, seen[w]);
     }
+}
+
+/* Every pod-status rule of admit_rule_names (the metrics' rule label) has a
+ * row that produces it; the DaemonSet ones are in test_daemonset.c. */
+static void test_every_rule_has_a_row(void **state)
+{
+    (void)state;
+    int found = 0;
+    for (int r = 0; r < ADMIT_N_RULES; r++) {
+        const char *rule = admit_rule_names[r];
+        if (strcmp(rule, "unknown-update-strategy") == 0 ||
+            strcmp(rule, "ota-requires-ondelete") == 0 || strcmp(rule, "bad-prepull-timeout") == 0)
+            continue;
+        int rows = 0;
+        for (size_t i = 0; i < sizeof(transitions) / sizeof(transitions[0]); i++)
+            rows += !transitions[i].allowed && strcmp(transitions[i].rule, rule) == 0;
+        if (rows == 0)
+            fail_msg("no row is denied by %s", rule);
+        found++;
+    }
+    assert_int_equal(found, ADMIT_N_RULES - 3);
 }
 
 /* ---- classification ------------------------------------------------------ */
@@ -761,6 +784,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transition_table),
         cmocka_unit_test(test_table_covers_every_requester),
+        cmocka_unit_test(test_every_rule_has_a_row),
         cmocka_unit_test(test_classification),
         cmocka_unit_test(test_state_names),
         cmocka_unit_test(test_cond_same),

@@ -1,0 +1,194 @@
+/*
+ * test_admit.c - admit_review() as the server calls it: the captured
+ * fixtures in tests/fixtures/ (the shapes the apiserver sends) through both
+ * webhooks, and the names admit.c gives rules, results and mutations for
+ * logs and metrics.
+ *
+ * The patches themselves are checked op by op in test_podstatus.c and
+ * test_daemonset.c, and applied to the objects by tests/integration/.
+ */
+#include "review_fixture.h"
+
+#include "ota_podstatus.h"
+
+#ifndef FIXTURES_DIR
+#define FIXTURES_DIR "tests/fixtures" /* `make unit` runs from the top */
+#endif
+
+typedef struct fixture_row {
+    const char *file;
+    admit_result mutate;
+    unsigned mutations;
+    admit_result validate;
+    const char *rule;
+} fixture_row;
+
+static const fixture_row fixtures[] = {
+    {"configmap-create", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
+    {"ds-create-advanced-rolling-update", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
+    {"ds-create-bad-timeout", ADMIT_ALLOWED, 0, ADMIT_DENIED, "bad-prepull-timeout"},
+    {"ds-create-invalid-strategy", ADMIT_ALLOWED, 0, ADMIT_DENIED, "unknown-update-strategy"},
+    /* validation sees the object before the mutation: denied as sent */
+    {"ds-create-ota-no-strategy", ADMIT_PATCHED, ADMIT_MUT_ONDELETE, ADMIT_DENIED,
+     "ota-requires-ondelete"},
+    {"ds-create-ota-rollingupdate", ADMIT_PATCHED, ADMIT_MUT_ONDELETE, ADMIT_DENIED,
+     "ota-requires-ondelete"},
+    {"ds-update-ota-ondelete", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
+    {"pod-status-controller-ready", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
+    {"pod-status-kubelet-routine", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
+    {"pod-status-node-claims-ready", ADMIT_ALLOWED, 0, ADMIT_DENIED, "result-owned-by-controller"},
+    {"pod-status-other-node", ADMIT_ALLOWED, 0, ADMIT_DENIED, "own-node-only"},
+    {"pod-status-prepull-kubectl", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
+    {"pod-status-prepull-yurthub", ADMIT_PATCHED,
+     OTA_MUT_STAMP_REASON | OTA_MUT_FILL_MESSAGE | OTA_MUT_RESTORE_NEED_UPGRADE, ADMIT_DENIED,
+     "need-upgrade-owned-by-controller"},
+};
+
+/* The whole file in an exactly sized malloc buffer. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("cannot open %s (run from the repository's top directory)", path);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    char *b = malloc((size_t)n);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void test_fixtures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+        const fixture_row *row = &fixtures[i];
+        char path[256];
+        snprintf(path, sizeof(path), "%s/%s.json", FIXTURES_DIR, row->file);
+        size_t len;
+        char *body = read_file(path, &len);
+
+        /* the uid to echo, read independently */
+        arena a;
+        arena_init(&a);
+        char err[128];
+        yajl_val doc = yajl_tree_parse(arena_strndup(&a, body, len), err, sizeof(err));
+        FX_CHECK(row->file, doc != NULL, "%s", err);
+        const char *uid = YAJL_GET_STRING(
+            yajl_tree_get(doc, (const char *[]){"request", "uid", NULL}, yajl_t_string));
+        assert_non_null(uid);
+
+        for (int phase = ADMIT_MUTATE; phase <= ADMIT_VALIDATE; phase++) {
+            const admit_config cfg = {FX_CONTROLLER};
+            admit_outcome out;
+            FX_CHECK(row->file, admit_review((admit_phase)phase, body, len, FX_NOW, &cfg, &a, &out) == 0,
+                     "out of memory");
+            FX_CHECK(row->file, out.http_status == 200, "HTTP %d: %s", out.http_status, out.message);
+            fx_response resp;
+            fx_parse_response(&a, out.body, out.body_len, &resp);
+            FX_CHECK(row->file, strcmp(resp.uid, uid) == 0, "uid %s", resp.uid);
+            FX_CHECK(row->file, sv_eq(out.uid, uid), "outcome uid");
+            if (phase == ADMIT_MUTATE) {
+                FX_CHECK(row->file, out.result == row->mutate, "mutate: %s",
+                         admit_result_name(out.result));
+                FX_CHECK(row->file, out.mutations == row->mutations, "mutations 0x%x",
+                         out.mutations);
+                FX_CHECK(row->file, (resp.patch != NULL) == (row->mutate == ADMIT_PATCHED),
+                         "patch %s", resp.patch);
+                FX_CHECK(row->file, resp.allowed, "mutation denied");
+            } else {
+                FX_CHECK(row->file, out.result == row->validate, "validate: %s (%s)",
+                         admit_result_name(out.result), out.message);
+                FX_CHECK(row->file, resp.allowed == (row->validate == ADMIT_ALLOWED), "allowed");
+                FX_CHECK(row->file, resp.patch == NULL, "validation patched");
+                if (row->rule != NULL) {
+                    FX_CHECK(row->file, out.rule != NULL && strcmp(out.rule, row->rule) == 0,
+                             "rule %s", out.rule);
+                    FX_CHECK(row->file, strcmp(resp.message, out.message) == 0, "message");
+                    FX_CHECK(row->file, admit_rule_index(out.rule) >= 0, "rule not listed");
+                }
+            }
+        }
+        yajl_tree_free(doc);
+        arena_free(&a);
+        free(body);
+    }
+}
+
+/* The outcome names what it decided about, for the log line. */
+static void test_outcome_fields(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = read_file(FIXTURES_DIR "/pod-status-prepull-yurthub.json", &len);
+    arena a;
+    arena_init(&a);
+    const admit_config cfg = {FX_CONTROLLER};
+    admit_outcome out;
+    assert_int_equal(admit_review(ADMIT_MUTATE, body, len, FX_NOW, &cfg, &a, &out), 0);
+    assert_string_equal(out.object_ref, "pod edge/edge-agent-x7k2p");
+    assert_true(sv_eq(out.username, "system:node:edge-node-1"));
+    assert_null(out.rule);
+    assert_null(out.message);
+    assert_string_equal(admit_mutation_names(out.mutations, &a),
+                        "stamp-reason,fill-message,restore-need-upgrade");
+    arena_free(&a);
+    free(body);
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static void test_rule_names(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ADMIT_N_RULES; i++) {
+        assert_non_null(admit_rule_names[i]);
+        assert_int_equal(admit_rule_index(admit_rule_names[i]), i);
+        /* a metrics label value: lower case, digits and dashes */
+        for (const char *c = admit_rule_names[i]; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
+                fail_msg("rule \"%s\" has '%c'", admit_rule_names[i], *c);
+    }
+    assert_int_equal(admit_rule_index(NULL), -1);
+    assert_int_equal(admit_rule_index(""), -1);
+    assert_int_equal(admit_rule_index("own-node"), -1);
+    assert_int_equal(admit_rule_index("own-node-only "), -1);
+}
+
+static void test_mutation_and_result_names(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    int named = 0;
+    for (unsigned bit = 0; bit < 32; bit++) {
+        const char *name = admit_mutation_name(bit);
+        const char *all = admit_mutation_names(1u << bit, &a);
+        if (name == NULL) {
+            FX_CHECK("unused bit", strcmp(all, "") == 0, "bit %u named \"%s\"", bit, all);
+            continue;
+        }
+        named++;
+        FX_CHECK(name, strcmp(all, name) == 0, "bit %u: \"%s\"", bit, all);
+    }
+    assert_int_equal(named, 5);
+    assert_string_equal(admit_mutation_name(8), "ondelete");
+    assert_string_equal(admit_mutation_name(0), "stamp-reason");
+    assert_string_equal(admit_result_name((admit_result)42), "unknown");
+    arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_outcome_fields),
+        cmocka_unit_test(test_rule_names),
+        cmocka_unit_test(test_mutation_and_result_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
