@@ -25,10 +25,9 @@ MERGE_KEYS = {
     "volumeDevices": "devicePath", "imagePullSecrets": "name", "ownerReferences": "uid",
     "hostAliases": "ip", "topologySpreadConstraints": "topologyKey", "addresses": "type",
     "finalizers": None, "resourceClaims": "name", "schedulingGates": "name",
-    "readinessGates": None,
+    "readinessGates": None, "podIPs": "ip", "hostIPs": "ip", "secrets": "name",
+    "webhooks": "name", "matchConditions": "name",
 }
-# keys whose meaning depends on the parent (`ports` under a container vs a Service).
-CONTEXT_KEYS = {("ports", "spec"): "port", ("ports", None): "containerPort"}
 NO_MERGE = {"readinessGates"}   # listed for clarity: replaced as a whole
 
 

@@ -53,6 +53,16 @@ class PatchFunctionsTest(unittest.TestCase):
             {"name": "E", "value": "1"}, {"name": "F", "value": "2"}]}])
         self.assertEqual(out["spec"]["tolerations"], [{"key": "k", "operator": "Equal"}])   # no merge key: replaced
 
+    def test_strategic_webhooks_by_name(self):
+        # kubectl apply's patch of a webhook configuration names the webhook and its matchConditions
+        doc = {"webhooks": [{"name": "a.x.y", "sideEffects": "None", "timeoutSeconds": 5,
+                             "matchConditions": [{"name": "m", "expression": "true"}]}]}
+        out = patch.strategic_merge_patch(doc, {"webhooks": [{"name": "a.x.y", "timeoutSeconds": 7,
+                                                              "matchConditions": [{"name": "n", "expression": "false"}]}]})
+        self.assertEqual(out["webhooks"], [{"name": "a.x.y", "sideEffects": "None", "timeoutSeconds": 7,
+                                            "matchConditions": [{"name": "m", "expression": "true"},
+                                                                {"name": "n", "expression": "false"}]}])
+
     def test_strategic_directives(self):
         doc = {"spec": {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
                         "containers": [{"name": "a"}, {"name": "b"}]},
