@@ -1,0 +1,265 @@
+/*
+ * test_log.c - logfmt lines on stderr: the line's shape, quoting of values,
+ * level filtering, the 2048-byte bound, RFC 3339 time, and that lines from
+ * several threads never interleave (one write(2) per line).
+ *
+ * stderr is pointed at a temporary file for each test and read back.
+ */
+#include "review_fixture.h"
+
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int saved_stderr = -1;
+static FILE *capture;
+
+/* stderr goes to a temporary file until captured() puts it back, so that
+ * cmocka's own messages about a failure are not swallowed. */
+static void capture_begin(void)
+{
+    capture = tmpfile();
+    assert_non_null(capture);
+    fflush(stderr);
+    saved_stderr = dup(STDERR_FILENO);
+    assert_true(saved_stderr >= 0);
+    assert_true(dup2(fileno(capture), STDERR_FILENO) >= 0);
+}
+
+/* Everything written meanwhile (malloc'd, NUL-terminated). */
+static char *captured(void)
+{
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    long n = lseek(fileno(capture), 0, SEEK_END);
+    assert_true(n >= 0);
+    char *buf = malloc((size_t)n + 1);
+    assert_int_equal(pread(fileno(capture), buf, (size_t)n, 0), n);
+    buf[n] = '\0';
+    fclose(capture);
+    return buf;
+}
+
+/* "time=2026-11-21T21:00:00.123Z " */
+static void assert_time_prefix(const char *line)
+{
+    assert_true(strncmp(line, "time=", 5) == 0);
+    const char *t = line + 5;
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ ";
+    for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+        if (shape[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i])
+            fail_msg("bad time at %zu: %s", i, line);
+    }
+}
+
+static void test_line_shape(void **state)
+{
+    (void)state;
+    capture_begin();
+    log_line l;
+    log_begin(&l, LOG_INFO, "denied");
+    log_str(&l, "uid", "705ab4f5");
+    log_sv(&l, "user", (sv){"system:node:node-1XXX", 18});
+    log_int(&l, "n", -42);
+    log_str(&l, "rule", "own-node-only");
+    log_end(&l, LOG_INFO);
+    char *out = captured();
+    assert_time_prefix(out);
+    assert_string_equal(out + 30, "level=info msg=denied uid=705ab4f5 user=system:node:node-1 n=-42 "
+                                  "rule=own-node-only\n");
+    free(out);
+}
+
+static void test_quoting(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *logged;
+    } rows[] = {
+        {"plain", "plain"},
+        {"", "\"\""},
+        {"two words", "\"two words\""},
+        {"a\"b", "\"a\\\"b\""},
+        {"a\\b", "\"a\\\\b\""},
+        {"k=v", "\"k=v\""},
+        {"line\nbreak", "\"line\\x0abreak\""},
+        {"tab\t", "\"tab\\x09\""},
+        {"\x1b[31m", "\"\\x1b[31m\""}, /* no terminal escapes from a request */
+        {"caf\xc3\xa9", "caf\xc3\xa9"},
+        {"pod edge/x: \"y\"", "\"pod edge/x: \\\"y\\\"\""},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        capture_begin();
+        log_line l;
+        log_begin(&l, LOG_WARN, "m");
+        log_str(&l, "v", rows[i].value);
+        log_end(&l, LOG_WARN);
+        char *out = captured();
+        char *want = malloc(strlen(rows[i].logged) + 32);
+        sprintf(want, "level=warn msg=m v=%s\n", rows[i].logged);
+        FX_CHECK(rows[i].logged, strcmp(out + 30, want) == 0, "got %s", out + 30);
+        free(want);
+        free(out);
+    }
+}
+
+static void test_null_and_empty_values(void **state)
+{
+    (void)state;
+    capture_begin();
+    log_line l;
+    log_begin(&l, LOG_ERROR, "two words");
+    log_str(&l, "a", NULL);
+    log_sv(&l, "b", SV_NULL);
+    log_sv(&l, "c", (sv){"x y", 3});
+    log_end(&l, LOG_ERROR);
+    char *out = captured();
+    assert_string_equal(out + 30, "level=error msg=\"two words\" a=\"\" b=\"\" c=\"x y\"\n");
+    free(out);
+}
+
+static void test_levels(void **state)
+{
+    (void)state;
+    capture_begin();
+    log_set_level(LOG_WARN);
+    log_msg(LOG_DEBUG, "d", NULL);
+    log_msg(LOG_INFO, "i", NULL);
+    log_msg(LOG_WARN, "w", NULL);
+    log_msg(LOG_ERROR, "e", "%d %s", 7, "x");
+    log_line l;
+    log_begin(&l, LOG_INFO, "built-but-dropped");
+    log_end(&l, LOG_INFO);
+    log_set_level(LOG_DEBUG);
+    log_msg(LOG_DEBUG, "d2", NULL);
+    char *out = captured();
+    log_set_level(LOG_INFO);
+    char *second = strchr(out, '\n') + 1;
+    char *third = strchr(second, '\n') + 1;
+    assert_true(strncmp(out + 30, "level=warn msg=w\n", 17) == 0);
+    assert_true(strncmp(second + 30, "level=error msg=e detail=\"7 x\"\n", 31) == 0);
+    assert_string_equal(third + 30, "level=debug msg=d2\n");
+    free(out);
+}
+
+/* A line never exceeds its buffer and always ends the line. */
+static void test_truncation(void **state)
+{
+    (void)state;
+    capture_begin();
+    char *big = malloc(5000);
+    memset(big, 'x', 4999);
+    big[4999] = '\0';
+    log_line l;
+    log_begin(&l, LOG_INFO, "big");
+    log_str(&l, "v", big);
+    assert_true(l.truncated);
+    log_str(&l, "after", "more \"quoted\"");
+    log_int(&l, "n", 1);
+    log_end(&l, LOG_INFO);
+    /* and a line with a quoted value cut in the middle of an escape */
+    memset(big, '"', 4999);
+    log_begin(&l, LOG_INFO, "big2");
+    log_str(&l, "v", big);
+    log_end(&l, LOG_INFO);
+    char *out = captured();
+    char *nl = strchr(out, '\n');
+    assert_non_null(nl);
+    assert_int_equal(nl - out + 1, (long)sizeof(l.buf));
+    assert_true(strncmp(out + 30, "level=info msg=big v=xxxx", 25) == 0);
+    char *nl2 = strchr(nl + 1, '\n');
+    assert_non_null(nl2);
+    assert_int_equal(nl2 - nl, (long)sizeof(l.buf));
+    assert_int_equal(nl2[1], '\0');
+    free(out);
+    free(big);
+}
+
+static void test_rfc3339(void **state)
+{
+    (void)state;
+    char buf[32];
+    time_t before = time(NULL);
+    log_rfc3339(buf, sizeof(buf));
+    time_t after = time(NULL);
+    assert_int_equal(strlen(buf), 20);
+    struct tm tm = {0};
+    char *end = strptime(buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    assert_non_null(end);
+    assert_int_equal(*end, '\0');
+    time_t t = timegm(&tm);
+    assert_true(t >= before && t <= after);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+enum { THREADS = 4, LINES = 400 };
+
+static void *log_lines(void *arg)
+{
+    long id = (long)arg;
+    char value[600];
+    memset(value, 'a' + (int)id, sizeof(value) - 1);
+    value[sizeof(value) - 1] = '\0';
+    for (int i = 0; i < LINES; i++) {
+        log_line l;
+        log_begin(&l, LOG_INFO, "t");
+        log_int(&l, "thread", id);
+        log_int(&l, "i", i);
+        log_str(&l, "v", value);
+        log_end(&l, LOG_INFO);
+    }
+    return NULL;
+}
+
+static void test_threads_do_not_interleave(void **state)
+{
+    (void)state;
+    capture_begin();
+    pthread_t th[THREADS];
+    for (long i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, log_lines, (void *)i), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    char *out = captured();
+    int seen[THREADS] = {0};
+    char *line = out;
+    int n = 0;
+    while (*line != '\0') {
+        char *nl = strchr(line, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        long id;
+        int i, used = 0;
+        if (sscanf(line + 30, "level=info msg=t thread=%ld i=%d v=%n", &id, &i, &used) != 2 ||
+            id < 0 || id >= THREADS)
+            fail_msg("mangled line %d: %.80s", n, line);
+        const char *v = line + 30 + used;
+        assert_int_equal(strlen(v), 599);
+        for (int k = 0; k < 599; k++)
+            if (v[k] != 'a' + id)
+                fail_msg("line %d of thread %ld mixed at %d", i, id, k);
+        assert_int_equal(i, seen[id]); /* each thread's lines in order */
+        seen[id]++;
+        n++;
+        line = nl + 1;
+    }
+    assert_int_equal(n, THREADS * LINES);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_line_shape),
+        cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_null_and_empty_values),
+        cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_threads_do_not_interleave),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
