@@ -1,0 +1,98 @@
+/*
+ * prepull_job.h - the batch/v1 Job that pre-pulls a revision's images on one
+ * node (DESIGN.md §5): its name, derived only from the request so that a
+ * restarted controller computes the same one (and gets 409 instead of
+ * creating a second Job), and its JSON body.
+ *
+ * The Job runs in the pod's namespace (pull secrets are namespaced), is
+ * owned by the pod (the upgrade deletes the pod, the garbage collector then
+ * deletes the Job and cancels a pull still queued), is pinned to the pod's
+ * node and tolerates every taint.  Target images need no shell: an init
+ * container from the helper image (a statically linked busybox) copies
+ * itself into an emptyDir as "true", and every target container runs
+ * /ota-bin/true.  The Job has no ttlSecondsAfterFinished: its finished pod
+ * keeps exited containers that reference the images, which keeps the
+ * kubelet's image garbage collector away from them until the upgrade.
+ *
+ * Shape of the pod, for whoever reads its status:
+ *   initContainers: "ota-helper", then "pull-0" .. "pull-<n-1>", one per
+ *                   distinct target image (the revision's init-container
+ *                   images first, then its container images);
+ *   containers:     "ota-done", the helper image running /ota-bin/true.
+ * An image that cannot be pulled shows as the waiting reason
+ * (ErrImagePull, ImagePullBackOff, InvalidImageName) of its "pull-<i>" entry
+ * in status.initContainerStatuses; the pod stays Pending until
+ * activeDeadlineSeconds fails the Job.
+ */
+#ifndef OTA_PREPULL_JOB_H
+#define OTA_PREPULL_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+/* Longest Job name: the Job controller copies it into the pod label
+ * batch.kubernetes.io/job-name, and label values are at most 63. */
+#define PREPULL_JOB_NAME_MAX 63
+#define PREPULL_JOB_NAME_PREFIX "ota-prepull-"
+
+/* Container and volume names in the Job's pod. */
+#define PREPULL_JOB_HELPER_CONTAINER "ota-helper"
+#define PREPULL_JOB_TARGET_PREFIX "pull-"
+#define PREPULL_JOB_DONE_CONTAINER "ota-done"
+#define PREPULL_JOB_VOLUME "ota-bin"
+#define PREPULL_JOB_TRUE "/ota-bin/true"
+
+/* Most distinct target images one Job pulls (a pod with more is absurd). */
+#define PREPULL_JOB_MAX_IMAGES 64
+
+typedef struct prepull_job_spec {
+    const char *pod_namespace, *pod_name, *pod_uid, *node_name;
+    const char *revision_hash; /* H, the newest ControllerRevision's hash */
+    const char *request_time;  /* identifies the request: the PodImageReady
+                                  lastTransitionTime the pull was asked with */
+    /* From revision H's pod template (not the live DaemonSet template). */
+    const char *const *init_images;
+    size_t n_init_images;
+    const char *const *images;
+    size_t n_images;
+    const char *const *pull_secrets; /* imagePullSecrets names */
+    size_t n_pull_secrets;
+    const char *helper_image;        /* --helper-image */
+    int backoff_limit;               /* 0..2 */
+    long active_deadline_seconds;    /* > 0: the DaemonSet's timeout or --pull-timeout */
+} prepull_job_spec;
+
+/*
+ * 32 bits of FNV-1a 64 (upper half xor lower half) over pod_uid, revision
+ * hash and request time, each followed by a NUL byte so that moving a
+ * character from one field to the next changes the hash.  Stable across
+ * processes, versions and machines.
+ */
+uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash,
+                          const char *request_time);
+
+/*
+ * "ota-prepull-<pod name cut to fit>-<8 lowercase hex of prepull_job_hash>",
+ * at most PREPULL_JOB_NAME_MAX characters and a DNS-1123 label: the pod
+ * name keeps its beginning (the DaemonSet's name), characters other than
+ * [a-z0-9-] become '-' (a pod name may contain '.'), and a cut never leaves
+ * a '-' before the hash separator.  Writes the NUL-terminated name into out,
+ * which holds at least PREPULL_JOB_NAME_MAX + 1 bytes.
+ */
+void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
+                      const char *revision_hash, const char *request_time);
+
+/*
+ * Renders the Job as JSON (indented, ending in a newline).  Returns 0 with
+ * the text in *json (arena memory, NUL-terminated) and its length in *len,
+ * or -1 with the reason in err (at most errlen bytes): a missing field, a
+ * backoff limit outside 0..2, a deadline not above 0, no target image, too
+ * many, or an image reference the kubelet would reject (the message is
+ * imageref_parse's, so it can go into PullImageFail as InvalidImageName).
+ */
+int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, size_t *len,
+                       char *err, size_t errlen);
+
+#endif
