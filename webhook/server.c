@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 
 #include "admit.h"
 #include "arena.h"
+#include "listen.h"
 #include "log.h"
 #include "review.h"
 
@@ -78,54 +78,6 @@ static worker *worker_of(h2o_req_t *req)
 }
 
 /* ---- listeners ---------------------------------------------------------- */
-
-/* "HOST:PORT", ":PORT" (all interfaces) or "[V6]:PORT". */
-static int open_listener(const char *address, char *err, size_t errlen)
-{
-    char host[256];
-    const char *colon = strrchr(address, ':');
-    if (colon == NULL || colon[1] == '\0' || (size_t)(colon - address) >= sizeof(host)) {
-        snprintf(err, errlen, "bad address \"%s\": want HOST:PORT or :PORT", address);
-        return -1;
-    }
-    memcpy(host, address, (size_t)(colon - address));
-    host[colon - address] = '\0';
-    char *h = host;
-    if (h[0] == '[') {
-        size_t n = strlen(h);
-        if (n < 2 || h[n - 1] != ']') {
-            snprintf(err, errlen, "bad address \"%s\"", address);
-            return -1;
-        }
-        h[n - 1] = '\0';
-        h++;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo(h[0] != '\0' ? h : NULL, colon + 1, &hints, &res);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot resolve \"%s\": %s", address, gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1;
-    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        int on = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
-            break;
-        snprintf(err, errlen, "cannot listen on \"%s\": %s", address, strerror(errno));
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd >= 0)
-        fcntl(fd, F_SETFL, O_NONBLOCK);
-    return fd;
-}
 
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
@@ -503,7 +455,7 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
     for (int k = 0; k < L_COUNT; k++)
         srv->listen_fd[k] = -1;
     for (int k = 0; k < L_COUNT; k++) {
-        srv->listen_fd[k] = open_listener(addresses[k], err, errlen);
+        srv->listen_fd[k] = listen_open(addresses[k], err, errlen);
         if (srv->listen_fd[k] < 0) {
             server_destroy(srv);
             return NULL;
