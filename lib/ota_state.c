@@ -132,7 +132,13 @@ ota_verdict ota_state_check_update(const review_object *old_pod, const review_ob
 
     ota_state from = ota_state_of_pod(old_pod), to = ota_state_of_pod(new_pod);
     if (who->kind == OTA_REQ_CONTROLLER) {
-        if (to == OTA_STATE_PULLING && from != OTA_STATE_PULLING)
+        /* Staying in Pulling is fine (say, tidying YurtHub's reason-less
+         * request), but not when the pull now names another revision: that
+         * is a new request, and only a node user makes one. */
+        int new_pull = to == OTA_STATE_PULLING &&
+                       (from != OTA_STATE_PULLING ||
+                        !same_text(old_pod->image_ready.message, new_pod->image_ready.message));
+        if (new_pull)
             return deny(a, "pull-requested-by-node-users", from,
                         arena_printf(a,
                                      "the controller may not request a pre-pull of pod %s; "

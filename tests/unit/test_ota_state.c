@@ -72,6 +72,7 @@ static const struct {
 #define DROPS_NU ABSENT, IR_WAIT(H2)
 #define REWINDS NU(H1), IR_WAIT(H1)              /* PodNeedUpgrade moved back, pull of it */
 #define READY_RETIMED NU(H2) /* lastTransitionTime only */, IR_OK(H2)
+#define PULLING_NEXT NU(H3), IR_WAIT(H3)          /* a pull of a revision nobody asked for */
 
 /* How the write is shaped besides the OTA conditions. */
 enum shape {
@@ -269,6 +270,14 @@ static const transition_row transitions[] = {
     ROW(NODE_OTHER, PENDING, REWINDS, YURTHUB, PENDING_UPGRADE, PULLING, DENY(R_NODE)),
     ROW(USER, PENDING, REWINDS, KUBECTL, PENDING_UPGRADE, PULLING, DENY(R_NU)),
     ROW(MASTER, PENDING, REWINDS, KUBECTL, PENDING_UPGRADE, PULLING, OK),
+
+    /* Pulling H -> Pulling a newer H: the controller would be asking for a
+     * pull itself; its way to a new revision is PendingUpgrade. */
+    ROW(CTRL, PULLING, PULLING_NEXT, KUBECTL, PULLING, PULLING, DENY(R_BY_NODES)),
+    ROW(NODE_SELF, PULLING, PULLING_NEXT, KUBECTL, PULLING, PULLING, DENY(R_NU)),
+    ROW(NODE_OTHER, PULLING, PULLING_NEXT, KUBECTL, PULLING, PULLING, DENY(R_NODE)),
+    ROW(USER, PULLING, PULLING_NEXT, KUBECTL, PULLING, PULLING, DENY(R_NU)),
+    ROW(MASTER, PULLING, PULLING_NEXT, KUBECTL, PULLING, PULLING, OK),
 
     /* ---- no change to either OTA condition: always allowed ---- */
     /* A routine kubelet write (Ready flips), on pods in every state. */
