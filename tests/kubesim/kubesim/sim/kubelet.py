@@ -172,7 +172,8 @@ class Kubelet(Worker):
         if key == RESYNC:
             for pod in self.list("/api/v1/pods", {"fieldSelector": "spec.nodeName=" + self.node}):
                 self.enqueue((meta(pod)["namespace"], meta(pod)["name"]))
-            self.enqueue_after(RESYNC, RESYNC_SECONDS)
+            # a safety net only: at least RESYNC_SECONDS simulated and 30 real seconds apart
+            self.enqueue_after(RESYNC, max(RESYNC_SECONDS, 30 * self.clock.scale))
         elif key == NODE_KEY:
             self._update_node_images()
         else:
