@@ -522,6 +522,7 @@ static const type_row type_rows[] = {
     {"\"request\":{\"uid\"", "\"request\":[],\"x\":{\"uid\"", "request must be an object, got an array"},
     {"\"uid\":\"u-1\"", "\"uid\":17", "request.uid must be a string, got a number"},
     {"\"uid\":\"u-1\"", "\"uid\":true", "request.uid must be a string, got a boolean"},
+    {"\"uid\":\"u-1\"", "\"uid\":-1e999999", "request.uid must be a string, got a number"},
     {"\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"}", "\"kind\":\"Pod\"",
      "request.kind must be an object, got a string"},
     {"\"resource\":{\"group\":\"r-group\"", "\"resource\":\"pods\",\"x\":{\"group\":\"r-group\"",
@@ -636,6 +637,8 @@ static void test_unread_fields_any_type(void **state)
         const char *needle, *replacement;
     } rows[] = {
         {"\"dryRun\":false", "\"dryRun\":\"yes\""},
+        /* numbers are never converted: no overflow to report */
+        {"\"dryRun\":false", "\"dryRun\":123456789012345678901234567890e999999,\"n\":-0.0e-99999"},
         {"\"options\":{\"kind\":\"UpdateOptions\"}", "\"options\":[1,[2],{\"uid\":3}]"},
         {"\"uid\":42", "\"uid\":{\"username\":1}"},
         {"\"extra\":{\"x\":[\"y\"]}", "\"extra\":null"},
