@@ -1952,6 +1952,29 @@ class TestBodyLimit(ServerTestCase):
         self.assert_still_serving()
 
 
+class TestBodyLimitHTTP2(ServerTestCase):
+    SERVER_ARGS = ("--max-request-bytes", "65536", "--http2")
+
+    def test_body_limit_over_http2(self):
+        review, _ = load_fixture("ds-create-ota-rollingupdate")
+        uid = review["request"]["uid"]
+        body = compact(review)
+        at_limit = body[:-1] + b" " * (65536 - len(body)) + b"}"
+        over = body[:-1] + b" " * (70000 - len(body)) + b"}"
+        tr = curl_batch(self.port, [("/mutate", at_limit), ("/mutate", over),
+                                    ("/validate", at_limit)], http2=True)
+        self.assertEqual([w["http_code"] for w in tr], [200, 413, 200],
+                         "curl: %s" % [w.get("errormsg") or w["body"][:200]
+                                       for w in tr])
+        self.assertEqual([w["http_version"] for w in tr], ["2"] * 3)
+        self.assert_review(200, tr[0]["headers"], tr[0]["body"], uid)
+        self.assert_review(200, tr[2]["headers"], tr[2]["body"], uid)
+        self.assertIn("content-length", tr[1]["headers"])
+        # On HTTP/2 only the stream is refused: the connection goes on.
+        self.assertEqual(sum(w["num_connects"] for w in tr), 1,
+                         [w["num_connects"] for w in tr])
+
+
 # --------------------------------------------------------------------------
 # c. Certificate rotation under traffic.
 
