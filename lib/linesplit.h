@@ -1,0 +1,55 @@
+/*
+ * linesplit.h - cuts a watch stream into lines.
+ *
+ * A Kubernetes watch answers with one JSON event per line, and libcurl hands
+ * the body over in whatever pieces the network produced: an event split
+ * across reads, several events in one read.  The splitter takes those
+ * pieces in order and calls back once per complete line, without its "\n"
+ * or "\r\n"; empty lines are skipped.  A line that lies whole inside one
+ * piece is passed as a pointer into that piece (no copy); only a line that
+ * straddles pieces is gathered in the splitter's buffer, which is bounded by
+ * the longest line allowed.  A longer line is an error (a watch that sends
+ * one cannot be followed and must be restarted), after which the splitter
+ * takes no input until linesplit_reset().
+ */
+#ifndef OTA_LINESPLIT_H
+#define OTA_LINESPLIT_H
+
+#include <stddef.h>
+
+/* Called for each non-empty line; line[0..len) is valid only during the
+ * call.  Return 0 to go on, anything else to stop (the rest of the piece
+ * is dropped and the splitter needs a reset). */
+typedef int (*linesplit_fn)(void *data, const char *line, size_t len);
+
+typedef struct linesplit {
+    char *buf;       /* the start of a line that straddles pieces; malloc */
+    size_t len;      /* bytes in buf */
+    size_t max_line; /* longest line allowed, terminator not counted */
+    int state;       /* 0 taking input, 1 stopped by the callback, -1 line too long */
+} linesplit;
+
+/* Prepares a splitter for lines of at most max_line bytes (max_line > 0).
+ * Returns 0, or -1 when out of memory. */
+int linesplit_init(linesplit *ls, size_t max_line);
+
+/* Releases the buffer; the splitter can be initialised again. */
+void linesplit_free(linesplit *ls);
+
+/* Forgets any partial line and any error: ready for a new stream. */
+void linesplit_reset(linesplit *ls);
+
+/*
+ * Feeds the next piece p[0..n) of the stream.  Returns 0 when all of it was
+ * taken (a trailing partial line is kept for the next piece), 1 when the
+ * callback stopped, or -1 with the reason in err (at most errlen bytes) when
+ * a line is longer than max_line or the splitter already failed or stopped.
+ */
+int linesplit_feed(linesplit *ls, const char *p, size_t n, linesplit_fn fn, void *data, char *err,
+                   size_t errlen);
+
+/* Bytes of an unfinished line held from earlier pieces: non-zero at the
+ * end of a stream means its last line was cut off. */
+size_t linesplit_pending(const linesplit *ls);
+
+#endif
