@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 from . import api as apimod
-from . import discovery, errors, openapi, tables, watch
+from . import discovery, errors, openapi, protobuf, tables, watch
 
 MAX_BODY = 16 << 20
 
@@ -228,13 +228,14 @@ class _Handler(BaseHTTPRequestHandler):
         body = None
         ctype = self.headers.get("Content-Type", "")
         if raw and "protobuf" in ctype:
-            # kubectl's typed clients send protobuf for a few calls (auth whoami / can-i);
-            # those reviews do not depend on the body here. Everything else needs JSON.
+            # kubectl's typed clients (create namespace/secret/configmap/job, auth whoami/can-i)
+            # send protobuf; the reviews do not depend on the body here.
             if path.rstrip("/").endswith(("/selfsubjectreviews", "/selfsubjectaccessreviews")):
-                raw = b"{}"
+                body = {}
             else:
-                raise errors.ApiError(415, "UnsupportedMediaType", "kubesim accepts JSON bodies only (got %s)"
-                                      % ctype)
+                body = protobuf.decode(raw)
+            raw = b""
+            ctype = "application/json"
         if raw:
             try:
                 body = json.loads(raw)

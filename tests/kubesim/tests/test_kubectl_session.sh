@@ -73,6 +73,18 @@ check "controller.kubeconfig authenticates as the controller's service account" 
 out=$(timeout 30 kubectl --kubeconfig "$WORK/state/node-1.kubeconfig" get ns default -o name 2>&1)
 check "node-1.kubeconfig works" contains "$out" "namespace/default"
 
+# ---- typed kubectl create commands (protobuf bodies)
+out=$(k create namespace edge 2>&1)
+check "kubectl create namespace (protobuf body)" contains "$out" "namespace/edge created"
+out=$(k -n edge create secret docker-registry regcred --docker-server=registry.example:5000 \
+    --docker-username=u --docker-password=p 2>&1)
+check "kubectl create secret docker-registry" contains "$out" "secret/regcred created"
+out=$(k -n edge get secret regcred -o jsonpath='{.type} {.data.\.dockerconfigjson}' 2>&1)
+check "the pull secret is stored with its type and data" bash -c \
+    'grep -q "^kubernetes.io/dockerconfigjson " <<<"$0" && grep -q "registry.example:5000" <<<"$(base64 -d <<<"${0#* }")"' "$out"
+out=$(k delete namespace edge 2>&1)
+check "kubectl delete namespace" contains "$out" 'namespace "edge" deleted'
+
 # ---- apply a DaemonSet from YAML
 cat >"$WORK/ds.yaml" <<'YAML'
 apiVersion: apps/v1
