@@ -140,6 +140,102 @@ static void test_outcome_fields(void **state)
     free(body);
 }
 
+/* Fixtures with random damage (bytes flipped, JSON punctuation inserted,
+ * spans deleted or doubled): every answer is a 200 or a 400, and every
+ * patch is a JSON array of operations.  Deterministic: a fixed seed. */
+static void test_damaged_fixtures(void **state)
+{
+    (void)state;
+    static const char punct[] = "{}[]\",:\\ntf0-e.";
+    unsigned seed = 20261121;
+#define RAND() (seed = seed * 1103515245u + 12345u, (seed >> 8) & 0xffffff)
+    int patched = 0, invalid = 0;
+    for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+        char path[256];
+        snprintf(path, sizeof(path), "%s/%s.json", FIXTURES_DIR, fixtures[i].file);
+        size_t len;
+        char *orig = read_file(path, &len);
+        for (int round = 0; round < 1000; round++) {
+            char *body = malloc(len * 2 + 16);
+            memcpy(body, orig, len);
+            size_t n = len;
+            int edits = 1 + (int)(RAND() % 3);
+            for (int e = 0; e < edits && n > 2; e++) {
+                size_t at = RAND() % n;
+                switch (RAND() % 4) {
+                case 0: /* flip a byte */
+                    body[at] = (char)(RAND() & 0xff);
+                    break;
+                case 1: /* insert punctuation */
+                    memmove(body + at + 1, body + at, n - at);
+                    body[at] = punct[RAND() % (sizeof(punct) - 1)];
+                    n++;
+                    break;
+                case 2: { /* delete a span */
+                    size_t k = 1 + RAND() % 16;
+                    if (k > n - at)
+                        k = n - at;
+                    memmove(body + at, body + at + k, n - at - k);
+                    n -= k;
+                    break;
+                }
+                default: { /* double a span */
+                    size_t k = 1 + RAND() % 16;
+                    if (k > n - at)
+                        k = n - at;
+                    if (n + k > len * 2 + 16)
+                        break;
+                    memmove(body + at + k, body + at, n - at);
+                    n += k;
+                    break;
+                }
+                }
+            }
+            /* an exactly sized copy, so ASan sees reads past the end */
+            char *exact = malloc(n);
+            memcpy(exact, body, n);
+            free(body);
+            for (int phase = ADMIT_MUTATE; phase <= ADMIT_VALIDATE; phase++) {
+                arena a;
+                arena_init(&a);
+                const admit_config cfg = {FX_CONTROLLER};
+                admit_outcome out;
+                assert_int_equal(admit_review((admit_phase)phase, exact, n, FX_NOW, &cfg, &a, &out), 0);
+                if (out.http_status == 400) {
+                    invalid++;
+                    assert_non_null(out.message);
+                } else {
+                    assert_int_equal(out.http_status, 200);
+                    fx_response resp;
+                    fx_parse_response(&a, out.body, out.body_len, &resp);
+                    if (resp.patch != NULL) {
+                        patched++;
+                        char err[128];
+                        yajl_val v = yajl_tree_parse(resp.patch, err, sizeof(err));
+                        if (v == NULL || !YAJL_IS_ARRAY(v))
+                            fail_msg("%s round %d: patch is not a JSON array (%s): %s",
+                                     fixtures[i].file, round, err, resp.patch);
+                        for (size_t k = 0; k < v->u.array.len; k++) {
+                            yajl_val op = v->u.array.values[k];
+                            assert_non_null(yajl_tree_get(op, (const char *[]){"op", NULL}, yajl_t_string));
+                            assert_non_null(yajl_tree_get(op, (const char *[]){"path", NULL}, yajl_t_string));
+                            assert_non_null(yajl_tree_get(op, (const char *[]){"value", NULL}, yajl_t_any));
+                        }
+                        yajl_tree_free(v);
+                    }
+                }
+                arena_free(&a);
+            }
+            free(exact);
+        }
+        free(orig);
+    }
+#undef RAND
+    /* the damage left some reviews readable and patched, and broke others */
+    assert_true(patched > 150);
+    assert_true(invalid > 5000);
+}
+
 /* ---- names --------------------------------------------------------------- */
 
 static void test_rule_names(void **state)
@@ -187,6 +283,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_outcome_fields),
+        cmocka_unit_test(test_damaged_fixtures),
         cmocka_unit_test(test_rule_names),
         cmocka_unit_test(test_mutation_and_result_names),
     };
