@@ -112,10 +112,15 @@ class PodRuntime:
         return key, self.ctrs[key]
 
 
-def _fmt_seconds(s):
-    s = int(s)
-    return "%dm%ds" % (s // 60, s % 60) if s >= 60 and s % 60 else (
-        "%dm0s" % (s // 60) if s >= 60 else "%ds" % s)
+def go_duration(seconds):
+    """Seconds as Go's time.Duration prints them after Truncate(time.Millisecond)."""
+    ms = int(seconds * 1000 + 1e-6)
+    if ms < 1000:
+        return "%dms" % ms if ms else "0s"
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    sec = ("%d.%03d" % divmod(rest, 1000)).rstrip("0").rstrip(".")
+    return ("%dh" % h if h else "") + ("%dm" % m if h or m else "") + sec + "s"
 
 
 def _qos_class(spec):
@@ -354,7 +359,7 @@ class Kubelet(Worker):
             if ctr.terminated:
                 ctr.last_state = {"terminated": ctr.state["terminated"]}
             ctr.wait("CrashLoopBackOff", "back-off %s restarting failed container=%s pod=%s_%s(%s)"
-                     % (_fmt_seconds(delay), ctr.name, meta(pod)["name"],
+                     % (go_duration(delay), ctr.name, meta(pod)["name"],
                         meta(pod)["namespace"], rt.uid))
             self.events.record(pod, "Warning", "BackOff", "Back-off restarting failed container "
                                "%s in pod %s_%s(%s)" % (ctr.name, meta(pod)["name"],
@@ -422,9 +427,10 @@ class Kubelet(Worker):
                 return None
             took = done.finished_at - done.started_at
             waited = done.finished_at - done.queued_at
-            self.events.record(pod, "Normal", "Pulled", 'Successfully pulled image "%s" in '
-                               '%.3fs (%.3fs including waiting). Image size: %d bytes.'
-                               % (image, took, waited, done.image.size), fp)
+            self.events.record(pod, "Normal", "Pulled", 'Successfully pulled image "%s" in %s '
+                               '(%s including waiting). Image size: %d bytes.'
+                               % (image, go_duration(took), go_duration(waited),
+                                  done.image.size), fp)
             return done.image.digest
         local = self.store.lookup(ref)
         if policy == "Never" or (policy == "IfNotPresent" and local):
