@@ -2320,6 +2320,61 @@ class TestShutdown(unittest.TestCase):
             socket.create_connection(("127.0.0.1", srv.port), 2).close()
         srv.proc = None
 
+    def slow_upload_drain(self, http2):
+        """curl uploads a 60 KB review at 20 KB/s; SIGTERM arrives one
+        second in. The request must still be answered 200, then the server
+        exits 0."""
+        srv = Server("drain-slow-h%d" % (2 if http2 else 1),
+                     ["--http2"] if http2 else [])
+        srv.start()
+        try:
+            review, _ = load_fixture("ds-create-ota-rollingupdate")
+            body = compact(review)
+            body = body[:-1] + b" " * (60000 - len(body)) + b"}"
+            path = os.path.join(WORK, "slow-%d.json" % http2)
+            with open(path, "wb") as f:
+                f.write(body)
+            out = os.path.join(WORK, "slow-%d.out" % http2)
+            curl = subprocess.Popen(
+                ["curl", "-sS", "--http2" if http2 else "--http1.1",
+                 "--limit-rate", "20k", "--cacert", CERTS["ca.crt"],
+                 "--resolve", "%s:%d:127.0.0.1" % (SNI, srv.port),
+                 "--max-time", "30", "-H", "Content-Type: application/json",
+                 "-H", "Expect:", "--data-binary", "@" + path, "-o", out,
+                 "-w", "%{http_code} %{http_version}",
+                 "https://%s:%d/mutate?timeout=10s" % (SNI, srv.port)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(1.0)
+            self.assertIsNone(curl.poll(), "the upload was not slow")
+            srv.proc.send_signal(signal.SIGTERM)
+            try:
+                so, se = curl.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                curl.kill()
+                so, se = curl.communicate()
+            self.assertEqual(so.decode(), "200 %s" % ("2" if http2 else "1.1"),
+                             "slow request during the drain: curl %s %s"
+                             % (curl.returncode, se.decode()[-300:]))
+            with open(out, "rb") as f:
+                doc = json.load(f)
+            self.assertEqual(doc["response"]["uid"], review["request"]["uid"])
+            try:
+                rc = srv.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.fail("still running 5 s after the last request ended")
+            self.assertEqual(rc, 0, srv.log_tail())
+            self.assertEqual(sanitizer_lines(srv.log_text()), [],
+                             srv.log_tail())
+            srv.proc = None
+        finally:
+            srv.kill()
+
+    def test_sigterm_drains_slow_upload_http1(self):
+        self.slow_upload_drain(http2=False)
+
+    def test_sigterm_drains_slow_upload_http2(self):
+        self.slow_upload_drain(http2=True)
+
     def test_sigterm_idle_exits_promptly(self):
         srv = Server("drain-idle")
         srv.start()
