@@ -95,6 +95,18 @@ def parse_path(path):
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
+def _options(kind, query):
+    """The request options as admission sees them (PATCH arrives as UpdateOptions)."""
+    o = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if query.get("fieldManager"):
+        o["fieldManager"] = query["fieldManager"]
+    if query.get("dryRun"):
+        o["dryRun"] = [query["dryRun"]]
+    if query.get("fieldValidation"):
+        o["fieldValidation"] = query["fieldValidation"]
+    return o
+
+
 class Api:
     def __init__(self, clock, admission=None, store=None):
         self.clock = clock
@@ -273,8 +285,7 @@ class Api:
             if not m.get("name") and m.get("generateName"):
                 m["name"] = m["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
 
-        obj = self._admit("CREATE", user, req, obj, None, dry, {"kind": "CreateOptions",
-                                                                  "apiVersion": "meta.k8s.io/v1"}, name_it)
+        obj = self._admit("CREATE", user, req, obj, None, dry, _options("CreateOptions", query), name_it)
         md = obj["metadata"]
         if dry:
             return 201, obj
@@ -339,8 +350,7 @@ class Api:
             dry = query.get("dryRun") == "All"
             if new == cur:
                 return 200, cur      # no-op writes do not bump resourceVersion
-            new = self._admit("UPDATE", user, req, new, cur, dry,
-                              {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"})
+            new = self._admit("UPDATE", user, req, new, cur, dry, _options("UpdateOptions", query))
             new = self._prepare_update(req, new, cur)
             if dry:
                 return 200, new

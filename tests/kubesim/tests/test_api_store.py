@@ -1,5 +1,6 @@
 """Storage semantics through the in-process Api: resourceVersion, conflicts,
 generateName, selectors, status subresource, deletion, validation."""
+import threading
 import unittest
 
 from .apisupport import ADMIN, new_api, pod
@@ -217,6 +218,34 @@ class StoreTest(unittest.TestCase):
         self.assertEqual(st, 201)
         self.assertEqual(warnings, ['unknown field "spec.containers[0].imagee"'])
         self.assertNotIn("imagee", body["spec"]["containers"][0])
+
+    def test_concurrent_read_modify_write_loses_nothing(self):
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter"}, "data": {"n": "0"}}
+        self.create(cm, "/api/v1/namespaces/default/configmaps")
+        path = "/api/v1/namespaces/default/configmaps/counter"
+        conflicts = []
+
+        def worker():
+            for _ in range(25):
+                for _attempt in range(200):
+                    _, cur = self.api.call(ADMIN, "GET", path)
+                    cur["data"]["n"] = str(int(cur["data"]["n"]) + 1)
+                    st, body = self.api.call(ADMIN, "PUT", path, cur)
+                    if st == 200:
+                        break
+                    self.assertEqual(st, 409, body)
+                    conflicts.append(1)
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        _, cur = self.api.call(ADMIN, "GET", path)
+        self.assertEqual(cur["data"]["n"], "200")
+        modified = [e for e in self.events if e[2] == "counter" and e[0] == "MODIFIED"]
+        self.assertEqual(len(modified), 200)
+        rvs = [int(e[3]) for e in self.events]
+        self.assertEqual(rvs, sorted(rvs))                 # subscribers see commit order
 
     def test_unknown_paths(self):
         st, body = self.api.call(ADMIN, "GET", "/api/v1/namespaces/default/widgets")
