@@ -147,16 +147,19 @@ ota_verdict ota_state_check_update(const review_object *old_pod, const review_ob
         return allow;
     }
 
-    /* A node may only touch the OTA state of pods that run on it. */
+    /* A node may only touch the OTA state of pods that run on it: the
+     * stored pod's node, since the object carries whatever spec the client
+     * sent (the apiserver resets spec of a status write only after the
+     * mutating webhooks, and another caller may never do it). */
     if (sv_starts_with(who->username, OTA_NODE_USER_PREFIX)) {
         size_t skip = strlen(OTA_NODE_USER_PREFIX);
         sv node = {who->username.ptr + skip, who->username.len - skip};
-        if (!same_text(node, new_pod->node_name) || sv_empty(node))
+        if (!same_text(node, old_pod->node_name) || sv_empty(node))
             return deny(a, "own-node-only", from,
                         arena_printf(a,
                                      "node %.*s may not change the OTA conditions of pod %s, "
                                      "which runs on node \"%.*s\"",
-                                     SV_ARG(node), pod_ref, SV_ARG(new_pod->node_name)));
+                                     SV_ARG(node), pod_ref, SV_ARG(old_pod->node_name)));
     }
     if (!ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade))
         return deny(a, "need-upgrade-owned-by-controller", from,

@@ -685,6 +685,46 @@ static void test_node_identity(void **state)
     }
 }
 
+/* The node that counts is the stored pod's: a status write cannot move a
+ * pod, and the apiserver only resets spec after the mutating webhooks, so
+ * the object's spec.nodeName is whatever the client sent. */
+static void test_node_of_stored_pod(void **state)
+{
+    (void)state;
+    static const fx_cond nu = NU(H2), none = ABSENT, ask = IR_WAIT(H2);
+    static const struct {
+        const char *username, *old_node, *new_node;
+        int allowed;
+    } rows[] = {
+        {"system:node:node-2", "node-1", "node-2", 0}, /* claims the pod moved to it */
+        {"system:node:node-2", "node-1", NULL, 0},
+        {"system:node:node-1", "node-1", "node-2", 1},
+        {"system:node:node-1", "node-1", NULL, 1},
+        {"system:node:node-2", NULL, "node-2", 0},     /* unscheduled: no node's */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        arena a;
+        arena_init(&a);
+        const char *body = fx_pod_status_review(
+            &a, rows[i].username, "[\"system:nodes\"]",
+            fx_pod(&a, rows[i].old_node, conditions_json(&a, &nu, &none, KUBECTL, 0)),
+            fx_pod(&a, rows[i].new_node, conditions_json(&a, &nu, &ask, KUBECTL, 1)));
+        admit_outcome out;
+        fx_response resp;
+        fx_admit(&a, ADMIT_VALIDATE, body, &out, &resp);
+        FX_CHECK(rows[i].username, resp.allowed == rows[i].allowed, "pod on %s, object says %s: %s",
+                 rows[i].old_node, rows[i].new_node, resp.message != NULL ? resp.message : "allowed");
+        if (!rows[i].allowed) {
+            assert_string_equal(out.rule, R_NODE);
+            char want[64];
+            snprintf(want, sizeof(want), "which runs on node \"%s\"",
+                     rows[i].old_node != NULL ? rows[i].old_node : "");
+            assert_contains(resp.message, want);
+        }
+        arena_free(&a);
+    }
+}
+
 /* --controller-username decides who the controller is; masters win. */
 static void test_requester_kinds(void **state)
 {
@@ -799,6 +839,7 @@ int main(void)
         cmocka_unit_test(test_cond_same),
         cmocka_unit_test(test_pull_request_shape),
         cmocka_unit_test(test_node_identity),
+        cmocka_unit_test(test_node_of_stored_pod),
         cmocka_unit_test(test_requester_kinds),
         cmocka_unit_test(test_admit_uses_configured_controller),
         cmocka_unit_test(test_delete_never_blocked),
