@@ -86,6 +86,14 @@ class JobTest(unittest.TestCase):
         pod = self.job_pods("once")[0]
         self.assertEqual(pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3)
 
+    def test_on_failure_restarts_count_against_backoff_limit(self):
+        body = job("retry", ["false"], backoffLimit=2)
+        body["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+        self.sim.create(JOBS, body)
+        j = self.finished("retry", "Failed")
+        self.assertEqual(condition(j, "Failed")["reason"], "BackoffLimitExceeded")
+        self.assertNotIn("failed", j["status"])         # no pod failed: its container restarted
+
     def test_active_deadline(self):
         clock = self.sim.clock
         t0 = clock.now()

@@ -201,6 +201,21 @@ class KubeletTest(unittest.TestCase):
         self.sim.clock.sleep(60)
         self.assertEqual(self.sim.pod("long")["status"]["phase"], "Running")
 
+    def test_restart_policy_always_crash_loops_exiting_containers(self):
+        seen = self.sim.record_states("loop")
+        self.sim.create(PODS, pod("loop", containers=[
+            {"name": "t", "image": "busybox:1.36", "command": ["true"]}]))
+        self.wait_seen(seen, ("waiting", "CrashLoopBackOff"))
+        p = self.sim.pod("loop")
+        cs = p["status"]["containerStatuses"][0]
+        self.assertGreaterEqual(cs["restartCount"], 1)
+        self.assertEqual(cs["lastState"]["terminated"]["reason"], "Completed")
+        self.assertIn("back-off 10s restarting failed container=t pod=loop_default",
+                      cs["state"]["waiting"]["message"])
+        self.assertEqual(p["status"]["phase"], "Running")
+        wait_for(lambda: self.sim.pod("loop")["status"]["containerStatuses"][0]
+                 ["restartCount"] >= 2, what="restarted after the back-off")
+
     def test_node_images_capped_at_50(self):
         images = [{"image": "example.com/img%02d:1" % i, "size": (i + 1) * 1000}
                   for i in range(60)]
