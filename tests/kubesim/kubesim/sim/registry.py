@@ -22,6 +22,8 @@ DEFAULT_CONFIG = {
         {"image": "busybox:1.36", "size": 4_270_000},
         {"image": "busybox:1.36-musl", "size": 1_460_000},
         {"image": "busybox:1.37", "size": 4_280_000},
+        {"image": "busybox:1.37-musl", "size": 1_470_000},
+        {"image": "busybox:stable-musl", "size": 1_470_000},
         {"image": "busybox:latest", "size": 4_280_000},
         {"image": "nginx:1.25", "size": 70_500_000},
         {"image": "nginx:1.27", "size": 72_100_000},
