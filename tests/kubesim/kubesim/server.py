@@ -11,6 +11,7 @@ The optional plain-HTTP port is for debugging with curl: like the old
 apiserver insecure port, a request without a token there acts as admin.
 """
 import json
+import select
 import socket
 import ssl
 import sys
@@ -282,6 +283,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(json.dumps(ev).encode() + b"\n")
         self._chunk(b"")
 
+    def _peer_gone(self):
+        """True once a watching client has closed its connection. A watch client
+        sends nothing after its request, so a readable socket means EOF (or, for
+        TLS, the close_notify before it); without this the thread would linger
+        until the next event or the watch timeout."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            if isinstance(self.connection, ssl.SSLSocket):
+                return True
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
     def _watch(self, req, query, table_v):
         kube = self.server.kube
         opts = watch.WatchOptions(query, req)
@@ -299,7 +315,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(json.dumps(ev).encode() + b"\n")
 
         try:
-            watch.run(kube.api.store, req, opts, send, kube.bookmark_interval, lambda: kube.stopping)
+            watch.run(kube.api.store, req, opts, send, kube.bookmark_interval,
+                      lambda: kube.stopping or self._peer_gone())
             self._chunk(b"")
         except (ConnectionError, BrokenPipeError, ssl.SSLError, OSError):
             self.close_connection = True

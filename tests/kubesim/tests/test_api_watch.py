@@ -162,6 +162,17 @@ class WatchTest(unittest.TestCase):
         finally:
             w.close()
 
+    def test_server_notices_a_client_that_went_away(self):
+        def open_watches():
+            st, body, _ = self.ks.request("POST", "/kubesim/faults/drop-watches", {})
+            return body["dropped"]
+        open_watches()
+        w = WatchStream(self.ks, PODS + "?watch=1&resourceVersion=" + self.list_rv())
+        time.sleep(0.3)
+        w.close()
+        time.sleep(1.5)         # the watch loop looks at its client at least once a second
+        self.assertEqual(open_watches(), 0)
+
     def test_drop_watches(self):
         w = WatchStream(self.ks, PODS + "?watch=1&resourceVersion=" + self.list_rv())
         try:
