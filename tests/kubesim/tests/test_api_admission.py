@@ -218,6 +218,23 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(req["options"]["kind"], "DeleteOptions")
 
 
+    def test_url_client_config_and_generate_name(self):
+        wh = self.status_hook(rules=[{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                                      "resources": ["pods"]}])
+        wh["clientConfig"] = {"url": "https://hook.hooks.svc:8443/check?x=1", "caBundle": self.hook.ca_bundle}
+        self.register("MutatingWebhookConfiguration", [wh], name="m")
+        self.register("ValidatingWebhookConfiguration", [wh], name="v")
+        p = pod("")
+        del p["metadata"]["name"]
+        p["metadata"]["generateName"] = "gen-"
+        st, body = self.api.call(ADMIN, "POST", "/api/v1/namespaces/default/pods", p)
+        self.assertEqual(st, 201, body)
+        self.assertEqual([path for _, path in self.seen], ["/check?x=1&timeout=5s"] * 2)
+        # storage names the object between mutating and validating admission
+        self.assertEqual(self.seen[0][0]["name"], "")
+        self.assertEqual(self.seen[1][0]["name"], body["metadata"]["name"])
+        self.assertEqual(self.hook.snis[-1], "hook.hooks.svc")
+
     def test_configuration_validation(self):
         wh = self.status_hook(matchConditions=[{"name": "c", "expression": "object.metadata.name =="}])
         del wh["sideEffects"]

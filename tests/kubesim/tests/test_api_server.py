@@ -5,7 +5,7 @@ import os
 import ssl
 import unittest
 
-from .apisupport import Kubesim, pod
+from .apisupport import Kubesim, TestWebhook, pod, webhook_config
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
@@ -130,6 +130,30 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(r.status, 200)
         self.assertEqual(json.loads(r.read())["kind"], "NamespaceList")
         c.close()
+
+
+class WebhookHostFlagTest(unittest.TestCase):
+    def test_webhook_host_maps_the_service_name(self):
+        hook = TestWebhook(lambda req, path: {"allowed": False, "status": {"message": "no %s" % req["userInfo"]["username"]}},
+                           service="ota-webhook", namespace="ota-system")
+        ks = Kubesim("--no-sim", "--webhook-host", "ota-webhook.ota-system.svc=127.0.0.1:%d" % hook.port)
+        try:
+            cfg = webhook_config("ValidatingWebhookConfiguration", "v", [{
+                "name": "v.ota.test", "clientConfig": hook.client_config("/validate"), "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "rules": [{"operations": ["CREATE"], "apiGroups": [""],
+                                                               "apiVersions": ["v1"], "resources": ["configmaps"]}]}])
+            st, body, _ = ks.request("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", cfg)
+            self.assertEqual(st, 201, body)
+            st, body, _ = ks.request("POST", "/api/v1/namespaces/default/configmaps",
+                                     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+                                     ident="node-1")
+            self.assertEqual(st, 400)
+            self.assertEqual(body["message"], 'admission webhook "v.ota.test" denied the request: '
+                                              'no system:node:node-1')
+            self.assertEqual(hook.calls[0][0], "/validate?timeout=10s")
+        finally:
+            self.assertEqual(ks.stop(), 0)
+            hook.close()
 
 
 class LifecycleTest(unittest.TestCase):
