@@ -346,8 +346,10 @@ static void pod_spec(gen *w, const prepull_job_spec *s, const target *helper, co
         container(w, name, t[i].image, t[i].policy, run_true, 1, 1);
     }
     close_array(w);
+    /* ota-helper has just pulled the helper image on this node: asking the
+     * registry again (Always, for a :latest helper) could only fail. */
     open_array(w, "containers");
-    container(w, PREPULL_JOB_DONE_CONTAINER, helper->image, helper->policy, run_true, 1, 1);
+    container(w, PREPULL_JOB_DONE_CONTAINER, helper->image, "IfNotPresent", run_true, 1, 1);
     close_array(w);
     close_map(w);
 }

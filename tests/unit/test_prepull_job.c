@@ -407,7 +407,8 @@ static void test_full_job_facts(void **state)
     arena_free(&a);
 }
 
-/* A helper image tagged :latest is pulled Always, like any other. */
+/* A helper image tagged :latest is pulled Always by ota-helper, like any
+ * other image, and then only used by ota-done. */
 static void test_helper_policy(void **state)
 {
     (void)state;
@@ -424,6 +425,10 @@ static void test_helper_policy(void **state)
     const want_container helper = {
         "ota-helper", "busybox", "Always", {"/bin/busybox", "cp", "/bin/busybox", "/ota-bin/true"}, 0};
     check_container(elem(job, p_inits, 0), &helper);
+    /* ota-done finds the image ota-helper pulled: no second registry call */
+    const char *p_ctrs[] = {"spec", "template", "spec", "containers", NULL};
+    const want_container done = {"ota-done", "busybox", "IfNotPresent", {"/ota-bin/true"}, 1};
+    check_container(elem(job, p_ctrs, 0), &done);
     yajl_tree_free(job);
     arena_free(&a);
 }
