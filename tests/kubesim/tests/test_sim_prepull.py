@@ -83,15 +83,14 @@ class PrePullFlowTest(unittest.TestCase):
         self.assertEqual(job["status"]["succeeded"], 1)
         # Meanwhile the old pod kept running.
         self.assertEqual(self.sim.pod(old["metadata"]["name"], "edge")["status"]["phase"], "Running")
-        names = [n for i in self.sim.get("/api/v1/nodes/node-1")["status"]["images"]
-                 for n in i["names"]]
-        self.assertIn(V2, names)
+        wait_for(lambda: V2 in [n for i in self.sim.get("/api/v1/nodes/node-1")["status"]["images"]
+                                for n in i["names"]], what="v2 in Node.status.images")
 
         # The upgrade: delete the old pod; the replacement needs no pull.
         t1 = clock.now()
         self.sim.call("DELETE", PODS + "/" + old["metadata"]["name"])
         new = self.running_pod(V2)
-        self.assertLess(clock.now() - t1, 60)
+        self.assertLess(clock.now() - t1, 150)    # a pull would take 300 s
         self.assertEqual(new["metadata"]["labels"]["controller-revision-hash"], h)
         self.assertIn(("Pulled", 'Container image "%s" already present on machine' % V2),
                       self.sim.events(new["metadata"]["name"], "edge"))
