@@ -29,6 +29,7 @@ from .workqueue import RESYNC, Worker, controller_of, meta, owner_ref
 HASH_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
 ALL = ("*all*",)
+CREATE_RETRY = 5.0      # simulated seconds before trying again after a refused pod create
 _SAFE_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -161,7 +162,8 @@ class DaemonSetController(Worker):
         if strategy != "OnDelete":
             delete += self._rolling_update(ds, h, desired)
         for nn in create:
-            self._create_pod(ds, h, nn)
+            if not self._create_pod(ds, h, nn):
+                self.enqueue_after((ns, meta(ds)["name"]), CREATE_RETRY)
         for p in delete:
             code, _ = self.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (ns, meta(p)["name"]))
             if code == 200:
@@ -209,10 +211,11 @@ class DaemonSetController(Worker):
         if code in (200, 201):
             self.events.record(ds, "Normal", "SuccessfulCreate",
                                "Created pod: " + meta(obj)["name"])
-        else:
-            msg = (obj or {}).get("message", "") if isinstance(obj, dict) else str(obj)
-            self.events.record(ds, "Warning", "FailedCreate", "Error creating: " + msg)
-            self.log.warning("creating pod for %s on %s: %s %s", meta(ds)["name"], node, code, msg)
+            return True
+        msg = (obj or {}).get("message", "") if isinstance(obj, dict) else str(obj)
+        self.events.record(ds, "Warning", "FailedCreate", "Error creating: " + msg)
+        self.log.warning("creating pod for %s on %s: %s %s", meta(ds)["name"], node, code, msg)
+        return False
 
     def _write_status(self, ds, h, desired, misscheduled):
         scheduled = [p for p in desired.values() if p is not None]

@@ -22,6 +22,7 @@ from .workqueue import RESYNC, Worker, controller_of, meta, owner_ref
 from kubesim.clock import parse_rfc3339
 
 POD_BACKOFF = (10.0, 360.0)
+CREATE_RETRY = 5.0      # simulated seconds before trying again after a refused pod create
 DEADLINE = ("DeadlineExceeded", "Job was active longer than specified deadline")
 BACKOFF_LIMIT = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 COMPLETED = ("CompletionsReached", "Reached expected number of succeeded pods")
@@ -145,8 +146,10 @@ class JobController(Worker):
                     want = 0
             for _ in range(max(0, want)):
                 pod = self._create_pod(job)
-                if pod is not None:
-                    active.append(pod)
+                if pod is None:
+                    self.enqueue_after(key, CREATE_RETRY)
+                    break
+                active.append(pod)
             if deadline is not None:
                 self.enqueue_after(key, started + deadline - now)
 
