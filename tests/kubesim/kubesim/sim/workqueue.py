@@ -31,6 +31,7 @@ class Worker:
         self._seq = itertools.count()
         self._stopped = False
         self._thread = None
+        self._failures = {}         # key -> consecutive failed syncs
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self):
@@ -91,9 +92,14 @@ class Worker:
                 return
             try:
                 self.sync(key)
+                self._failures.pop(key, None)
             except Exception:
-                self.log.error("sync %s failed: %s", key, traceback.format_exc())
-                self.enqueue_after(key, 1.0)
+                # retry with back-off: 1 s doubling to 60 s simulated, never faster than
+                # 0.2 real seconds (a high time scale must not turn this into a busy loop)
+                n = self._failures[key] = self._failures.get(key, 0) + 1
+                self.log.error("sync %s failed (%d): %s", key, n, traceback.format_exc())
+                delay = max(min(2.0 ** (n - 1), 60.0), 0.2 * self.clock.scale)
+                self.enqueue_after(key, delay)
 
     # -- for subclasses -----------------------------------------------------------------------
     def keys_for(self, event_type, resource, obj):
