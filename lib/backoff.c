@@ -16,8 +16,7 @@ static uint64_t splitmix64(void *ctx)
     return z ^ (z >> 31);
 }
 
-int backoff_init(backoff *b, uint64_t base_ns, uint64_t cap_ns, backoff_rand_fn rand_fn,
-                 void *ctx)
+int backoff_init(backoff *b, uint64_t base_ns, uint64_t cap_ns, backoff_rand_fn rand_fn, void *ctx)
 {
     if (base_ns == 0 || cap_ns < base_ns)
         return -1;

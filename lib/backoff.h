@@ -28,13 +28,12 @@ typedef struct backoff {
     unsigned attempt; /* retries handed out since init or the last reset */
     backoff_rand_fn rand;
     void *rand_ctx;
-    uint64_t seed;    /* the built-in generator's state */
+    uint64_t seed; /* the built-in generator's state */
 } backoff;
 
 /* base_ns > 0 and cap_ns >= base_ns, else it returns -1.  rand_fn may be NULL
  * (the built-in generator); ctx is passed to it. */
-int backoff_init(backoff *b, uint64_t base_ns, uint64_t cap_ns, backoff_rand_fn rand_fn,
-                 void *ctx);
+int backoff_init(backoff *b, uint64_t base_ns, uint64_t cap_ns, backoff_rand_fn rand_fn, void *ctx);
 
 /* The wait before the next try: with d = min(cap, base * 2^attempt), a
  * value in [d/2, d]; then counts the attempt. */

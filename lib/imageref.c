@@ -40,8 +40,9 @@ __attribute__((format(printf, 5, 6))) static int fail(char *err, size_t errlen, 
         return -1;
     int n;
     if (s != NULL)
-        n = snprintf(err, errlen, "invalid image reference \"%.*s%s\": ",
-                     len > 100 ? 100 : (int)len, s, len > 100 ? "..." : "");
+        n = snprintf(err, errlen,
+                     "invalid image reference \"%.*s%s\": ", len > 100 ? 100 : (int)len, s,
+                     len > 100 ? "..." : "");
     else
         n = snprintf(err, errlen, "invalid image reference: ");
     if (n >= 0 && (size_t)n < errlen) {
@@ -171,7 +172,12 @@ static const char *digest_problem(span d)
     static const struct {
         const char *alg;
         size_t hex;
-    } known[] = {{"sha256", 64}, {"sha384", 96}, {"sha512", 128}};
+        const char *wrong_length;
+    } known[] = {
+        {"sha256", 64, "sha256 digest must have 64 hex digits"},
+        {"sha384", 96, "sha384 digest must have 96 hex digits"},
+        {"sha512", 128, "sha512 digest must have 128 hex digits"},
+    };
     const char *colon = memchr(d.p, ':', d.n);
     if (d.n == 0 || colon == NULL)
         return "digest must be <algorithm>:<hex>";
@@ -180,9 +186,7 @@ static const char *digest_problem(span d)
         if (!span_eq(alg, known[i].alg))
             continue;
         if (hex.n != known[i].hex)
-            return known[i].hex == 64 ? "sha256 digest must have 64 hex digits"
-                   : known[i].hex == 96 ? "sha384 digest must have 96 hex digits"
-                                        : "sha512 digest must have 128 hex digits";
+            return known[i].wrong_length;
         for (size_t j = 0; j < hex.n; j++)
             if (!LOWER_HEX(hex.p[j]))
                 return "digest must be lowercase hexadecimal";
@@ -215,8 +219,7 @@ int imageref_parse(imageref *r, const char *s, size_t len, arena *a, char *err, 
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
             return fail(err, errlen, NULL, 0, "whitespace at byte %zu", i);
         if (c < 0x21 || c > 0x7e)
-            return fail(err, errlen, NULL, 0, "control or non-ASCII byte 0x%02x at byte %zu", c,
-                        i);
+            return fail(err, errlen, NULL, 0, "control or non-ASCII byte 0x%02x at byte %zu", c, i);
     }
     if (len == 64) {
         size_t i = 0;

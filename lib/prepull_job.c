@@ -50,8 +50,7 @@
 #define HELPER_BUSYBOX "/bin/busybox"
 #define NON_ROOT_ID 65534 /* "nobody"; emptyDir directories are 0777, so cp still works */
 
-uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash,
-                          const char *request_time)
+uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const char *request_time)
 {
     const char *fields[3] = {pod_uid, revision_hash, request_time};
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 offset basis */
@@ -237,8 +236,7 @@ typedef struct target {
 
 /* Collects the distinct images, init images first, into t; returns their
  * number or -1 with err set. */
-static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char *err,
-                           size_t errlen)
+static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char *err, size_t errlen)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n_init_images + s->n_images; i++) {
@@ -271,9 +269,12 @@ static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
     const struct {
         const char *name, *value;
     } required[] = {
-        {"pod namespace", s->pod_namespace}, {"pod name", s->pod_name},
-        {"pod uid", s->pod_uid},             {"node name", s->node_name},
-        {"revision hash", s->revision_hash}, {"request time", s->request_time},
+        {"pod namespace", s->pod_namespace},
+        {"pod name", s->pod_name},
+        {"pod uid", s->pod_uid},
+        {"node name", s->node_name},
+        {"revision hash", s->revision_hash},
+        {"request time", s->request_time},
         {"helper image", s->helper_image},
     };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)

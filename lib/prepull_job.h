@@ -59,9 +59,9 @@ typedef struct prepull_job_spec {
     size_t n_images;
     const char *const *pull_secrets; /* imagePullSecrets names */
     size_t n_pull_secrets;
-    const char *helper_image;        /* --helper-image */
-    int backoff_limit;               /* 0..2 */
-    long active_deadline_seconds;    /* > 0: the DaemonSet's timeout or --pull-timeout */
+    const char *helper_image;     /* --helper-image */
+    int backoff_limit;            /* 0..2 */
+    long active_deadline_seconds; /* > 0: the DaemonSet's timeout or --pull-timeout */
 } prepull_job_spec;
 
 /*
@@ -70,8 +70,7 @@ typedef struct prepull_job_spec {
  * character from one field to the next changes the hash.  Stable across
  * processes, versions and machines.
  */
-uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash,
-                          const char *request_time);
+uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const char *request_time);
 
 /*
  * "ota-prepull-<pod name cut to fit>-<8 lowercase hex of prepull_job_hash>",

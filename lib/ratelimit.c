@@ -95,7 +95,7 @@ static int one_of(cursor *c, const char *const *names, int n)
 }
 
 static const char *const short_days[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-static const char *const long_days[] = {"Monday", "Tuesday", "Wednesday", "Thursday",
+static const char *const long_days[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                                         "Friday", "Saturday", "Sunday"};
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};

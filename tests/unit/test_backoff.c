@@ -39,14 +39,17 @@ static const row rows[] = {
     {"800 ms to 30 s, as client-go's reflector",
      800 * MS,
      30 * SEC,
-     {400 * MS, 800 * MS, 1600 * MS, 3200 * MS, 6400 * MS, 12800 * MS, 15 * SEC, 15 * SEC,
-      15 * SEC, 15 * SEC}},
+     {400 * MS, 800 * MS, 1600 * MS, 3200 * MS, 6400 * MS, 12800 * MS, 15 * SEC, 15 * SEC, 15 * SEC,
+      15 * SEC}},
     {"1 s to 30 s",
      SEC,
      30 * SEC,
      {500 * MS, SEC, 2 * SEC, 4 * SEC, 8 * SEC, 15 * SEC, 15 * SEC, 15 * SEC, 15 * SEC, 15 * SEC}},
-    {"base equals cap", 5 * SEC, 5 * SEC, {2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS,
-                                           2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS}},
+    {"base equals cap",
+     5 * SEC,
+     5 * SEC,
+     {2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS, 2500 * MS,
+      2500 * MS, 2500 * MS}},
     {"1 ns base: d/2 rounds down", 1, 8, {0, 1, 2, 4, 4, 4, 4, 4, 4, 4}},
 };
 
@@ -80,7 +83,7 @@ static void test_injected_jitter(void **state)
     assert_int_equal(backoff_next(&b), 500 * MS);
     assert_int_equal(backoff_next(&b), 500 * MS + 1);
     assert_int_equal(backoff_next(&b), 750 * MS);
-    assert_int_equal(backoff_next(&b), SEC);     /* the top of the range */
+    assert_int_equal(backoff_next(&b), SEC);      /* the top of the range */
     assert_int_equal(backoff_next(&b), 500 * MS); /* wraps: never above d */
 }
 

@@ -26,8 +26,8 @@ static const parse_row valid[] = {
      "latest", NULL},
     {"nginx:1.25", "docker.io/library/nginx:1.25", "IfNotPresent", "docker.io", "library/nginx",
      "1.25", NULL},
-    {"nginx:Latest", "docker.io/library/nginx:Latest", "IfNotPresent", "docker.io",
-     "library/nginx", "Latest", NULL},
+    {"nginx:Latest", "docker.io/library/nginx:Latest", "IfNotPresent", "docker.io", "library/nginx",
+     "Latest", NULL},
     {"library/nginx", "docker.io/library/nginx:latest", "Always", "docker.io", "library/nginx",
      NULL, NULL},
     {"docker.io/nginx", "docker.io/library/nginx:latest", "Always", "docker.io", "library/nginx",
@@ -41,11 +41,11 @@ static const parse_row valid[] = {
     {"user/app:v1", "docker.io/user/app:v1", "IfNotPresent", "docker.io", "user/app", "v1", NULL},
     {"nginx@sha256:" D64, "docker.io/library/nginx@sha256:" D64, "IfNotPresent", "docker.io",
      "library/nginx", NULL, "sha256:" D64},
-    {"nginx:1.25@sha256:" D64, "docker.io/library/nginx@sha256:" D64, "IfNotPresent",
-     "docker.io", "library/nginx", "1.25", "sha256:" D64},
+    {"nginx:1.25@sha256:" D64, "docker.io/library/nginx@sha256:" D64, "IfNotPresent", "docker.io",
+     "library/nginx", "1.25", "sha256:" D64},
     /* the apiserver would default this one to Always; a digest pins it */
-    {"nginx:latest@sha256:" D64, "docker.io/library/nginx@sha256:" D64, "IfNotPresent",
-     "docker.io", "library/nginx", "latest", "sha256:" D64},
+    {"nginx:latest@sha256:" D64, "docker.io/library/nginx@sha256:" D64, "IfNotPresent", "docker.io",
+     "library/nginx", "latest", "sha256:" D64},
     {"quay.io/org/app@sha384:" D96, "quay.io/org/app@sha384:" D96, "IfNotPresent", "quay.io",
      "org/app", NULL, "sha384:" D96},
     {"quay.io/org/app@sha512:" D128, "quay.io/org/app@sha512:" D128, "IfNotPresent", "quay.io",
@@ -54,8 +54,8 @@ static const parse_row valid[] = {
     {"localhost/x:1", "localhost/x:1", "IfNotPresent", "localhost", "x", "1", NULL},
     {"registry:5000/a/b:tag", "registry:5000/a/b:tag", "IfNotPresent", "registry:5000", "a/b",
      "tag", NULL},
-    {"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10", "IfNotPresent",
-     "registry.k8s.io", "pause", "3.10", NULL},
+    {"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10", "IfNotPresent", "registry.k8s.io",
+     "pause", "3.10", NULL},
     {"gcr.io/a/b/c/d:v", "gcr.io/a/b/c/d:v", "IfNotPresent", "gcr.io", "a/b/c/d", "v", NULL},
     {"[::1]:5000/app:1", "[::1]:5000/app:1", "IfNotPresent", "[::1]:5000", "app", "1", NULL},
     {"10.0.0.1:5000/edge/agent", "10.0.0.1:5000/edge/agent:latest", "Always", "10.0.0.1:5000",
@@ -175,7 +175,8 @@ static void test_invalid_table(void **state)
                  row->why);
         FX_CHECK(row->in, strncmp(err, "invalid image reference", 23) == 0, "error \"%s\"", err);
         FX_CHECK(row->in, r.domain == NULL && r.path == NULL, "parts left set");
-        FX_CHECK(row->in, imageref_normalize(row->in, strlen(row->in), &a, err, sizeof(err)) == NULL,
+        FX_CHECK(row->in,
+                 imageref_normalize(row->in, strlen(row->in), &a, err, sizeof(err)) == NULL,
                  "normalize accepted");
         arena_free(&a);
     }
@@ -296,9 +297,9 @@ static void test_same_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_table),       cmocka_unit_test(test_invalid_table),
-        cmocka_unit_test(test_lengths),           cmocka_unit_test(test_small_error_buffer),
-        cmocka_unit_test(test_out_of_memory),     cmocka_unit_test(test_same_table),
+        cmocka_unit_test(test_valid_table),   cmocka_unit_test(test_invalid_table),
+        cmocka_unit_test(test_lengths),       cmocka_unit_test(test_small_error_buffer),
+        cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_same_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,10 +48,12 @@ typedef struct row {
     size_t pending;        /* after the last feed */
 } row;
 
+/* clang-format off */
 static const row rows[] = {
     {"one line", 100, {"{\"type\":\"ADDED\"}\n"}, "{\"type\":\"ADDED\"}", "p", 0, 0},
     {"several lines in one piece", 100, {"a\nbb\nccc\n"}, "a|bb|ccc", "ppp", 0, 0},
-    {"a line across two pieces", 100, {"{\"type\":", "\"ADDED\"}\n"}, "{\"type\":\"ADDED\"}", "c", 0, 0},
+    {"a line across two pieces", 100, {"{\"type\":", "\"ADDED\"}\n"}, "{\"type\":\"ADDED\"}",
+     "c", 0, 0},
     {"a line across four pieces", 100, {"ab", "cd", "ef", "g\n"}, "abcdefg", "c", 0, 0},
     {"the end of one line and the next whole", 100, {"ab", "c\nde\nf"}, "abc|de", "cp", 0, 1},
     {"the newline alone in the next piece", 100, {"abc", "\n"}, "abc", "c", 0, 0},
@@ -69,9 +71,10 @@ static const row rows[] = {
     {"over the bound before its newline", 5, {"123", "456"}, "", "", -1, 0},
     {"over the bound in one piece without newline", 5, {"1234567"}, "", "", -1, 0},
     {"a CR past the bound that is not a CRLF", 5, {"12345\r", "x"}, "", "", -1, 0},
-    {"lines before the long one are delivered", 5, {"ok\nfine\n123456\nlater\n"}, "ok|fine", "pp",
-     -1, 0},
+    {"lines before the long one are delivered", 5, {"ok\nfine\n123456\nlater\n"}, "ok|fine",
+     "pp", -1, 0},
 };
+/* clang-format on */
 
 static void test_table(void **state)
 {
@@ -107,10 +110,11 @@ static void test_table(void **state)
 static void test_every_split(void **state)
 {
     (void)state;
-    static const char stream[] =
-        "{\"type\":\"ADDED\",\"object\":{}}\r\n\n{\"type\":\"BOOKMARK\"}\nx\r\n\r\n{\"type\":\"DELETED\"}\n";
+    static const char stream[] = "{\"type\":\"ADDED\",\"object\":{}}\r\n\n{\"type\":\"BOOKMARK\"}"
+                                 "\nx\r\n\r\n{\"type\":\"DELETED\"}\n";
     const size_t n = sizeof(stream) - 1;
-    const char *want = "{\"type\":\"ADDED\",\"object\":{}}|{\"type\":\"BOOKMARK\"}|x|{\"type\":\"DELETED\"}";
+    const char *want =
+        "{\"type\":\"ADDED\",\"object\":{}}|{\"type\":\"BOOKMARK\"}|x|{\"type\":\"DELETED\"}";
     for (size_t a = 0; a <= n; a++) {
         for (size_t b = a; b <= n; b++) {
             linesplit ls;

@@ -47,14 +47,15 @@ typedef struct name_row {
 static const name_row names[] = {
     {"a DaemonSet pod", "agent-x7k2p", "agent-x7k2p"},
     {"42 characters fit exactly", A10 A10 A10 A10 "b2", A10 A10 A10 A10 "b2"},
-    {"longer names keep their beginning", A10 A10 A10 A10 "bcdefghij-x7k2p",
-     A10 A10 A10 A10 "bc"},
+    {"longer names keep their beginning", A10 A10 A10 A10 "bcdefghij-x7k2p", A10 A10 A10 A10 "bc"},
     {"a cut before a dash drops it", A10 A10 A10 A10 "b-cdefgh", A10 A10 A10 A10 "b"},
     {"a cut before dashes drops them all", A10 A10 A10 "abcdefghi---xyz", A10 A10 A10 "abcdefghi"},
     {"dots become dashes", "kube-proxy.edge.node1", "kube-proxy-edge-node1"},
     {"uppercase is lowered", "Agent-X7K2P", "agent-x7k2p"},
-    {"a 253-character name", A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10
-     A10 A10 A10 A10 A10 A10 A10 "abc", A10 A10 A10 A10 "aa"},
+    {"a 253-character name",
+     A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10 A10
+         A10 "abc",
+     A10 A10 A10 A10 "aa"},
 };
 
 static void test_name_table(void **state)
@@ -121,7 +122,8 @@ static void test_hash_is_stable(void **state)
 /* ---- golden files ------------------------------------------------------------- */
 
 static const char *const agent_images[] = {"registry.example.com/edge/agent:v2"};
-static const char *const full_init[] = {"busybox:1.36", "registry.example.com/edge/setup@sha256:" D64};
+static const char *const full_init[] = {"busybox:1.36",
+                                        "registry.example.com/edge/setup@sha256:" D64};
 static const char *const full_images[] = {
     "nginx",                              /* :latest implied: Always */
     "registry.example.com/edge/agent:v2", /* */
@@ -264,17 +266,16 @@ static void check_container(yajl_val c, const want_container *w)
 {
     const char *p_name[] = {"name", NULL}, *p_image[] = {"image", NULL};
     const char *p_policy[] = {"imagePullPolicy", NULL}, *p_cmd[] = {"command", NULL};
-    const char *p_mount[] = {"volumeMounts", NULL}, *p_req_cpu[] = {"resources", "requests", "cpu", NULL};
+    const char *p_mount[] = {"volumeMounts", NULL},
+               *p_req_cpu[] = {"resources", "requests", "cpu", NULL};
     const char *p_req_mem[] = {"resources", "requests", "memory", NULL};
     const char *p_lim_mem[] = {"resources", "limits", "memory", NULL};
     const char *p_priv[] = {"securityContext", "allowPrivilegeEscalation", NULL};
     const char *p_args[] = {"args", NULL};
     assert_non_null(c);
     FX_CHECK(w->name, streq(str_at(c, p_name), w->name), "name");
-    FX_CHECK(w->name, streq(str_at(c, p_image), w->image), "image %s",
-             str_at(c, p_image));
-    FX_CHECK(w->name, streq(str_at(c, p_policy), w->policy),
-             "policy %s", str_at(c, p_policy));
+    FX_CHECK(w->name, streq(str_at(c, p_image), w->image), "image %s", str_at(c, p_image));
+    FX_CHECK(w->name, streq(str_at(c, p_policy), w->policy), "policy %s", str_at(c, p_policy));
     size_t n = 0;
     while (n < 4 && w->command[n] != NULL)
         n++;
@@ -286,9 +287,11 @@ static void check_container(yajl_val c, const want_container *w)
     }
     FX_CHECK(w->name, at(c, p_args) == NULL, "args would reach the image's entrypoint");
     yajl_val mount = elem(c, p_mount, 0);
-    const char *p_mname[] = {"name", NULL}, *p_mpath[] = {"mountPath", NULL}, *p_ro[] = {"readOnly", NULL};
-    FX_CHECK(w->name, count(c, p_mount) == 1 && streq(str_at(mount, p_mname), "ota-bin") &&
-                          streq(str_at(mount, p_mpath), "/ota-bin"),
+    const char *p_mname[] = {"name", NULL}, *p_mpath[] = {"mountPath", NULL},
+               *p_ro[] = {"readOnly", NULL};
+    FX_CHECK(w->name,
+             count(c, p_mount) == 1 && streq(str_at(mount, p_mname), "ota-bin") &&
+                 streq(str_at(mount, p_mpath), "/ota-bin"),
              "volume mount");
     yajl_val ro = at(mount, p_ro);
     FX_CHECK(w->name, ro != NULL && (w->read_only ? YAJL_IS_TRUE(ro) : YAJL_IS_FALSE(ro)),
@@ -332,7 +335,8 @@ static void test_full_job_facts(void **state)
     char want_name[64];
     prepull_job_name(want_name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
     assert_string_equal(str_at(job, p_name), want_name);
-    assert_string_equal(want_name, "ota-prepull-edge-monitoring-agent-with-a-very-long-dae-4f57302d");
+    assert_string_equal(want_name,
+                        "ota-prepull-edge-monitoring-agent-with-a-very-long-dae-4f57302d");
     assert_string_equal(str_at(job, p_ns), "kube-system");
     const char *p_meta[] = {"metadata", NULL};
     check_marks(at(job, p_meta), s);
@@ -340,7 +344,8 @@ static void test_full_job_facts(void **state)
     const char *p_owners[] = {"metadata", "ownerReferences", NULL};
     assert_int_equal(count(job, p_owners), 1);
     yajl_val owner = elem(job, p_owners, 0);
-    const char *o_api[] = {"apiVersion", NULL}, *o_kind[] = {"kind", NULL}, *o_name[] = {"name", NULL};
+    const char *o_api[] = {"apiVersion", NULL}, *o_kind[] = {"kind", NULL},
+               *o_name[] = {"name", NULL};
     const char *o_uid[] = {"uid", NULL}, *o_ctl[] = {"controller", NULL};
     const char *o_block[] = {"blockOwnerDeletion", NULL};
     assert_string_equal(str_at(owner, o_api), "v1");
@@ -387,14 +392,18 @@ static void test_full_job_facts(void **state)
     assert_non_null(at(elem(pod, p_vols, 0), v_empty));
 
     const char *helper = "registry.example.com/mirror/busybox:1.36-musl";
+    /* clang-format off */
     const want_container inits[] = {
-        {"ota-helper", helper, "IfNotPresent", {"/bin/busybox", "cp", "/bin/busybox", "/ota-bin/true"}, 0},
+        {"ota-helper", helper, "IfNotPresent",
+         {"/bin/busybox", "cp", "/bin/busybox", "/ota-bin/true"}, 0},
         {"pull-0", "busybox:1.36", "IfNotPresent", {"/ota-bin/true"}, 1},
-        {"pull-1", "registry.example.com/edge/setup@sha256:" D64, "IfNotPresent", {"/ota-bin/true"}, 1},
+        {"pull-1", "registry.example.com/edge/setup@sha256:" D64, "IfNotPresent",
+         {"/ota-bin/true"}, 1},
         {"pull-2", "nginx", "Always", {"/ota-bin/true"}, 1},
         {"pull-3", "registry.example.com/edge/agent:v2", "IfNotPresent", {"/ota-bin/true"}, 1},
         {"pull-4", "localhost:5000/tools/probe:1.0", "IfNotPresent", {"/ota-bin/true"}, 1},
     };
+    /* clang-format on */
     const char *p_inits[] = {"initContainers", NULL}, *p_ctrs[] = {"containers", NULL};
     assert_int_equal(count(pod, p_inits), sizeof(inits) / sizeof(inits[0]));
     for (size_t i = 0; i < sizeof(inits) / sizeof(inits[0]); i++)
@@ -422,8 +431,11 @@ static void test_helper_policy(void **state)
     assert_int_equal(prepull_job_render(&s, &a, &json, &len, err, sizeof(err)), 0);
     yajl_val job = parse(json);
     const char *p_inits[] = {"spec", "template", "spec", "initContainers", NULL};
-    const want_container helper = {
-        "ota-helper", "busybox", "Always", {"/bin/busybox", "cp", "/bin/busybox", "/ota-bin/true"}, 0};
+    const want_container helper = {"ota-helper",
+                                   "busybox",
+                                   "Always",
+                                   {"/bin/busybox", "cp", "/bin/busybox", PREPULL_JOB_TRUE},
+                                   0};
     check_container(elem(job, p_inits, 0), &helper);
     /* ota-done finds the image ota-helper pulled: no second registry call */
     const char *p_ctrs[] = {"spec", "template", "spec", "containers", NULL};
@@ -476,6 +488,7 @@ static const char *const bad_images[] = {"nginx:1.25", "Nginx:1.25"};
 static const char *const null_secret[] = {NULL};
 static const char *const empty_secret[] = {""};
 
+/* clang-format off */
 static void no_namespace(prepull_job_spec *s) { s->pod_namespace = NULL; }
 static void empty_name(prepull_job_spec *s) { s->pod_name = ""; }
 static void no_uid(prepull_job_spec *s) { s->pod_uid = NULL; }
@@ -490,9 +503,13 @@ static void deadline_0(prepull_job_spec *s) { s->active_deadline_seconds = 0; }
 static void deadline_neg(prepull_job_spec *s) { s->active_deadline_seconds = -5; }
 static void no_images(prepull_job_spec *s) { s->n_images = 0; }
 static void bad_image(prepull_job_spec *s) { s->images = bad_images; s->n_images = 2; }
-static void bad_init_image(prepull_job_spec *s) { s->init_images = bad_images + 1; s->n_init_images = 1; }
-static void secret_null(prepull_job_spec *s) { s->pull_secrets = null_secret; s->n_pull_secrets = 1; }
-static void secret_empty(prepull_job_spec *s) { s->pull_secrets = empty_secret; s->n_pull_secrets = 1; }
+static void bad_init_image(prepull_job_spec *s)
+{ s->init_images = bad_images + 1; s->n_init_images = 1; }
+static void secret_null(prepull_job_spec *s)
+{ s->pull_secrets = null_secret; s->n_pull_secrets = 1; }
+static void secret_empty(prepull_job_spec *s)
+{ s->pull_secrets = empty_secret; s->n_pull_secrets = 1; }
+/* clang-format on */
 
 static const bad_row bads[] = {
     {"pod namespace is missing", no_namespace},
@@ -536,10 +553,10 @@ static void test_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_name_table),     cmocka_unit_test(test_name_without_pod_part),
-        cmocka_unit_test(test_name_lengths),   cmocka_unit_test(test_hash_is_stable),
-        cmocka_unit_test(test_golden_files),   cmocka_unit_test(test_full_job_facts),
-        cmocka_unit_test(test_helper_policy),  cmocka_unit_test(test_image_limits),
+        cmocka_unit_test(test_name_table),    cmocka_unit_test(test_name_without_pod_part),
+        cmocka_unit_test(test_name_lengths),  cmocka_unit_test(test_hash_is_stable),
+        cmocka_unit_test(test_golden_files),  cmocka_unit_test(test_full_job_facts),
+        cmocka_unit_test(test_helper_policy), cmocka_unit_test(test_image_limits),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,9 +18,9 @@
 /* ---- token bucket ----------------------------------------------------------- */
 
 typedef struct step {
-    uint64_t at_ms;   /* since T0 */
-    int n;            /* reserves made at that time */
-    int64_t wait_ms;  /* wait of the last of them; -1 ends the script */
+    uint64_t at_ms;    /* since T0 */
+    int n;             /* reserves made at that time */
+    int64_t wait_ms;   /* wait of the last of them; -1 ends the script */
     uint64_t pause_ms; /* non-zero: instead, pause until T0 + this */
 } step;
 
@@ -31,32 +31,26 @@ typedef struct bucket_row {
     step steps[8];
 } bucket_row;
 
+/* clang-format off */
 static const bucket_row buckets[] = {
-    {"defaults: 30 at once, then every 50 ms",
-     20, 30,
+    {"defaults: 30 at once, then every 50 ms", 20, 30,
      {{0, 30, 0, 0}, {0, 1, 50, 0}, {0, 1, 100, 0}, {0, 1, 150, 0}, {0, 0, -1, 0}}},
-    {"steady state: a slot per 50 ms, the debt carried",
-     20, 30,
+    {"steady state: a slot per 50 ms, the debt carried", 20, 30,
      {{0, 31, 50, 0}, {50, 1, 50, 0}, {100, 1, 50, 0}, {150, 1, 50, 0}, {0, 0, -1, 0}}},
-    {"idle refills, but never beyond burst",
-     20, 30,
+    {"idle refills, but never beyond burst", 20, 30,
      {{0, 30, 0, 0}, {10000, 30, 0, 0}, {10000, 1, 50, 0}, {0, 0, -1, 0}}},
-    {"partial refill",
-     20, 30,
+    {"partial refill", 20, 30,
      {{0, 30, 0, 0}, {125, 2, 0, 0}, {125, 1, 25, 0}, {0, 0, -1, 0}}},
-    {"qps below 1",
-     0.5, 1,
+    {"qps below 1", 0.5, 1,
      {{0, 1, 0, 0}, {0, 1, 2000, 0}, {1000, 1, 3000, 0}, {0, 0, -1, 0}}},
-    {"burst 1",
-     10, 1,
+    {"burst 1", 10, 1,
      {{0, 1, 0, 0}, {0, 1, 100, 0}, {0, 1, 200, 0}, {300, 1, 0, 0}, {0, 0, -1, 0}}},
-    {"a 429 pause holds calls, then they go one slot at a time",
-     20, 30,
+    {"a 429 pause holds calls, then they go one slot at a time", 20, 30,
      {{0, 0, 0, 5000}, {0, 1, 5000, 0}, {0, 1, 5050, 0}, {4000, 1, 1100, 0}, {0, 0, -1, 0}}},
-    {"a shorter pause does not shorten a longer one",
-     20, 30,
+    {"a shorter pause does not shorten a longer one", 20, 30,
      {{0, 0, 0, 5000}, {0, 0, 0, 1000}, {0, 1, 5000, 0}, {0, 0, -1, 0}}},
 };
+/* clang-format on */
 
 static void test_bucket_table(void **state)
 {
@@ -79,8 +73,9 @@ static void test_bucket_table(void **state)
                     FX_CHECK(r->name, wait == 0, "step %zu call %d waits %llu ns", k, j,
                              (unsigned long long)wait);
             }
-            FX_CHECK(r->name, wait == (uint64_t)s->wait_ms * MS, "step %zu: wait %llu ns, want %lld ms",
-                     k, (unsigned long long)wait, (long long)s->wait_ms);
+            FX_CHECK(r->name, wait == (uint64_t)s->wait_ms * MS,
+                     "step %zu: wait %llu ns, want %lld ms", k, (unsigned long long)wait,
+                     (long long)s->wait_ms);
         }
     }
 }
@@ -169,7 +164,7 @@ static const retry_row retries[] = {
     {"Thu, 29 Feb 2024 00:00:05 GMT", 1709164800, 0, 5},
     {"Tue, 29 Feb 2000 00:00:30 GMT", 951782400, 0, 30},
     {"Wednesday, 06-Nov-69 08:49:47 GMT", 3150953377, 0, 10}, /* two-digit 69 is 2069 */
-    {"Thursday, 01-Jan-70 00:00:09 GMT", 0, 0, 9},              /* and 70 is 1970 */
+    {"Thursday, 01-Jan-70 00:00:09 GMT", 0, 0, 9},            /* and 70 is 1970 */
     {"Thu Jan  1 00:00:10 1970", 0, 0, 10},
     {"Sat Nov 21 21:30:01 2026", 1795296600, 0, 1},
     /* not dates */
