@@ -1194,6 +1194,14 @@ TRANSITIONS = [
      "PendingUpgrade", [NU_T, IR_PULL_STAMPED]),
     ("duplicate_types_first_wins", "user", [NU_T], [NU_T, IR_PULL, IR_READY],
      True, None, None),
+    # The whole conditions array gone (a merge patch that wrote none):
+    # the patch has to add /status/conditions itself.
+    ("node_write_without_conditions", "node", [NU_T, IR_PULL], "absent",
+     False, "Pulling", [NU_T, IR_PULL]),
+    ("node_write_null_conditions", "node", [NU_T, IR_PULL], "null",
+     False, "Pulling", [NU_T, IR_PULL]),
+    ("node_write_without_status", "node", [NU_T, IR_PULL], "no-status",
+     False, "Pulling", [NU_T, IR_PULL]),
 ]
 
 
@@ -1203,9 +1211,16 @@ def transition_review(uid, who, old_ota, new_ota):
     req["uid"] = uid
     req["userInfo"] = copy.deepcopy(WHO[who])
     for where, ota in (("oldObject", old_ota), ("object", new_ota)):
-        conds = [c for c in req[where]["status"]["conditions"]
-                 if c["type"] not in OTA_TYPES]
-        req[where]["status"]["conditions"] = conds + copy.deepcopy(ota)
+        if ota == "absent":
+            del req[where]["status"]["conditions"]
+        elif ota == "null":
+            req[where]["status"]["conditions"] = None
+        elif ota == "no-status":
+            del req[where]["status"]
+        else:
+            conds = [c for c in req[where]["status"]["conditions"]
+                     if c["type"] not in OTA_TYPES]
+            req[where]["status"]["conditions"] = conds + copy.deepcopy(ota)
     # A template for what mutation yields: the kubelet's conditions as sent
     # plus the expected OTA ones.
     return review
@@ -1238,18 +1253,30 @@ class TestTransitions(ServerTestCase):
             self.assertFalse(patch, "unexpected patch %s" % json.dumps(patch))
             return
         self.assertTrue(patch, "/mutate returned no patch")
-        obj = apply_patch(review["request"]["object"], patch)
-        kubelet = [x for x in review["request"]["object"]["status"]
-                   ["conditions"] if x["type"] not in OTA_TYPES]
+        try:
+            obj = apply_patch(review["request"]["object"], patch)
+        except PatchError as e:
+            self.fail("the patch does not apply to request.object: %s\n"
+                      "patch: %s" % (e, json.dumps(patch)))
+        sent = review["request"]["object"].get("status") or {}
+        kubelet = [x for x in sent.get("conditions") or []
+                   if x["type"] not in OTA_TYPES]
         want = kubelet + copy.deepcopy(mutated)
-        diffs = diff_objects(want, obj["status"]["conditions"],
-                             "/status/conditions")
+        got = (obj.get("status") or {}).get("conditions")
+        diffs = diff_objects(want, got, "/status/conditions")
         self.assertEqual(diffs, [], "after the patch %s:\n  %s"
                          % (json.dumps(patch), "\n  ".join(diffs)))
-        rest = copy.deepcopy(obj)
-        rest["status"]["conditions"] = []
-        orig = copy.deepcopy(review["request"]["object"])
-        orig["status"]["conditions"] = []
+        def without_conditions(o):
+            o = copy.deepcopy(o)
+            status = o.get("status")
+            if isinstance(status, dict):
+                status.pop("conditions", None)
+                if not status:
+                    del o["status"]
+            return o
+
+        orig = without_conditions(review["request"]["object"])
+        rest = without_conditions(obj)
         self.assertEqual(diff_objects(orig, rest), [],
                          "the patch touched more than the conditions")
         # The apiserver then calls the validating webhook on the result.
@@ -1395,11 +1422,6 @@ def _get_path(doc, path):
     for k in path:
         cur = cur[k]
     return cur
-
-
-def _cond_index(review, where, ctype):
-    conds = review["request"][where]["status"]["conditions"]
-    return [c["type"] for c in conds].index(ctype)
 
 
 def wrong_type_cases():
@@ -1825,6 +1847,88 @@ class TestBadInput(ServerTestCase):
         self.assertGreaterEqual(time.monotonic() - t_sent,
                                 self.READ_TIMEOUT * 0.5)
         self.assert_still_serving()
+
+    def test_unicode_escapes_are_decoded(self):
+        # JSON may spell any key or value with \\u escapes; the decision
+        # must not change (a reader that compared raw bytes would miss
+        # PodNeedUpgrade and skip the restoration).
+        review, expected = load_fixture("pod-status-prepull-yurthub")
+        plain = compact(review)
+        esc = plain
+        for word in (b'"uid"', b'"request"', b'"object"', b'"oldObject"',
+                     b'"conditions"', b'"PodNeedUpgrade"', b'"PodImageReady"',
+                     b'"userInfo"', b'"username"', b'"nodeName"'):
+            inner = word[1:-1]
+            spelled = b"".join(b"\\u%04x" % c if i % 2 == 0 else bytes([c])
+                               for i, c in enumerate(inner))
+            self.assertIn(word, esc)
+            esc = esc.replace(word, b'"' + spelled + b'"')
+        self.assertEqual(json.loads(esc), review)
+        c = self.conn()
+        uid = review["request"]["uid"]
+        st, h, b = c.call("POST", "/mutate", esc)
+        resp, patch = self.assert_review(st, h, b, uid)
+        self.assertTrue(patch, "no patch for the escaped YurtHub review")
+        diffs = diff_objects(expected,
+                             apply_patch(review["request"]["object"], patch))
+        self.assertEqual(diffs, [], "\n".join(diffs))
+
+    def test_uid_echo_escaping(self):
+        # The uid is echoed byte for byte, JSON-escaped as needed.
+        c = self.conn()
+        for uid in ('a"b\\c', "tab\there", "\u00e9\u2028\U0001F600",
+                    "</script>", "x" * 4096, "\u0001\u001f"):
+            with self.subTest(uid=uid[:20]):
+                st, h, b = c.call("POST", "/mutate",
+                                  compact(self.valid_review(uid)))
+                self.assert_review(st, h, b, uid)
+
+    def test_large_review_near_default_limit(self):
+        # 7 MB of annotations: under the 8 MiB default, answered quickly.
+        r = self.valid_review("b16b16b1-0000-4000-8000-000000000001")
+        r["request"]["object"]["metadata"]["annotations"].update(
+            {"example.com/blob-%d" % i: "x" * 70000 for i in range(100)})
+        body = compact(r)
+        self.assertGreater(len(body), 7000000)
+        c = self.conn()
+        t0 = time.monotonic()
+        st, h, b = c.call("POST", "/mutate", body)
+        self.assert_review(st, h, b, r["request"]["uid"])
+        self.assertLess(time.monotonic() - t0, 5)
+
+    def test_many_conditions(self):
+        # 20 000 conditions (near 2 MB): linear work, not quadratic.
+        review, _ = load_fixture("pod-status-prepull-yurthub")
+        extra = [{"type": "example.com/Gate%d" % i, "status": "True"}
+                 for i in range(20000)]
+        for where in ("object", "oldObject"):
+            review["request"][where]["status"]["conditions"][:0] = extra
+        c = self.conn()
+        t0 = time.monotonic()
+        st, h, b = c.call("POST", "/mutate", compact(review))
+        resp, patch = self.assert_review(st, h, b, review["request"]["uid"])
+        self.assertTrue(patch)
+        self.assertLess(time.monotonic() - t0, 5)
+
+    def test_pipelined_requests(self):
+        # Two requests in one write: two answers, in order.
+        a = compact(self.valid_review("919e0000-0000-4000-8000-000000000001"))
+        b = compact(self.valid_review("919e0000-0000-4000-8000-000000000002"))
+        req = b"".join(b"POST /mutate HTTP/1.1\r\nHost: x\r\n"
+                       b"Content-Type: application/json\r\n"
+                       b"Content-Length: %d\r\n\r\n%s" % (len(x), x)
+                       for x in (a, b))
+        s = tls_socket(self.port)
+        self.addCleanup(s.close)
+        s.sendall(req + b"GET /nope HTTP/1.1\r\nHost: x\r\n"
+                  b"Connection: close\r\n\r\n")
+        data, _, closed = read_until_closed(s, 10)
+        self.assertTrue(closed, "Connection: close not honoured")
+        uids = re.findall(rb'"uid":"(919e[^"]*)"', data)
+        self.assertEqual(uids, [b"919e0000-0000-4000-8000-000000000001",
+                                b"919e0000-0000-4000-8000-000000000002"])
+        self.assertEqual(re.findall(rb"HTTP/1.1 (\d+)", data),
+                         [b"200", b"200", b"404"])
 
     def test_concurrent_clients(self):
         errors = []
