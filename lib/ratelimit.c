@@ -7,6 +7,7 @@
 #include <string.h>
 
 #define NS 1000000000.0
+#define BLANK(ch) ((ch) == ' ' || (ch) == '\t' || (ch) == '\r' || (ch) == '\n')
 
 int ratelimit_init(ratelimit *r, double qps, int burst, uint64_t now_ns)
 {
@@ -162,10 +163,12 @@ static int http_date(cursor *c, int64_t *t)
 
 int ratelimit_parse_retry_after(const char *v, size_t len, int64_t now_unix, unsigned *seconds)
 {
+    /* Blanks around the value, and the CRLF that ends a header line as
+     * libcurl's header callback passes it. */
     cursor c = {v, v + len};
-    while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
+    while (c.p < c.end && BLANK(*c.p))
         c.p++;
-    while (c.end > c.p && (c.end[-1] == ' ' || c.end[-1] == '\t'))
+    while (c.end > c.p && BLANK(c.end[-1]))
         c.end--;
     if (c.p == c.end)
         return -1;

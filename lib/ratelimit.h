@@ -47,9 +47,11 @@ void ratelimit_pause_until(ratelimit *r, uint64_t now_ns, uint64_t until_ns);
  * HTTP-date in any of the three forms RFC 9110 §5.6.7 makes recipients
  * accept ("Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37
  * GMT", "Sun Nov  6 08:49:37 1994"), a date being turned into seconds from
- * now_unix (wall-clock seconds since the epoch).  Surrounding blanks are
- * ignored.  Sets *seconds to the wait bounded to 0..RATELIMIT_RETRY_AFTER_MAX_S
- * (a date in the past is 0) and returns 0, or returns -1 when v is neither.
+ * now_unix (wall-clock seconds since the epoch).  Surrounding blanks and
+ * CR/LF are ignored, so the rest of a header line as libcurl passes it
+ * (" 5\r\n") can be given as it is.  Sets *seconds to the wait bounded to
+ * 0..RATELIMIT_RETRY_AFTER_MAX_S (a date in the past is 0) and returns 0, or returns -1 when v is
+ * neither.
  */
 int ratelimit_parse_retry_after(const char *v, size_t len, int64_t now_unix, unsigned *seconds);
 

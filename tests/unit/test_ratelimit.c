@@ -140,6 +140,7 @@ static const retry_row retries[] = {
     {"5", RFC_NOW, 0, 5},
     {"0", RFC_NOW, 0, 0},
     {" 7\t", RFC_NOW, 0, 7},
+    {" 5\r\n", RFC_NOW, 0, 5}, /* the rest of a header line, as libcurl passes it */
     {"0120", RFC_NOW, 0, 120},
     {"600", RFC_NOW, 0, 600},
     {"601", RFC_NOW, 0, 600},
@@ -156,6 +157,7 @@ static const retry_row retries[] = {
     {"Sunday, 06-Nov-94 08:49:47 GMT", RFC_NOW, 0, 10},
     {"Sun Nov  6 08:49:47 1994", RFC_NOW, 0, 10},
     {" Sun, 06 Nov 1994 08:49:47 GMT ", RFC_NOW, 0, 10},
+    {" Sun, 06 Nov 1994 08:49:47 GMT\r\n", RFC_NOW, 0, 10},
     {"Sun, 06 Nov 1994 08:59:36 GMT", RFC_NOW, 0, 599},
     {"Sun, 06 Nov 1994 09:49:37 GMT", RFC_NOW, 0, 600},
     {"Sun, 06 Nov 1994 08:49:37 GMT", RFC_NOW, 0, 0},
@@ -188,7 +190,8 @@ static const retry_row retries[] = {
     {"Sun Nov 6 08:49:47 1994", RFC_NOW, -1, 0},
     {"Sun Nov  6 08:49:47 94", RFC_NOW, -1, 0},
     {"Funday, 06-Nov-94 08:49:47 GMT", RFC_NOW, -1, 0},
-    {"Sun, 06 Nov 1994 08:49:47 GMT\n", RFC_NOW, -1, 0},
+    {"Sun, 06 Nov 1994 08:49:47 GMT x\r\n", RFC_NOW, -1, 0},
+    {"5\r5", RFC_NOW, -1, 0},
 };
 
 static void test_retry_after_table(void **state)
