@@ -153,6 +153,11 @@ class Api:
             return status, out, self.local.warnings
         except errors.ApiError as e:
             return e.code, e.status(), self.local.warnings
+        except Exception as e:   # a kubesim bug answers 500, as the apiserver's panic recovery does
+            import traceback
+            traceback.print_exc()
+            err = errors.internal("%s: %s" % (type(e).__name__, e))
+            return err.code, err.status(), self.local.warnings
 
     def warn(self, text):
         getattr(self.local, "warnings", []).append(text)
@@ -265,27 +270,30 @@ class Api:
                                                    "field": "metadata.namespace"}]})
         else:
             md.pop("namespace", None)
-        for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields"):
+        for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields",
+                  "uid", "creationTimestamp", "generation"):
             md.pop(k, None)
-        md["uid"] = str(uuid.uuid4())
-        md["creationTimestamp"] = self.clock.rfc3339()
-        if res.plural in ("daemonsets", "jobs", "deployments"):
-            md["generation"] = 1
-        defaults.apply_defaults(res.plural, obj)
-        if res.plural == "jobs":
-            defaults.default_job_selector(obj)
-        if res.plural == "pods" and obj.get("status", {}).get("phase") is None:
-            obj["status"]["phase"] = "Pending"
+        defaults.apply_defaults(res.plural, obj)     # scheme defaulting happens at decode time
         dry = query.get("dryRun") == "All"
 
-        def name_it(o):
-            # BeforeCreate in the storage layer names the object: mutating
-            # webhooks see the empty name, validating ones the generated one.
+        def before_create(o):
+            # rest.BeforeCreate runs in the storage layer, after mutating and
+            # before validating admission: it names the object (generateName),
+            # fills uid/creationTimestamp/generation and PrepareForCreate
+            # (a Job's generated selector).
             m = o["metadata"]
             if not m.get("name") and m.get("generateName"):
                 m["name"] = m["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+            m["uid"] = str(uuid.uuid4())
+            m["creationTimestamp"] = self.clock.rfc3339()
+            if res.plural in ("daemonsets", "jobs", "deployments"):
+                m["generation"] = 1
+            if m.get("name"):
+                defaults.apply_defaults(res.plural, o)
+                if res.plural == "jobs":
+                    defaults.default_job_selector(o)
 
-        obj = self._admit("CREATE", user, req, obj, None, dry, _options("CreateOptions", query), name_it)
+        obj = self._admit("CREATE", user, req, obj, None, dry, _options("CreateOptions", query), before_create)
         md = obj["metadata"]
         if dry:
             return 201, obj

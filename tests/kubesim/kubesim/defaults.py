@@ -100,7 +100,8 @@ def apply_defaults(resource, obj):
         default_pod_spec(tpl.setdefault("spec", {}))
         obj.setdefault("status", {})
     elif resource == "namespaces":
-        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+        if obj["metadata"].get("name"):
+            obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
         obj.setdefault("status", {}).setdefault("phase", "Active")
     elif resource == "secrets":
