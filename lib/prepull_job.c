@@ -159,7 +159,7 @@ static void object_meta_marks(gen *w, const prepull_job_spec *s)
     close_map(w);
     open_map(w, "annotations");
     kv_str(w, OTA_ANN_JOB_REVISION, s->revision_hash);
-    kv_str(w, OTA_ANN_JOB_REQUEST_TIME, s->request_time);
+    kv_str(w, OTA_ANN_JOB_REQUEST_TIME, s->request_time != NULL ? s->request_time : "");
     close_map(w);
 }
 
@@ -274,7 +274,6 @@ static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
         {"pod uid", s->pod_uid},
         {"node name", s->node_name},
         {"revision hash", s->revision_hash},
-        {"request time", s->request_time},
         {"helper image", s->helper_image},
     };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)

@@ -51,7 +51,11 @@ typedef struct prepull_job_spec {
     const char *pod_namespace, *pod_name, *pod_uid, *node_name;
     const char *revision_hash; /* H, the newest ControllerRevision's hash */
     const char *request_time;  /* identifies the request: the PodImageReady
-                                  lastTransitionTime the pull was asked with */
+                                  lastTransitionTime the pull was asked with;
+                                  may be "" or NULL (a request written
+                                  without one, when the mutating webhook,
+                                  failurePolicy Ignore, was not there to add
+                                  it): the Job is then one per pod and hash */
     /* From revision H's pod template (not the live DaemonSet template). */
     const char *const *init_images;
     size_t n_init_images;

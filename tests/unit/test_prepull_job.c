@@ -445,6 +445,31 @@ static void test_helper_policy(void **state)
     arena_free(&a);
 }
 
+/* A request without a time (written while the mutating webhook was away)
+ * still gets its Job: NULL and "" are the same request. */
+static void test_request_without_time(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    prepull_job_spec s = goldens[0].spec;
+    char err[256] = "", with_null[64], with_empty[64];
+    const char *json;
+    size_t len;
+    s.request_time = NULL;
+    assert_int_equal(prepull_job_render(&s, &a, &json, &len, err, sizeof(err)), 0);
+    yajl_val job = parse(json);
+    const char *p_time[] = {"metadata", "annotations", "ota-prepull/request-time", NULL};
+    const char *p_name[] = {"metadata", "name", NULL};
+    assert_string_equal(str_at(job, p_time), "");
+    prepull_job_name(with_null, s.pod_name, s.pod_uid, s.revision_hash, NULL);
+    prepull_job_name(with_empty, s.pod_name, s.pod_uid, s.revision_hash, "");
+    assert_string_equal(with_null, with_empty);
+    assert_string_equal(str_at(job, p_name), with_empty);
+    yajl_tree_free(job);
+    arena_free(&a);
+}
+
 /* 64 distinct images fit; a 65th does not; repeats of one image do not
  * count. */
 static void test_image_limits(void **state)
@@ -494,7 +519,6 @@ static void empty_name(prepull_job_spec *s) { s->pod_name = ""; }
 static void no_uid(prepull_job_spec *s) { s->pod_uid = NULL; }
 static void no_node(prepull_job_spec *s) { s->node_name = ""; }
 static void no_hash(prepull_job_spec *s) { s->revision_hash = NULL; }
-static void no_time(prepull_job_spec *s) { s->request_time = NULL; }
 static void no_helper(prepull_job_spec *s) { s->helper_image = NULL; }
 static void bad_helper(prepull_job_spec *s) { s->helper_image = "busybox:"; }
 static void backoff_3(prepull_job_spec *s) { s->backoff_limit = 3; }
@@ -517,7 +541,6 @@ static const bad_row bads[] = {
     {"pod uid is missing", no_uid},
     {"node name is missing", no_node},
     {"revision hash is missing", no_hash},
-    {"request time is missing", no_time},
     {"helper image is missing", no_helper},
     {"invalid image reference \"busybox:\": empty tag", bad_helper},
     {"backoff limit 3 is not within 0..2", backoff_3},
@@ -553,11 +576,11 @@ static void test_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_name_table),    cmocka_unit_test(test_name_without_pod_part),
-        cmocka_unit_test(test_name_lengths),  cmocka_unit_test(test_hash_is_stable),
-        cmocka_unit_test(test_golden_files),  cmocka_unit_test(test_full_job_facts),
-        cmocka_unit_test(test_helper_policy), cmocka_unit_test(test_image_limits),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_name_table),           cmocka_unit_test(test_name_without_pod_part),
+        cmocka_unit_test(test_name_lengths),         cmocka_unit_test(test_hash_is_stable),
+        cmocka_unit_test(test_golden_files),         cmocka_unit_test(test_full_job_facts),
+        cmocka_unit_test(test_helper_policy),        cmocka_unit_test(test_image_limits),
+        cmocka_unit_test(test_request_without_time), cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
