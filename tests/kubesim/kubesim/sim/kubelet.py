@@ -17,9 +17,11 @@ finishes the deletion with DELETE ?gracePeriodSeconds=0.
 
 import hashlib
 
+from . import podstatus
 from .events import EventRecorder
 from .identities import node_user
 from .imagestore import ImageStore
+from .podstatus import PodRuntime
 from .registry import ImageRef, InvalidReference, credentials_from_secret
 from .runtime import behaviour
 from .workqueue import RESYNC, Worker, meta
@@ -29,87 +31,7 @@ IMAGE_BACKOFF = (10.0, 300.0)
 CRASH_BACKOFF = (10.0, 300.0)
 BACKOFF_STATUS_DELAY = 2.0   # ErrImagePull shows this long before ImagePullBackOff
 RESYNC_SECONDS = 60.0
-OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 KUBELET_VERSION = "v1.32.0"
-
-
-class Ctr:
-    """Runtime state of one container of a pod."""
-
-    def __init__(self, spec, init, waiting_reason):
-        self.name = spec["name"]
-        self.init = init
-        self.image = spec.get("image", "")
-        self.state = {"waiting": {"reason": waiting_reason}}
-        self.last_state = {}
-        self.restart_count = 0
-        self.ready = False
-        self.image_id = ""
-        self.container_id = ""
-        self.exit_at = None
-        self.exit_code = 0
-        self.finished_at = None
-
-    @property
-    def field_path(self):
-        return "spec.%s{%s}" % ("initContainers" if self.init else "containers", self.name)
-
-    @property
-    def running(self):
-        return "running" in self.state
-
-    @property
-    def terminated(self):
-        return "terminated" in self.state
-
-    @property
-    def ever_ran(self):
-        return self.terminated or bool(self.last_state)
-
-    def wait(self, reason, message=None):
-        self.state = {"waiting": {"reason": reason}}
-        if message:
-            self.state["waiting"]["message"] = message
-        self.ready = False
-
-    def exit(self, clock, code, reason=None):
-        running = self.state.get("running", {})
-        self.state = {"terminated": {
-            "exitCode": code, "reason": reason or ("Completed" if code == 0 else "Error"),
-            "startedAt": running.get("startedAt"), "finishedAt": clock.rfc3339(),
-            "containerID": self.container_id}}
-        self.finished_at = clock.now()
-        self.exit_at = None
-        self.ready = False
-
-    def status(self, spec):
-        s = {"name": self.name, "state": self.state, "lastState": self.last_state,
-             "ready": self.ready, "restartCount": self.restart_count,
-             "image": spec.get("image", ""), "imageID": self.image_id,
-             "started": self.running}
-        if self.container_id:
-            s["containerID"] = self.container_id
-        return s
-
-
-class PodRuntime:
-    """What the kubelet remembers about one pod (by uid)."""
-
-    def __init__(self, uid, ip, start_time):
-        self.uid = uid
-        self.ip = ip
-        self.start_time = start_time
-        self.ctrs = {}
-        self.blocking = None        # (ctr key, Pull) the pod worker is waiting for
-        self.pulled = {}            # ctr key -> finished Pull not yet looked at
-        self.image_backoff = {}     # image -> [until, delay]
-        self.crash_backoff = {}     # ctr key -> delay of the next back-off
-
-    def ctr(self, spec, init, waiting_reason):
-        key = ("init" if init else "main", spec["name"])
-        if key not in self.ctrs:
-            self.ctrs[key] = Ctr(spec, init, waiting_reason)
-        return key, self.ctrs[key]
 
 
 def go_duration(seconds):
@@ -121,21 +43,6 @@ def go_duration(seconds):
     m, rest = divmod(rest, 60_000)
     sec = ("%d.%03d" % divmod(rest, 1000)).rstrip("0").rstrip(".")
     return ("%dh" % h if h else "") + ("%dm" % m if h or m else "") + sec + "s"
-
-
-def _qos_class(spec):
-    requests, limits, guaranteed = False, False, True
-    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        r = (c.get("resources") or {}).get("requests") or {}
-        lim = (c.get("resources") or {}).get("limits") or {}
-        requests = requests or bool(r)
-        limits = limits or bool(lim)
-        for res in ("cpu", "memory"):
-            if res not in lim or (res in r and r[res] != lim[res]):
-                guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 class Kubelet(Worker):
@@ -474,115 +381,10 @@ class Kubelet(Worker):
         return creds
 
     # -- pod status --------------------------------------------------------------------------
-    def _render(self, pod, rt):
-        """The status fields the kubelet owns, from the runtime state."""
-        spec = pod.get("spec") or {}
-        policy = spec.get("restartPolicy") or "Always"
-        init_specs = spec.get("initContainers") or []
-        main_specs = spec.get("containers") or []
-        inits = [(c, rt.ctr(c, True, "PodInitializing")[1]) for c in init_specs]
-        mains = [(c, rt.ctr(c, False, "PodInitializing" if init_specs else
-                            "ContainerCreating")[1]) for c in main_specs]
-        pending_init = [x.name for _, x in inits
-                        if not (x.terminated and x.state["terminated"]["exitCode"] == 0)]
-        init_failed = policy == "Never" and any(
-            x.terminated and x.state["terminated"]["exitCode"] != 0 for _, x in inits)
-        if init_failed:
-            phase = "Failed"
-        elif pending_init:
-            phase = "Pending"
-        else:
-            phase = self._phase(policy, [x for _, x in mains])
-        unready = [x.name for _, x in mains if not x.ready]
-        now = self.clock.rfc3339()
-
-        def cond(ctype, ok, reason=None, message=None):
-            c = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None,
-                 "lastTransitionTime": now}
-            if reason:
-                c["reason"] = reason
-            if message:
-                c["message"] = message
-            return c
-        done = phase in ("Succeeded", "Failed")
-        if phase == "Succeeded":
-            ready = [cond(t, False, "PodCompleted") for t in ("Ready", "ContainersReady")]
-        elif unready:
-            msg = "containers with unready status: [%s]" % " ".join(unready)
-            ready = [cond(t, False, "ContainersNotReady", msg)
-                     for t in ("Ready", "ContainersReady")]
-        else:
-            ready = [cond("Ready", True), cond("ContainersReady", True)]
-        if pending_init:
-            initialized = cond("Initialized", False, "ContainersNotInitialized",
-                               "containers with incomplete status: [%s]" % " ".join(pending_init))
-        else:
-            initialized = cond("Initialized", True, "PodCompleted" if phase == "Succeeded"
-                               else None)
-        status = {
-            "phase": phase,
-            "conditions": [cond("PodReadyToStartContainers", not done), initialized] + ready,
-            "hostIP": self.node_ip, "hostIPs": [{"ip": self.node_ip}],
-            "podIP": rt.ip, "podIPs": [{"ip": rt.ip}],
-            "startTime": rt.start_time,
-            "containerStatuses": [x.status(c) for c, x in mains],
-            "qosClass": (pod.get("status") or {}).get("qosClass") or _qos_class(spec),
-        }
-        if inits:
-            status["initContainerStatuses"] = [x.status(c) for c, x in inits]
-        return status
-
-    @staticmethod
-    def _phase(policy, ctrs):
-        waiting = running = stopped = succeeded = 0
-        for x in ctrs:
-            if x.running:
-                running += 1
-            elif x.terminated:
-                stopped += 1
-                succeeded += x.state["terminated"]["exitCode"] == 0
-            elif x.last_state.get("terminated"):
-                stopped += 1
-            else:
-                waiting += 1
-        if waiting:
-            return "Pending"
-        if running:
-            return "Running"
-        if stopped:
-            if policy == "Always":
-                return "Running"
-            if stopped == succeeded:
-                return "Succeeded"
-            return "Failed" if policy == "Never" else "Running"
-        return "Pending"
-
     def _write_status(self, key, pod, rt):
-        old = pod.get("status") or {}
-        fields = self._render(pod, rt)
-        new = dict(old)
-        new.update(fields)
-        if "initContainerStatuses" not in fields:
-            new.pop("initContainerStatuses", None)
-        old_conds = {c.get("type"): c for c in old.get("conditions") or []}
-        mine = {c["type"]: c for c in fields["conditions"]}
-        conds = []
-        for c in old.get("conditions") or []:
-            t = c.get("type")
-            if t not in mine:
-                conds.append(c)
-                continue
-            m = mine.pop(t)
-            if c.get("status") == m["status"]:
-                m["lastTransitionTime"] = c.get("lastTransitionTime")
-            conds.append(m)
-        conds += list(mine.values())
-        if "PodScheduled" not in old_conds:
-            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                          "lastTransitionTime": meta(pod).get("creationTimestamp")
-                          or rt.start_time})
-        new["conditions"] = conds
-        if new == old:
+        fields = podstatus.render(pod, rt, self.node_ip, self.clock.rfc3339())
+        new = podstatus.merge(pod, fields, rt.start_time)
+        if new == (pod.get("status") or {}):
             return
         body = dict(pod)
         body["status"] = new
