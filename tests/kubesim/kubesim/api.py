@@ -431,7 +431,7 @@ class Api:
         elif ctype == "application/strategic-merge-patch+json":
             fn = patch.strategic_merge_patch
         elif ctype == "application/apply-patch+yaml":
-            raise errors.ApiError(415, "UnsupportedMediaType", "server-side apply is not supported by kubesim")
+            return self._server_side_apply(user, req, body, query)
         else:
             raise errors.unsupported_media_type(ctype)
         if body is None:
@@ -448,6 +448,23 @@ class Api:
             return self._decode(req, patched, query, patched=True)
 
         return self._update_loop(user, req, make, precondition, query)
+
+    def _server_side_apply(self, user, req, body, query):
+        """A simplified server-side apply: create when absent, otherwise merge the
+        applied configuration like a strategic merge patch. No managedFields and
+        no conflict detection between field managers; fields left out of the
+        applied configuration are kept."""
+        if not isinstance(body, dict):
+            raise errors.bad_request("server-side apply needs a JSON object body")
+        if self.store.get(req.resource, req.namespace, req.name) is None and not req.subresource:
+            obj = dict(body)
+            obj.setdefault("metadata", {})
+            obj["metadata"] = dict(obj["metadata"], name=req.name)
+            return self.create(user, req, obj, query)
+
+        def make(cur):
+            return self._decode(req, patch.strategic_merge_patch(cur, body), query, patched=True)
+        return self._update_loop(user, req, make, None, query)
 
     # ----------------------------------------------------------------- delete
     def _delete_options(self, body, query):

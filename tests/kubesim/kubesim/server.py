@@ -256,7 +256,6 @@ class _Handler(BaseHTTPRequestHandler):
         status, out, warnings = kube.api.call_ex(user, method, path, body, query, ctype or "application/json")
         headers = [("Warning", '299 - "%s"' % w.replace('"', '\\"')) for w in warnings]
         if status >= 400:
-            err = errors.ApiError(status, out.get("reason", ""), out.get("message", ""))
             return self._send(status, out, headers=headers)
         if table_v and out.get("kind") != "Status":
             _k, req = apimod.parse_path(path)

@@ -123,6 +123,16 @@ class PatchThroughApiTest(unittest.TestCase):
         self.assertEqual(st, 400)
         self.assertIn('unknown field "spec.containers[0].imagee"', body["message"])
 
+    def test_simplified_server_side_apply(self):
+        path = "/api/v1/namespaces/default/configmaps/ssa"
+        cfg = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": "1"}}
+        st, body = self.api.call(ADMIN, "PATCH", path, cfg, content_type="application/apply-patch+yaml",
+                                 query={"fieldManager": "me"})
+        self.assertEqual((st, body["data"]), (201, {"a": "1"}))
+        cfg["data"] = {"b": "2"}
+        st, body = self.api.call(ADMIN, "PATCH", path, cfg, content_type="application/apply-patch+yaml")
+        self.assertEqual((st, body["data"]), (200, {"a": "1", "b": "2"}))
+
     def test_pod_spec_is_mostly_immutable(self):
         st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p",
                                  {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}, content_type=SMP)
