@@ -30,6 +30,8 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o)
 CONTROLLER_OBJ := $(CONTROLLER_SRC:%.c=$(BUILD)/obj/%.o)
+# Everything of the controller but main(), so unit tests can link it.
+CTL_LIB_OBJ := $(filter-out $(BUILD)/obj/controller/main.o,$(CONTROLLER_OBJ))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 LIBS_LIB := -lyajl
@@ -60,12 +62,17 @@ $(BUILD)/libota.a: $(LIB_OBJ)
 $(BUILD)/ota-webhook: $(WEBHOOK_OBJ) $(BUILD)/libota.a
 	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LIBS_WEBHOOK)
 
-$(BUILD)/ota-controller: $(CONTROLLER_OBJ) $(BUILD)/libota.a
+$(BUILD)/libctl.a: $(CTL_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(BUILD)/libctl.a $(BUILD)/libota.a
 	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LIBS_CONTROLLER)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libota.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libctl.a $(BUILD)/libota.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS_SAN) -o $@ $< $(BUILD)/libota.a -lcmocka $(LIBS_LIB)
+	$(CC) $(ALL_CFLAGS) -Icontroller $(LDFLAGS_SAN) -o $@ $< $(BUILD)/libctl.a $(BUILD)/libota.a \
+		-lcmocka $(LIBS_CONTROLLER)
 
 # Installs only what is missing; a no-op on a machine that has it all.
 deps:

@@ -36,6 +36,10 @@
 #define OTA_MANAGED_BY_VALUE "ota-prepull"
 #define OTA_LABEL_POD_UID "ota-prepull/pod-uid"
 
+/* Annotations on our Jobs: what they pull and for which request. */
+#define OTA_ANN_JOB_REVISION "ota-prepull/revision"
+#define OTA_ANN_JOB_REQUEST_TIME "ota-prepull/request-time"
+
 /* Identities. */
 #define OTA_DEFAULT_CONTROLLER_USERNAME "system:serviceaccount:ota-system:ota-controller"
 #define OTA_GROUP_MASTERS "system:masters"

@@ -1,0 +1,344 @@
+/*
+ * controller.c - see controller.h.
+ */
+#include "controller.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "ota_names.h"
+
+#define PASS_MIN_INTERVAL_NS (100ull * 1000000ull)
+#define RECENT_OK_NS (3ull * 1000000000ull)     /* a write just done: the cache lags */
+#define RECENT_FAILED_NS (5ull * 1000000000ull) /* a write that failed: try again later */
+
+static const struct {
+    kobj_kind kind;
+    const char *name, *path, *selector;
+} informer_specs[INF_COUNT] = {
+    [INF_DAEMONSETS] = {KOBJ_DAEMONSET, "daemonsets", "/apis/apps/v1/daemonsets", NULL},
+    [INF_REVISIONS] = {KOBJ_REVISION, "controllerrevisions", "/apis/apps/v1/controllerrevisions",
+                       NULL},
+    /* DaemonSet pods carry both labels; nothing else does */
+    [INF_PODS] = {KOBJ_POD, "pods", "/api/v1/pods",
+                  "controller-revision-hash%2Cpod-template-generation"},
+    [INF_JOBS] = {KOBJ_JOB, "jobs", "/apis/batch/v1/jobs",
+                  "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+    [INF_JOB_PODS] = {KOBJ_JOB_POD, "prepull-pods", "/api/v1/pods",
+                      "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+};
+
+static void mark_dirty(void *data)
+{
+    controller *c = data;
+    c->dirty = 1;
+}
+
+static void on_leader_change(void *data, int is_leader)
+{
+    controller *c = data;
+    c->leading = is_leader;
+    c->dirty = 1;
+}
+
+int controller_init(controller *c, kube_client *client, const controller_config *cfg)
+{
+    memset(c, 0, sizeof(*c));
+    c->cfg = *cfg;
+    c->client = client;
+    for (int i = 0; i < INF_COUNT; i++)
+        informer_init(&c->informers[i], client, informer_specs[i].kind, informer_specs[i].name,
+                      informer_specs[i].path, informer_specs[i].selector, mark_dirty, c);
+    store_init(&c->nodes);
+    store_init(&c->events_sent);
+    store_init(&c->in_flight);
+    store_init(&c->recent);
+    if (cfg->leader_elect)
+        leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
+    else
+        c->leading = 1;
+    return 0;
+}
+
+void controller_free(controller *c)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        informer_free(&c->informers[i]);
+    store_free(&c->nodes);
+    store_free(&c->events_sent);
+    store_free(&c->in_flight);
+    store_free(&c->recent);
+    for (size_t i = 0; i < c->n_recent; i++)
+        free(c->recent_keys[i].key);
+    free(c->recent_keys);
+}
+
+int controller_synced(const controller *c)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        if (!c->informers[i].synced)
+            return 0;
+    return 1;
+}
+
+/* ---- recently done keys ------------------------------------------------- */
+
+static void recent_add(controller *c, const char *key, uint64_t until)
+{
+    if (store_has(&c->recent, key))
+        return;
+    if (c->n_recent == c->cap_recent) {
+        size_t cap = c->cap_recent == 0 ? 64 : c->cap_recent * 2;
+        recent_key *grown = realloc(c->recent_keys, cap * sizeof(*grown));
+        if (grown == NULL)
+            return;
+        c->recent_keys = grown;
+        c->cap_recent = cap;
+    }
+    char *k = strdup(key);
+    if (k == NULL || store_put(&c->recent, key, NULL) != 0) {
+        free(k);
+        return;
+    }
+    c->recent_keys[c->n_recent++] = (recent_key){k, until};
+}
+
+static void recent_expire(controller *c, uint64_t now)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n_recent; i++) {
+        if (c->recent_keys[i].until <= now) {
+            store_delete(&c->recent, c->recent_keys[i].key);
+            free(c->recent_keys[i].key);
+        } else {
+            c->recent_keys[kept++] = c->recent_keys[i];
+        }
+    }
+    c->n_recent = kept;
+}
+
+/* ---- executor ----------------------------------------------------------- */
+
+typedef struct exec_ctx {
+    controller *c;
+    action_kind kind;
+    char *key, *name;
+} exec_ctx;
+
+static void count_outcome(controller *c, const exec_ctx *x)
+{
+    if (x->kind == ACTION_CREATE_JOB)
+        metrics_add(&c->pulls[PULL_STARTED], 1);
+    else if (x->kind == ACTION_PATCH_POD_STATUS && strstr(x->key, ":ready") != NULL)
+        metrics_add(&c->pulls[PULL_SUCCEEDED], 1);
+    else if (x->kind == ACTION_PATCH_POD_STATUS && strstr(x->key, ":failed:") != NULL)
+        metrics_add(&c->pulls[PULL_FAILED], 1);
+}
+
+static void on_node(controller *c, const char *name, const kube_result *r)
+{
+    kobj *node = NULL;
+    if (r->status == 200) {
+        char err[128];
+        yajl_val tree = kobj_parse(r->body, r->body_len, 64, err, sizeof(err));
+        if (tree != NULL) {
+            node = kobj_decode(KOBJ_NODE, tree);
+            yajl_tree_free(tree);
+        }
+    }
+    if (node == NULL) {
+        /* Unknown or unreadable: an empty image list, so pulls go ahead
+         * without the shortcut rather than wait for a node we cannot see. */
+        node = calloc(1, sizeof(*node));
+        if (node == NULL)
+            return;
+        node->kind = KOBJ_NODE;
+    }
+    store_put(&c->nodes, name, node);
+}
+
+static void on_executed(void *data, const kube_result *r)
+{
+    exec_ctx *x = data;
+    controller *c = x->c;
+    uint64_t now = kube_now_ns();
+    store_delete(&c->in_flight, x->key);
+    int ok = (r->status >= 200 && r->status < 300) ||
+             (x->kind == ACTION_CREATE_JOB && r->status == 409) || /* made before a restart */
+             (x->kind == ACTION_DELETE_JOB && r->status == 404) || /* gone already */
+             (x->kind == ACTION_PATCH_POD_STATUS && r->status == 404); /* pod deleted */
+    if (x->kind == ACTION_GET_NODE) {
+        on_node(c, x->name, r);
+    } else if (ok) {
+        if (r->status >= 200 && r->status < 300)
+            count_outcome(c, x);
+        if (x->kind == ACTION_CREATE_EVENT)
+            store_put(&c->events_sent, x->key, NULL);
+        recent_add(c, x->key, now + RECENT_OK_NS);
+    } else {
+        log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
+                x->name != NULL ? x->name : "", r->status,
+                r->error != NULL ? r->error : (r->body != NULL ? r->body : ""));
+        recent_add(c, x->key, now + RECENT_FAILED_NS);
+    }
+    c->dirty = 1;
+    free(x->key);
+    free(x->name);
+    free(x);
+}
+
+static void execute(controller *c, const action *a)
+{
+    if (store_has(&c->in_flight, a->key) || store_has(&c->recent, a->key))
+        return;
+    if (a->kind == ACTION_CREATE_EVENT && store_has(&c->events_sent, a->key))
+        return; /* every event is sent once */
+    if (a->kind != ACTION_GET_NODE && !c->leading)
+        return; /* only the leader writes */
+    char path[1024];
+    kube_call call = {.on_done = on_executed};
+    switch (a->kind) {
+    case ACTION_PATCH_POD_STATUS:
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", a->namespace, a->name);
+        call.method = "PATCH";
+        call.content_type = "application/strategic-merge-patch+json";
+        break;
+    case ACTION_CREATE_JOB:
+        snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs", a->namespace);
+        call.method = "POST";
+        call.content_type = "application/json";
+        break;
+    case ACTION_DELETE_JOB:
+        snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background",
+                 a->namespace, a->name);
+        call.method = "DELETE";
+        break;
+    case ACTION_CREATE_EVENT:
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", a->namespace);
+        call.method = "POST";
+        call.content_type = "application/json";
+        break;
+    case ACTION_GET_NODE:
+        snprintf(path, sizeof(path), "/api/v1/nodes/%s", a->name);
+        call.method = "GET";
+        break;
+    }
+    exec_ctx *x = calloc(1, sizeof(*x));
+    if (x == NULL)
+        return;
+    x->c = c;
+    x->kind = a->kind;
+    x->key = strdup(a->key);
+    x->name = a->name != NULL ? strdup(a->name) : NULL;
+    call.path = path;
+    call.body = a->body;
+    call.body_len = a->body != NULL ? strlen(a->body) : 0;
+    call.data = x;
+    if (x->key == NULL || store_put(&c->in_flight, a->key, NULL) != 0 ||
+        kube_client_call(c->client, &call) != 0) {
+        store_delete(&c->in_flight, a->key);
+        free(x->key);
+        free(x->name);
+        free(x);
+        return;
+    }
+    log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path);
+}
+
+/* ---- passes ------------------------------------------------------------- */
+
+static void run_pass(controller *c, uint64_t now)
+{
+    char now_text[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    reconcile_input in = {
+        .daemonsets = &c->informers[INF_DAEMONSETS].objects,
+        .revisions = &c->informers[INF_REVISIONS].objects,
+        .pods = &c->informers[INF_PODS].objects,
+        .jobs = &c->informers[INF_JOBS].objects,
+        .job_pods = &c->informers[INF_JOB_PODS].objects,
+        .nodes = &c->nodes,
+        .events_sent = &c->events_sent,
+        .cfg = &c->cfg.reconcile,
+        .now = now_text,
+        .now_epoch = (long long)t,
+    };
+    action_list actions = {0};
+    if (reconcile(&in, &actions) != 0)
+        log_msg(LOG_ERROR, "reconcile pass ran out of memory", NULL);
+    for (size_t i = 0; i < actions.n; i++)
+        execute(c, &actions.v[i]);
+    c->queue_depth = actions.waiting;
+    action_list_free(&actions);
+    metrics_observe(&c->pass_latency, kube_now_ns() - now);
+}
+
+void controller_tick(controller *c, uint64_t now)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        informer_tick(&c->informers[i], now);
+    if (c->cfg.leader_elect)
+        leader_tick(&c->election, now);
+    recent_expire(c, now);
+    int resync = now - c->last_pass >= c->cfg.resync_ns;
+    if (resync) {
+        /* what nodes hold changes: read them again when next needed */
+        store_free(&c->nodes);
+        store_init(&c->nodes);
+    }
+    if (c->leading && controller_synced(c) && (resync || c->dirty) &&
+        now - c->last_pass >= PASS_MIN_INTERVAL_NS) {
+        c->dirty = 0;
+        c->last_pass = now;
+        run_pass(c, now);
+    }
+}
+
+/* ---- metrics ------------------------------------------------------------ */
+
+void controller_render_metrics(controller *c, metrics_text *t)
+{
+    metrics_header(t, "ota_controller_watch_restarts_total", "counter",
+                   "Watches re-opened after an error, a lost connection or 410 Gone.");
+    for (int i = 0; i < INF_COUNT; i++)
+        metrics_printf(t, "ota_controller_watch_restarts_total{resource=\"%s\"} %llu\n",
+                       c->informers[i].name,
+                       (unsigned long long)metrics_get(&c->informers[i].restarts));
+    metrics_header(t, "ota_controller_relists_total", "counter", "Complete lists of a resource.");
+    for (int i = 0; i < INF_COUNT; i++)
+        metrics_printf(t, "ota_controller_relists_total{resource=\"%s\"} %llu\n",
+                       c->informers[i].name,
+                       (unsigned long long)metrics_get(&c->informers[i].relists));
+    metrics_header(t, "ota_controller_cached_objects", "gauge", "Objects in each cache.");
+    for (int i = 0; i < INF_COUNT; i++)
+        metrics_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
+                       c->informers[i].name, c->informers[i].objects.len);
+    kube_stats *ks = kube_client_stats(c->client);
+    metrics_header(t, "ota_controller_api_calls_total", "counter",
+                   "kube-apiserver calls by verb and result code.");
+    for (int v = 0; v < KUBE_N_VERBS; v++)
+        for (int k = 0; k < KUBE_N_CODES; k++)
+            metrics_printf(t, "ota_controller_api_calls_total{verb=\"%s\",code=\"%s\"} %llu\n",
+                           kube_verb_names[v], kube_code_names[k],
+                           (unsigned long long)metrics_get(&ks->calls[v][k]));
+    metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
+                   "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
+    metrics_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);
+    static const char *const outcomes[PULL_N_OUTCOMES] = {"started", "succeeded", "failed"};
+    metrics_header(t, "ota_controller_pulls_total", "counter", "Pre-pulls by outcome.");
+    for (int i = 0; i < PULL_N_OUTCOMES; i++)
+        metrics_printf(t, "ota_controller_pulls_total{outcome=\"%s\"} %llu\n", outcomes[i],
+                       (unsigned long long)metrics_get(&c->pulls[i]));
+    metrics_header(t, "ota_controller_reconcile_duration_seconds", "histogram",
+                   "Time of one reconcile pass over every cached pod.");
+    metrics_histogram *h = &c->pass_latency;
+    metrics_histogram_render(t, "ota_controller_reconcile_duration_seconds", "", &h, 1);
+    metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
+    metrics_printf(t, "ota_controller_leader %d\n", c->leading);
+}

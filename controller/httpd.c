@@ -1,0 +1,126 @@
+/*
+ * httpd.c - see httpd.h.
+ */
+#include "httpd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "listen.h"
+
+#define HTTPD_TIMEOUT_NS (5ull * 1000000000ull)
+
+int httpd_open(httpd *h, const char *address, httpd_route_fn route, void *data, char *err,
+               size_t errlen)
+{
+    memset(h, 0, sizeof(*h));
+    for (int i = 0; i < HTTPD_MAX_CONNS; i++)
+        h->conns[i].fd = -1;
+    h->route = route;
+    h->data = data;
+    h->listen_fd = listen_open(address, err, errlen);
+    return h->listen_fd >= 0 ? 0 : -1;
+}
+
+static void finish(httpd_conn *c)
+{
+    close(c->fd);
+    c->fd = -1;
+    c->len = 0;
+}
+
+static void reply(httpd_conn *c, int status, const char *type, const char *body, size_t len)
+{
+    const char *phrase = status == 200   ? "OK"
+                         : status == 404 ? "Not Found"
+                         : status == 405 ? "Method Not Allowed"
+                         : status == 400 ? "Bad Request"
+                                         : "Service Unavailable";
+    char head[256];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n",
+                     status, phrase, type, len);
+    /* Small answers to a local prober: a short write is not retried. */
+    if (send(c->fd, head, (size_t)n, MSG_NOSIGNAL) == n && len > 0)
+        (void)!send(c->fd, body, len, MSG_NOSIGNAL);
+    finish(c);
+}
+
+static void answer(httpd *h, httpd_conn *c)
+{
+    char method[8], path[256];
+    if (sscanf(c->buf, "%7s %255s", method, path) != 2) {
+        reply(c, 400, "text/plain", "bad request\n", 12);
+        return;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        reply(c, 405, "text/plain", "use GET\n", 8);
+        return;
+    }
+    char *query = strchr(path, '?');
+    if (query != NULL)
+        *query = '\0';
+    metrics_text body = {0};
+    int status = h->route(h->data, path, &body);
+    if (body.failed)
+        status = 503;
+    const char *type = strcmp(path, "/metrics") == 0 ? "text/plain; version=0.0.4; charset=utf-8"
+                                                     : "text/plain; charset=utf-8";
+    reply(c, status, type, body.data != NULL ? body.data : "", body.failed ? 0 : body.len);
+    metrics_text_free(&body);
+}
+
+void httpd_step(httpd *h, uint64_t now)
+{
+    if (h->listen_fd < 0)
+        return;
+    for (;;) {
+        int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            break;
+        httpd_conn *slot = NULL;
+        for (int i = 0; i < HTTPD_MAX_CONNS && slot == NULL; i++)
+            if (h->conns[i].fd < 0)
+                slot = &h->conns[i];
+        if (slot == NULL) {
+            close(fd); /* full: a prober retries */
+            continue;
+        }
+        slot->fd = fd;
+        slot->len = 0;
+        slot->deadline = now + HTTPD_TIMEOUT_NS;
+    }
+    for (int i = 0; i < HTTPD_MAX_CONNS; i++) {
+        httpd_conn *c = &h->conns[i];
+        if (c->fd < 0)
+            continue;
+        ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
+        if (n > 0) {
+            c->len += (size_t)n;
+            c->buf[c->len] = '\0';
+        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            finish(c);
+            continue;
+        }
+        if (strstr(c->buf, "\r\n\r\n") != NULL || strstr(c->buf, "\n\n") != NULL)
+            answer(h, c);
+        else if (c->len >= sizeof(c->buf) - 1)
+            reply(c, 400, "text/plain", "request too large\n", 18);
+        else if (now > c->deadline)
+            finish(c);
+    }
+}
+
+void httpd_close(httpd *h)
+{
+    for (int i = 0; i < HTTPD_MAX_CONNS; i++)
+        if (h->conns[i].fd >= 0)
+            finish(&h->conns[i]);
+    if (h->listen_fd >= 0)
+        close(h->listen_fd);
+    h->listen_fd = -1;
+}

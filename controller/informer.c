@@ -1,0 +1,307 @@
+/*
+ * informer.c - see informer.h.
+ */
+#include "informer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define INFORMER_PAGE 500
+#define INFORMER_MAX_OBJECT (8u << 20) /* etcd's own limit is 1.5 MiB */
+#define INFORMER_MAX_DEPTH 64
+
+static void start_list(informer *inf, const char *continue_token);
+static void start_watch(informer *inf);
+
+void informer_init(informer *inf, kube_client *client, kobj_kind kind, const char *name,
+                   const char *path, const char *label_selector, informer_changed_fn on_changed,
+                   void *data)
+{
+    memset(inf, 0, sizeof(*inf));
+    inf->client = client;
+    inf->kind = kind;
+    inf->name = name;
+    inf->path = path;
+    inf->label_selector = label_selector;
+    inf->watch_timeout_s = 240;
+    inf->on_changed = on_changed;
+    inf->data = data;
+    store_init(&inf->objects);
+    store_init(&inf->fresh);
+    backoff_init(&inf->retry, 500 * 1000000ull, 30 * 1000000000ull, NULL, NULL);
+}
+
+void informer_free(informer *inf)
+{
+    store_free(&inf->objects);
+    store_free(&inf->fresh);
+    listsplit_free(&inf->list);
+    linesplit_free(&inf->lines);
+}
+
+static void retry_later(informer *inf, const char *why)
+{
+    uint64_t delay = backoff_next(&inf->retry);
+    inf->state = INFORMER_WAITING;
+    inf->retry_at = kube_now_ns() + delay;
+    log_msg(LOG_WARN, "watch interrupted", "%s: %s; again in %.1f s", inf->name, why,
+            (double)delay / 1e9);
+}
+
+void informer_tick(informer *inf, uint64_t now)
+{
+    if (inf->state == INFORMER_IDLE || (inf->state == INFORMER_WAITING && now >= inf->retry_at)) {
+        if (inf->want_relist || !inf->synced)
+            start_list(inf, NULL);
+        else
+            start_watch(inf);
+    }
+}
+
+/* path?query with the selector; caller frees. */
+static char *build_path(const informer *inf, const char *extra)
+{
+    size_t n = strlen(inf->path) + strlen(extra) + 64 +
+               (inf->label_selector != NULL ? strlen(inf->label_selector) : 0);
+    char *p = malloc(n);
+    if (p == NULL)
+        return NULL;
+    snprintf(p, n, "%s?%s%s%s", inf->path, extra, inf->label_selector != NULL ? "&labelSelector=" : "",
+             inf->label_selector != NULL ? inf->label_selector : "");
+    return p;
+}
+
+static kobj *decode(informer *inf, yajl_val obj)
+{
+    kobj *o = kobj_decode(inf->kind, obj);
+    if (o == NULL)
+        log_msg(LOG_WARN, "skipping an object without name or uid", "%s", inf->name);
+    return o;
+}
+
+/* ---- list --------------------------------------------------------------- */
+
+static int on_list_item(void *data, const char *json, size_t len)
+{
+    informer *inf = data;
+    char err[256];
+    yajl_val tree = kobj_parse(json, len, INFORMER_MAX_DEPTH, err, sizeof(err));
+    if (tree == NULL) {
+        log_msg(LOG_WARN, "skipping a list item that does not parse", "%s: %s", inf->name, err);
+        return 1;
+    }
+    kobj *o = decode(inf, tree);
+    yajl_tree_free(tree);
+    if (o != NULL)
+        store_put(&inf->fresh, o->meta.uid, o);
+    return 1;
+}
+
+static int on_list_chunk(void *data, const char *chunk, size_t n)
+{
+    informer *inf = data;
+    return listsplit_feed(&inf->list, chunk, n) == 0;
+}
+
+/* The fresh list replaces the cache. */
+static void commit_list(informer *inf)
+{
+    store_free(&inf->objects);
+    inf->objects = inf->fresh;
+    store_init(&inf->fresh);
+    snprintf(inf->resource_version, sizeof(inf->resource_version), "%s",
+             inf->list.resource_version);
+    inf->synced = 1;
+    inf->want_relist = 0;
+    metrics_add(&inf->relists, 1);
+    log_msg(LOG_INFO, "listed", "%s: %zu objects at resourceVersion %s", inf->name,
+            inf->objects.len, inf->resource_version);
+    if (inf->on_changed != NULL)
+        inf->on_changed(inf->data);
+}
+
+static void on_list_done(void *data, const kube_result *r)
+{
+    informer *inf = data;
+    int complete = r->status == 200 && listsplit_finish(&inf->list) == 0;
+    char continue_token[sizeof(inf->list.continue_token)];
+    snprintf(continue_token, sizeof(continue_token), "%s", inf->list.continue_token);
+    if (!complete) {
+        char why[300];
+        snprintf(why, sizeof(why), "list failed: %s",
+                 r->status == 0 ? r->error : (r->status == 200 ? inf->list.err : "HTTP error"));
+        if (r->status != 0 && r->status != 200)
+            snprintf(why, sizeof(why), "list answered HTTP %ld", r->status);
+        listsplit_free(&inf->list);
+        store_free(&inf->fresh);
+        store_init(&inf->fresh);
+        inf->want_relist = 1;
+        retry_later(inf, why);
+        return;
+    }
+    listsplit_free(&inf->list);
+    if (continue_token[0] != '\0') {
+        start_list(inf, continue_token);
+        return;
+    }
+    backoff_reset(&inf->retry);
+    commit_list(inf);
+    start_watch(inf);
+}
+
+static void start_list(informer *inf, const char *continue_token)
+{
+    char extra[4200];
+    if (continue_token != NULL) {
+        snprintf(extra, sizeof(extra), "limit=%d&continue=", INFORMER_PAGE);
+        /* continue tokens are base64: '+', '/' and '=' need escaping */
+        size_t off = strlen(extra);
+        for (const char *c = continue_token; *c && off + 4 < sizeof(extra); c++) {
+            if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+                *c == '-' || *c == '_' || *c == '.')
+                extra[off++] = *c;
+            else
+                off += (size_t)snprintf(extra + off, 4, "%%%02X", (unsigned char)*c);
+        }
+        extra[off] = '\0';
+    } else {
+        snprintf(extra, sizeof(extra), "limit=%d", INFORMER_PAGE);
+        store_free(&inf->fresh);
+        store_init(&inf->fresh);
+    }
+    char *path = build_path(inf, extra);
+    if (path == NULL || listsplit_init(&inf->list, INFORMER_MAX_OBJECT, on_list_item, inf) != 0) {
+        free(path);
+        retry_later(inf, "out of memory");
+        return;
+    }
+    inf->state = INFORMER_LISTING;
+    kube_call call = {.method = "GET", .path = path, .on_chunk = on_list_chunk,
+                      .on_done = on_list_done, .data = inf, .timeout_ms = 120000};
+    if (kube_client_call(inf->client, &call) != 0) {
+        listsplit_free(&inf->list);
+        retry_later(inf, "out of memory");
+    }
+    free(path);
+}
+
+/* ---- watch -------------------------------------------------------------- */
+
+static void note_resource_version(informer *inf, yajl_val obj)
+{
+    static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
+    yajl_val rv = yajl_tree_get(obj, (const char **)p_rv, yajl_t_string);
+    if (rv != NULL)
+        snprintf(inf->resource_version, sizeof(inf->resource_version), "%s", YAJL_GET_STRING(rv));
+}
+
+/* One watch event: {"type": ..., "object": {...}}.  Returns 0 to go on,
+ * 1 to stop the watch (an ERROR event, such as 410 Gone). */
+static int on_watch_line(void *data, const char *line, size_t len)
+{
+    informer *inf = data;
+    char err[256];
+    yajl_val ev = kobj_parse(line, len, INFORMER_MAX_DEPTH, err, sizeof(err));
+    if (ev == NULL) {
+        log_msg(LOG_WARN, "skipping a watch event that does not parse", "%s: %s", inf->name, err);
+        return 0;
+    }
+    static const char *const p_type[] = {"type", NULL};
+    static const char *const p_obj[] = {"object", NULL};
+    static const char *const p_code[] = {"object", "code", NULL};
+    yajl_val type = yajl_tree_get(ev, (const char **)p_type, yajl_t_string);
+    yajl_val obj = yajl_tree_get(ev, (const char **)p_obj, yajl_t_object);
+    const char *t = type != NULL ? YAJL_GET_STRING(type) : "";
+    int stop = 0, changed = 0;
+    inf->watch_got_event = 1;
+    if (strcmp(t, "ERROR") == 0) {
+        yajl_val code = yajl_tree_get(ev, (const char **)p_code, yajl_t_number);
+        if (code != NULL && YAJL_IS_INTEGER(code) && YAJL_GET_INTEGER(code) == 410)
+            inf->want_relist = 1; /* our resourceVersion is too old */
+        stop = 1;
+    } else if (obj != NULL && strcmp(t, "BOOKMARK") == 0) {
+        note_resource_version(inf, obj);
+    } else if (obj != NULL && (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0)) {
+        note_resource_version(inf, obj);
+        kobj *o = decode(inf, obj);
+        if (o != NULL) {
+            store_put(&inf->objects, o->meta.uid, o);
+            changed = 1;
+        }
+    } else if (obj != NULL && strcmp(t, "DELETED") == 0) {
+        note_resource_version(inf, obj);
+        static const char *const p_uid[] = {"metadata", "uid", NULL};
+        yajl_val uid = yajl_tree_get(obj, (const char **)p_uid, yajl_t_string);
+        if (uid != NULL)
+            changed = store_delete(&inf->objects, YAJL_GET_STRING(uid));
+    }
+    yajl_tree_free(ev);
+    if (changed && inf->on_changed != NULL)
+        inf->on_changed(inf->data);
+    return stop;
+}
+
+static int on_watch_chunk(void *data, const char *chunk, size_t n)
+{
+    informer *inf = data;
+    char err[128];
+    int rc = linesplit_feed(&inf->lines, chunk, n, on_watch_line, inf, err, sizeof(err));
+    if (rc < 0)
+        log_msg(LOG_WARN, "watch stream broken", "%s: %s", inf->name, err);
+    return rc == 0; /* 0 stops the transfer: a restart follows */
+}
+
+static void on_watch_done(void *data, const kube_result *r)
+{
+    informer *inf = data;
+    linesplit_free(&inf->lines);
+    if (r->status == 410)
+        inf->want_relist = 1;
+    if (inf->want_relist) {
+        metrics_add(&inf->restarts, 1);
+        retry_later(inf, "resourceVersion too old (410 Gone): relisting");
+        inf->retry_at = kube_now_ns(); /* relist at once; the list itself backs off */
+        return;
+    }
+    if (r->status == 200 && r->error == NULL) {
+        /* the server ended the watch at timeoutSeconds: carry on */
+        backoff_reset(&inf->retry);
+        inf->state = INFORMER_IDLE;
+        return;
+    }
+    metrics_add(&inf->restarts, 1);
+    char why[300];
+    if (r->status == 0)
+        snprintf(why, sizeof(why), "%s", r->error != NULL ? r->error : "connection lost");
+    else
+        snprintf(why, sizeof(why), "watch answered HTTP %ld", r->status);
+    if (inf->watch_got_event)
+        backoff_reset(&inf->retry); /* it worked for a while: start the backoff over */
+    retry_later(inf, why);
+}
+
+static void start_watch(informer *inf)
+{
+    char extra[256];
+    snprintf(extra, sizeof(extra), "watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%u",
+             inf->resource_version, inf->watch_timeout_s);
+    char *path = build_path(inf, extra);
+    if (path == NULL || linesplit_init(&inf->lines, INFORMER_MAX_OBJECT) != 0) {
+        free(path);
+        retry_later(inf, "out of memory");
+        return;
+    }
+    inf->state = INFORMER_WATCHING;
+    inf->watch_got_event = 0;
+    kube_call call = {.method = "GET", .path = path, .on_chunk = on_watch_chunk,
+                      .on_done = on_watch_done, .data = inf, .no_retry = 1,
+                      .timeout_ms = (long)(inf->watch_timeout_s + 30) * 1000};
+    if (kube_client_call(inf->client, &call) != 0) {
+        linesplit_free(&inf->lines);
+        retry_later(inf, "out of memory");
+    }
+    free(path);
+}

@@ -1,0 +1,63 @@
+/*
+ * informer.h - list, then watch, one resource; keep a cache of its objects.
+ *
+ * The client-go informer's loop in C: a paginated list (limit + continue,
+ * items decoded as the body streams), a watch from the list's
+ * resourceVersion with bookmarks, 410 Gone -> relist, any other failure ->
+ * re-watch from the last resourceVersion after a jittered backoff.  The cache
+ * maps uid -> kobj (the few fields the controller needs).
+ */
+#ifndef OTA_INFORMER_H
+#define OTA_INFORMER_H
+
+#include <stdint.h>
+
+#include "backoff.h"
+#include "kobj.h"
+#include "kube_client.h"
+#include "linesplit.h"
+#include "listsplit.h"
+#include "metrics.h"
+#include "store.h"
+
+typedef void (*informer_changed_fn)(void *data);
+
+typedef enum informer_state {
+    INFORMER_IDLE,
+    INFORMER_LISTING,
+    INFORMER_WATCHING,
+    INFORMER_WAITING, /* backoff before the next list or watch */
+} informer_state;
+
+typedef struct informer {
+    kube_client *client;
+    kobj_kind kind;
+    const char *name;           /* for logs and metrics: "pods" */
+    const char *path;           /* "/api/v1/pods" */
+    const char *label_selector; /* URL-encoded, or NULL */
+    unsigned watch_timeout_s;   /* the server ends a watch after this */
+    store objects;              /* uid -> kobj */
+    store fresh;                /* the list being read */
+    char resource_version[128];
+    informer_state state;
+    int synced;                 /* a first list has completed */
+    int want_relist;            /* set by 410: the next start lists */
+    int watch_got_event;        /* the running watch delivered something */
+    listsplit list;
+    linesplit lines;
+    backoff retry;
+    uint64_t retry_at;
+    informer_changed_fn on_changed;
+    void *data;
+    metrics_counter restarts;   /* watches re-opened after a failure or 410 */
+    metrics_counter relists;
+} informer;
+
+void informer_init(informer *inf, kube_client *client, kobj_kind kind, const char *name,
+                   const char *path, const char *label_selector, informer_changed_fn on_changed,
+                   void *data);
+/* Starts listing, or restarts after a backoff once it is due. */
+void informer_tick(informer *inf, uint64_t now);
+void informer_free(informer *inf);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * kobj.h - the few fields of Kubernetes objects the controller needs, decoded
+ * from one object's JSON (a list item or a watch event's object).
+ *
+ * Caches hold these, never whole objects: a pod here is a few hundred bytes
+ * where client-go's cached Pod is tens of kilobytes, which is what lets the
+ * controller hold 10 000 pods in a few MiB.  Every string is malloc'd and
+ * owned by the struct; kobj_free releases one.
+ */
+#ifndef OTA_KOBJ_H
+#define OTA_KOBJ_H
+
+#include <stddef.h>
+
+#include <yajl/yajl_tree.h>
+
+typedef enum kobj_kind {
+    KOBJ_DAEMONSET,
+    KOBJ_REVISION, /* apps/v1 ControllerRevision */
+    KOBJ_POD,      /* a DaemonSet's pod */
+    KOBJ_JOB,      /* one of our pre-pull Jobs */
+    KOBJ_JOB_POD,  /* a pre-pull Job's pod */
+    KOBJ_NODE,
+    KOBJ_N_KINDS
+} kobj_kind;
+
+typedef struct kobj_meta {
+    char *namespace, *name, *uid, *resource_version;
+    char *owner_uid; /* the controller ownerReference's uid, or NULL */
+    int deleting;    /* deletionTimestamp set */
+} kobj_meta;
+
+typedef struct kobj_cond {
+    int present;
+    char *status, *reason, *message, *last_transition_time;
+} kobj_cond;
+
+typedef struct kobj_daemonset {
+    int ota;              /* update-strategy annotation is OTA */
+    long timeout_seconds; /* image-prepull-timeout-seconds, 0 if unset or bad */
+} kobj_daemonset;
+
+typedef struct kobj_revision {
+    long long revision;
+    char *hash; /* controller-revision-hash label */
+    char **init_images; /* the template's initContainers' images, in order */
+    size_t n_init_images;
+    char **images;      /* its containers' images, in order */
+    size_t n_images;
+    char **pull_secrets;
+    size_t n_pull_secrets;
+} kobj_revision;
+
+typedef struct kobj_pod {
+    char *node_name;
+    char *hash; /* controller-revision-hash label */
+    kobj_cond need_upgrade, image_ready;
+} kobj_pod;
+
+typedef struct kobj_job {
+    char *pod_uid;        /* ota-prepull/pod-uid label */
+    char *revision_hash;  /* annotation */
+    char *request_time;   /* annotation */
+    int complete, failed;
+    char *failed_reason, *failed_message;
+    long long active;
+    long long start_epoch; /* status.startTime, seconds since 1970; 0 if unset */
+} kobj_job;
+
+typedef struct kobj_job_pod {
+    char *job_name;   /* job-name label */
+    char *waiting_reason, *waiting_message; /* the first waiting container's */
+    char *waiting_image;
+} kobj_job_pod;
+
+typedef struct kobj_node {
+    char **images; /* every name of every image in status.images */
+    size_t n_images;
+} kobj_node;
+
+typedef struct kobj {
+    kobj_kind kind;
+    kobj_meta meta;
+    union {
+        kobj_daemonset ds;
+        kobj_revision rev;
+        kobj_pod pod;
+        kobj_job job;
+        kobj_job_pod job_pod;
+        kobj_node node;
+    } u;
+} kobj;
+
+/* Decodes one object of the given kind from a parsed tree.  Returns a new
+ * kobj (free with kobj_free), or NULL when the object lacks a name/uid or
+ * memory runs out. */
+kobj *kobj_decode(kobj_kind kind, yajl_val obj);
+
+/* Parses json[0..len) (not NUL-terminated) after checking its nesting is at
+ * most max_depth, since yajl's tree free recurses.  NULL with a message in
+ * err on failure; free with yajl_tree_free. */
+yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size_t errlen);
+
+void kobj_free(kobj *o);
+
+/* Seconds since 1970 of an RFC 3339 UTC time ("2026-11-21T21:00:00Z"), or
+ * 0 when it does not parse. */
+long long kobj_parse_time(const char *rfc3339);
+
+/* "namespace/name" into buf. */
+const char *kobj_ref(const kobj *o, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * kube_client.h - a kube-apiserver client on libcurl's multi interface: every
+ * request and watch of the process on one event loop, HTTP/2 when the server
+ * offers it, a client-side rate limit, and retries where Kubernetes clients
+ * retry (429 with Retry-After, 5xx, broken connections).
+ *
+ * No OTA logic lives here: callers say what to send and get the status and
+ * body back (whole, or in chunks for lists and watches).
+ */
+#ifndef OTA_KUBE_CLIENT_H
+#define OTA_KUBE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube_config.h"
+#include "metrics.h"
+
+typedef struct kube_client kube_client;
+
+typedef struct kube_result {
+    long status;       /* HTTP status, or 0 when no answer came (error says why) */
+    const char *body;  /* NUL-terminated whole body; empty for streamed calls */
+    size_t body_len;
+    const char *error; /* transport error, or NULL */
+} kube_result;
+
+/* Called once when a call ends (after its retries). */
+typedef void (*kube_done_fn)(void *data, const kube_result *r);
+/* Streamed calls: each piece of a 2xx body as it arrives; return 0 to stop. */
+typedef int (*kube_chunk_fn)(void *data, const char *chunk, size_t n);
+
+typedef struct kube_call {
+    const char *method;       /* "GET", "POST", "PATCH", "PUT", "DELETE" */
+    const char *path;         /* "/api/v1/..." with its query; copied */
+    const char *content_type; /* of body, or NULL */
+    const char *body;         /* copied; may be NULL */
+    size_t body_len;
+    kube_chunk_fn on_chunk;   /* non-NULL: stream the body (lists, watches) */
+    kube_done_fn on_done;     /* may be NULL */
+    void *data;
+    int no_retry;             /* watches reconnect themselves */
+    long timeout_ms;          /* 0: 30 s for plain calls, none for streams */
+} kube_call;
+
+/* API calls by verb and code, for /metrics. */
+#define KUBE_N_VERBS 6
+#define KUBE_N_CODES 10
+typedef struct kube_stats {
+    metrics_counter calls[KUBE_N_VERBS][KUBE_N_CODES];
+} kube_stats;
+
+extern const char *const kube_verb_names[KUBE_N_VERBS];
+extern const char *const kube_code_names[KUBE_N_CODES];
+
+/* cfg must outlive the client.  NULL on failure (message in err). */
+kube_client *kube_client_new(kube_config *cfg, double qps, int burst, char *err, size_t errlen);
+void kube_client_free(kube_client *c);
+
+/* Queues a call; it starts when the rate limit allows.  0 or -1. */
+int kube_client_call(kube_client *c, const kube_call *call);
+
+/* Runs the loop once: starts what may start, moves bytes, finishes calls,
+ * then waits at most max_wait_ms for something to happen. */
+void kube_client_step(kube_client *c, int max_wait_ms);
+
+/* Calls queued or in progress. */
+size_t kube_client_pending(const kube_client *c);
+
+kube_stats *kube_client_stats(kube_client *c);
+
+/* Monotonic nanoseconds, the clock every controller timer uses. */
+uint64_t kube_now_ns(void);
+
+#endif

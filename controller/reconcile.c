@@ -1,0 +1,634 @@
+/*
+ * reconcile.c - see reconcile.h.  One pass:
+ *   1. index the newest revision of every OTA DaemonSet, and Jobs by pod;
+ *   2. for each pod of such a DaemonSet: PodNeedUpgrade, stale Jobs, and
+ *      the outcome of its pull request;
+ *   3. start the oldest waiting requests while fewer than
+ *      max_concurrent_pulls Jobs run (FIFO by request time).
+ */
+#include "reconcile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "arena.h"
+#include "imageref.h"
+#include "ota_names.h"
+#include "prepull_job.h"
+
+typedef struct ds_view {
+    const kobj *ds;
+    const kobj *rev; /* newest owned revision */
+} ds_view;
+
+typedef struct candidate {
+    const kobj *pod;
+    const ds_view *view;
+    const char *request_time;
+} candidate;
+
+typedef struct pass {
+    const reconcile_input *in;
+    action_list *out;
+    ds_view *views;
+    size_t n_views;
+    const kobj **jobs; /* sorted by pod uid */
+    size_t n_jobs;
+    candidate *cands;
+    size_t n_cands;
+    size_t running; /* Jobs that have not finished */
+    int failed;
+} pass;
+
+/* ---- actions ------------------------------------------------------------ */
+
+const char *action_kind_name(action_kind k)
+{
+    switch (k) {
+    case ACTION_PATCH_POD_STATUS:
+        return "patch-pod-status";
+    case ACTION_CREATE_JOB:
+        return "create-job";
+    case ACTION_DELETE_JOB:
+        return "delete-job";
+    case ACTION_CREATE_EVENT:
+        return "create-event";
+    case ACTION_GET_NODE:
+        return "get-node";
+    }
+    return "unknown";
+}
+
+void action_list_free(action_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].namespace);
+        free(l->v[i].name);
+        free(l->v[i].body);
+        free(l->v[i].key);
+    }
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+/* Takes ownership of body. */
+static void emit(pass *p, action_kind kind, const char *ns, const char *name, char *body,
+                 const char *key)
+{
+    action_list *l = p->out;
+    if (l->n == l->cap) {
+        size_t cap = l->cap == 0 ? 16 : l->cap * 2;
+        action *grown = realloc(l->v, cap * sizeof(*grown));
+        if (grown == NULL) {
+            free(body);
+            p->failed = 1;
+            return;
+        }
+        l->v = grown;
+        l->cap = cap;
+    }
+    action *a = &l->v[l->n];
+    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key)};
+    if ((ns != NULL && a->namespace == NULL) || (name != NULL && a->name == NULL) ||
+        a->key == NULL) {
+        free(a->namespace);
+        free(a->name);
+        free(a->body);
+        free(a->key);
+        p->failed = 1;
+        return;
+    }
+    l->n++;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+#define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
+
+static char *gen_take(yajl_gen g)
+{
+    const unsigned char *buf;
+    size_t len;
+    char *out = NULL;
+    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok && (out = malloc(len + 1)) != NULL) {
+        memcpy(out, buf, len);
+        out[len] = '\0';
+    }
+    yajl_gen_free(g);
+    return out;
+}
+
+typedef struct cond_patch {
+    const char *type, *status, *reason, *message;
+    int delete; /* "$patch": "delete" */
+} cond_patch;
+
+/* {"status":{"conditions":[...]}}: merged by type, so the kubelet's
+ * conditions are left alone. */
+static char *status_patch(const cond_patch *conds, size_t n, const char *now)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (g == NULL)
+        return NULL;
+    yajl_gen_map_open(g);
+    STR(g, "status");
+    yajl_gen_map_open(g);
+    STR(g, "conditions");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < n; i++) {
+        yajl_gen_map_open(g);
+        STR(g, "type");
+        STR(g, conds[i].type);
+        if (conds[i].delete) {
+            STR(g, "$patch");
+            STR(g, "delete");
+        } else {
+            STR(g, "status");
+            STR(g, conds[i].status);
+            if (conds[i].reason != NULL) {
+                STR(g, "reason");
+                STR(g, conds[i].reason);
+            }
+            STR(g, "message");
+            STR(g, conds[i].message);
+            STR(g, "lastTransitionTime");
+            STR(g, now);
+        }
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    return gen_take(g);
+}
+
+static char *event_body(const kobj *pod, const char *reason, const char *type,
+                        const char *message, const char *now)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (g == NULL)
+        return NULL;
+    char generate[300];
+    snprintf(generate, sizeof(generate), "%.240s.", pod->meta.name);
+    yajl_gen_map_open(g);
+    STR(g, "apiVersion");
+    STR(g, "v1");
+    STR(g, "kind");
+    STR(g, "Event");
+    STR(g, "metadata");
+    yajl_gen_map_open(g);
+    STR(g, "generateName");
+    STR(g, generate);
+    STR(g, "namespace");
+    STR(g, pod->meta.namespace);
+    yajl_gen_map_close(g);
+    STR(g, "involvedObject");
+    yajl_gen_map_open(g);
+    STR(g, "apiVersion");
+    STR(g, "v1");
+    STR(g, "kind");
+    STR(g, "Pod");
+    STR(g, "namespace");
+    STR(g, pod->meta.namespace);
+    STR(g, "name");
+    STR(g, pod->meta.name);
+    STR(g, "uid");
+    STR(g, pod->meta.uid);
+    yajl_gen_map_close(g);
+    STR(g, "reason");
+    STR(g, reason);
+    STR(g, "message");
+    STR(g, message);
+    STR(g, "type");
+    STR(g, type);
+    STR(g, "source");
+    yajl_gen_map_open(g);
+    STR(g, "component");
+    STR(g, "ota-controller");
+    yajl_gen_map_close(g);
+    STR(g, "reportingComponent");
+    STR(g, "ota-controller");
+    STR(g, "firstTimestamp");
+    STR(g, now);
+    STR(g, "lastTimestamp");
+    STR(g, now);
+    STR(g, "count");
+    yajl_gen_integer(g, 1);
+    yajl_gen_map_close(g);
+    return gen_take(g);
+}
+
+static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,
+                       const char *message, const char *key_suffix)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
+    if (store_has(p->in->events_sent, key))
+        return;
+    char *body = event_body(pod, reason, type, message, p->in->now);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    emit(p, ACTION_CREATE_EVENT, pod->meta.namespace, NULL, body, key);
+}
+
+static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
+                        const char *what)
+{
+    char *body = status_patch(conds, n, p->in->now);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    char key[512];
+    snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
+    emit(p, ACTION_PATCH_POD_STATUS, pod->meta.namespace, pod->meta.name, body, key);
+}
+
+/* ---- indexes ------------------------------------------------------------ */
+
+static int index_daemonsets(pass *p)
+{
+    const reconcile_input *in = p->in;
+    p->views = calloc(in->daemonsets->len + 1, sizeof(*p->views));
+    if (p->views == NULL)
+        return -1;
+    kobj *ds;
+    for (size_t i = 0; store_next(in->daemonsets, &i, &ds);) {
+        if (!ds->u.ds.ota || ds->meta.deleting)
+            continue;
+        const kobj *newest = NULL;
+        kobj *rev;
+        for (size_t j = 0; store_next(in->revisions, &j, &rev);) {
+            if (rev->meta.owner_uid == NULL || strcmp(rev->meta.owner_uid, ds->meta.uid) != 0 ||
+                rev->u.rev.hash == NULL)
+                continue;
+            if (newest == NULL || rev->u.rev.revision > newest->u.rev.revision)
+                newest = rev;
+        }
+        if (newest != NULL)
+            p->views[p->n_views++] = (ds_view){ds, newest};
+    }
+    return 0;
+}
+
+static const ds_view *view_of(const pass *p, const kobj *pod)
+{
+    if (pod->meta.owner_uid == NULL)
+        return NULL;
+    for (size_t i = 0; i < p->n_views; i++)
+        if (strcmp(p->views[i].ds->meta.uid, pod->meta.owner_uid) == 0)
+            return &p->views[i];
+    return NULL;
+}
+
+static int cmp_job_pod_uid(const void *a, const void *b)
+{
+    const kobj *x = *(const kobj *const *)a, *y = *(const kobj *const *)b;
+    return strcmp(x->u.job.pod_uid, y->u.job.pod_uid);
+}
+
+static int index_jobs(pass *p)
+{
+    const store *jobs = p->in->jobs;
+    p->jobs = calloc(jobs->len + 1, sizeof(*p->jobs));
+    if (p->jobs == NULL)
+        return -1;
+    kobj *job;
+    for (size_t i = 0; store_next(jobs, &i, &job);) {
+        if (job->u.job.pod_uid == NULL)
+            continue;
+        p->jobs[p->n_jobs++] = job;
+        if (!job->u.job.complete && !job->u.job.failed && !job->meta.deleting)
+            p->running++;
+    }
+    qsort(p->jobs, p->n_jobs, sizeof(*p->jobs), cmp_job_pod_uid);
+    return 0;
+}
+
+/* The Jobs of one pod: [*first, *first + n). */
+static size_t jobs_of(const pass *p, const char *pod_uid, size_t *first)
+{
+    size_t lo = 0, hi = p->n_jobs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(p->jobs[mid]->u.job.pod_uid, pod_uid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < p->n_jobs && strcmp(p->jobs[lo + n]->u.job.pod_uid, pod_uid) == 0)
+        n++;
+    *first = lo;
+    return n;
+}
+
+/* ---- per pod ------------------------------------------------------------ */
+
+static int same(const char *a, const char *b)
+{
+    return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+static void delete_job(pass *p, const kobj *job)
+{
+    if (job->meta.deleting)
+        return;
+    char key[512];
+    snprintf(key, sizeof(key), "delete-job:%s", job->meta.uid);
+    emit(p, ACTION_DELETE_JOB, job->meta.namespace, job->meta.name, NULL, key);
+}
+
+static long deadline_of(const pass *p, const ds_view *v)
+{
+    return v->ds->u.ds.timeout_seconds > 0 ? v->ds->u.ds.timeout_seconds
+                                           : p->in->cfg->pull_timeout_s;
+}
+
+static prepull_job_spec spec_for(const pass *p, const kobj *pod, const ds_view *v,
+                                 const char *request_time)
+{
+    const kobj_revision *rev = &v->rev->u.rev;
+    return (prepull_job_spec){
+        .pod_namespace = pod->meta.namespace,
+        .pod_name = pod->meta.name,
+        .pod_uid = pod->meta.uid,
+        .node_name = pod->u.pod.node_name,
+        .revision_hash = rev->hash,
+        .request_time = request_time,
+        .init_images = (const char *const *)rev->init_images,
+        .n_init_images = rev->n_init_images,
+        .images = (const char *const *)rev->images,
+        .n_images = rev->n_images,
+        .pull_secrets = (const char *const *)rev->pull_secrets,
+        .n_pull_secrets = rev->n_pull_secrets,
+        .helper_image = p->in->cfg->helper_image,
+        .active_deadline_seconds = deadline_of(p, v),
+        .backoff_limit = p->in->cfg->backoff_limit,
+    };
+}
+
+/* The kubelet's word on why a Job failed: the first container of its pods
+ * still waiting on an image. */
+static const kobj *waiting_pod_of(const pass *p, const kobj *job)
+{
+    kobj *jp;
+    for (size_t i = 0; store_next(p->in->job_pods, &i, &jp);)
+        if (jp->u.job_pod.waiting_reason != NULL && same(jp->u.job_pod.job_name, job->meta.name) &&
+            same(jp->meta.namespace, job->meta.namespace))
+            return jp;
+    return NULL;
+}
+
+static void report_failure(pass *p, const kobj *pod, const kobj *job, const char *hash)
+{
+    const kobj *jp = waiting_pod_of(p, job);
+    char why[1024];
+    if (jp != NULL)
+        snprintf(why, sizeof(why), "%s: %s", jp->u.job_pod.waiting_reason,
+                 jp->u.job_pod.waiting_message != NULL ? jp->u.job_pod.waiting_message : "");
+    else
+        snprintf(why, sizeof(why), "%s: %s",
+                 job->u.job.failed_reason != NULL ? job->u.job.failed_reason : "Failed",
+                 job->u.job.failed_message != NULL ? job->u.job.failed_message : "");
+    char message[1200];
+    snprintf(message, sizeof(message), "pull image job %s failed: %s", job->meta.name, why);
+    cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
+    char what[300];
+    snprintf(what, sizeof(what), "failed:%s", job->meta.name);
+    emit_status(p, pod, &c, 1, what);
+    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, hash);
+}
+
+static void report_success(pass *p, const kobj *pod, const char *hash, const char *how)
+{
+    char message[300];
+    snprintf(message, sizeof(message), OTA_MSG_REVISION_PREFIX "%s", hash);
+    cond_patch c = {OTA_COND_IMAGE_READY, "True", OTA_REASON_PULL_SUCCESS, message, 0};
+    emit_status(p, pod, &c, 1, "ready");
+    char text[400];
+    snprintf(text, sizeof(text), "images of revision %s are on node %s (%s)", hash,
+             pod->u.pod.node_name != NULL ? pod->u.pod.node_name : "?", how);
+    emit_event(p, pod, OTA_EVENT_SUCCEEDED, "Normal", text, hash);
+}
+
+/* Node.status.images lists every target image: nothing to pull.  Absence
+ * proves nothing (the list holds 50 images at most), so this only ever
+ * short-cuts. */
+static int all_on_node(const kobj *node, char *const *images, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int found = 0;
+        for (size_t j = 0; j < node->u.node.n_images && !found; j++)
+            found = imageref_same(images[i], node->u.node.images[j]);
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static int images_on_node(const kobj *node, const kobj_revision *rev)
+{
+    return rev->n_images + rev->n_init_images > 0 &&
+           all_on_node(node, rev->init_images, rev->n_init_images) &&
+           all_on_node(node, rev->images, rev->n_images);
+}
+
+static int is_image_pull_stuck(const kobj *jp)
+{
+    const char *r = jp->u.job_pod.waiting_reason;
+    return strcmp(r, "ErrImagePull") == 0 || strcmp(r, "ImagePullBackOff") == 0 ||
+           strcmp(r, "InvalidImageName") == 0 || strcmp(r, "ErrImageNeverPull") == 0;
+}
+
+static void pull_request(pass *p, const kobj *pod, const ds_view *v)
+{
+    const kobj_cond *ir = &pod->u.pod.image_ready;
+    const char *hash = v->rev->u.rev.hash;
+    const char *request_time = ir->last_transition_time != NULL ? ir->last_transition_time : "";
+    char name[PREPULL_JOB_NAME_MAX + 1];
+    prepull_job_name(name, pod->meta.name, pod->meta.uid, hash, request_time);
+    size_t first, n = jobs_of(p, pod->meta.uid, &first);
+    const kobj *mine = NULL;
+    int others = 0;
+    for (size_t i = first; i < first + n; i++) {
+        const kobj *job = p->jobs[i];
+        if (strcmp(job->meta.name, name) == 0) {
+            mine = job;
+        } else {
+            /* a retry or a re-pull: the previous Job goes first */
+            delete_job(p, job);
+            others = 1;
+        }
+    }
+    if (mine != NULL) {
+        if (mine->u.job.complete) {
+            report_success(p, pod, hash, "pulled by job");
+        } else if (mine->u.job.failed) {
+            report_failure(p, pod, mine, hash);
+        } else {
+            const kobj *jp = waiting_pod_of(p, mine);
+            /* A pod that cannot pull never fails, so the Job's backoffLimit
+             * never sees it; its deadline does, unless the Job controller
+             * lags: then this does. */
+            if (jp != NULL && is_image_pull_stuck(jp) && mine->u.job.start_epoch > 0 &&
+                p->in->now_epoch > mine->u.job.start_epoch + deadline_of(p, v))
+                report_failure(p, pod, mine, hash);
+        }
+        return;
+    }
+    if (others)
+        return; /* create once the old Job is gone */
+    const kobj *node = pod->u.pod.node_name != NULL ? store_get(p->in->nodes, pod->u.pod.node_name)
+                                                     : NULL;
+    if (node == NULL && pod->u.pod.node_name != NULL) {
+        char key[300];
+        snprintf(key, sizeof(key), "node:%s", pod->u.pod.node_name);
+        emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key);
+        return; /* decide once we know what the node has */
+    }
+    if (node != NULL && images_on_node(node, &v->rev->u.rev)) {
+        report_success(p, pod, hash, "already on the node");
+        return;
+    }
+    p->cands[p->n_cands++] = (candidate){pod, v, request_time};
+}
+
+static void reconcile_pod(pass *p, const kobj *pod)
+{
+    const ds_view *v = view_of(p, pod);
+    if (v == NULL || pod->meta.deleting)
+        return; /* not ours, or being upgraded: GC takes its Jobs */
+    const kobj_pod *pp = &pod->u.pod;
+    const char *hash = v->rev->u.rev.hash;
+    char want_msg[300];
+    snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
+    const char *want_status = same(pp->hash, hash) ? "False" : "True";
+
+    /* Jobs for an older revision are stale: background delete (a pull the
+     * runtime already started finishes anyway, and warms the cache). */
+    size_t first, n = jobs_of(p, pod->meta.uid, &first);
+    for (size_t i = first; i < first + n; i++)
+        if (!same(p->jobs[i]->u.job.revision_hash, hash))
+            delete_job(p, p->jobs[i]);
+
+    const kobj_cond *nu = &pp->need_upgrade, *ir = &pp->image_ready;
+    if (!nu->present || !same(nu->status, want_status) || !same(nu->message, want_msg)) {
+        cond_patch conds[2] = {{OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0}};
+        size_t nconds = 1;
+        /* A new revision drops the pre-pull state of the old one. */
+        if (ir->present && !same(ir->message, want_msg))
+            conds[nconds++] = (cond_patch){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
+        char what[400];
+        snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
+        emit_status(p, pod, conds, nconds, what);
+        return; /* the rest waits for the pod as written */
+    }
+    if (strcmp(want_status, "True") != 0 || !ir->present)
+        return;
+    int requested = same(ir->status, "False") &&
+                    (same(ir->reason, "") || same(ir->reason, OTA_REASON_WAIT_PULL)) &&
+                    same(ir->message, want_msg);
+    if (requested)
+        pull_request(p, pod, v);
+}
+
+static void report_render_failure(pass *p, const kobj *pod, const char *job, const char *hash,
+                                  const char *err)
+{
+    char message[1200];
+    snprintf(message, sizeof(message), "pull image job %s failed: InvalidImageName: %s", job, err);
+    cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
+    char what[300];
+    snprintf(what, sizeof(what), "failed:%s", job);
+    emit_status(p, pod, &c, 1, what);
+    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, hash);
+}
+
+static int cmp_candidates(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    int c = strcmp(x->request_time, y->request_time);
+    return c != 0 ? c : strcmp(x->pod->meta.uid, y->pod->meta.uid);
+}
+
+static void start_jobs(pass *p)
+{
+    qsort(p->cands, p->n_cands, sizeof(*p->cands), cmp_candidates);
+    size_t limit = (size_t)p->in->cfg->max_concurrent_pulls;
+    for (size_t i = 0; i < p->n_cands; i++) {
+        const candidate *c = &p->cands[i];
+        const char *hash = c->view->rev->u.rev.hash;
+        char qkey[300];
+        snprintf(qkey, sizeof(qkey), "%s/%s", c->pod->meta.uid, c->request_time);
+        if (p->running >= limit) {
+            p->out->waiting++;
+            char text[300];
+            snprintf(text, sizeof(text), "pre-pull of revision %s queued: %zu pulls running",
+                     hash, p->running);
+            emit_event(p, c->pod, OTA_EVENT_QUEUED, "Normal", text, qkey);
+            continue;
+        }
+        arena a;
+        arena_init(&a);
+        prepull_job_spec spec = spec_for(p, c->pod, c->view, c->request_time);
+        char name[PREPULL_JOB_NAME_MAX + 1], err[512];
+        prepull_job_name(name, c->pod->meta.name, c->pod->meta.uid, hash, c->request_time);
+        const char *json = NULL;
+        size_t len = 0;
+        if (prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)) != 0) {
+            /* nothing to run: an image the kubelet would refuse, say */
+            report_render_failure(p, c->pod, name, hash, err);
+            arena_free(&a);
+            continue;
+        }
+        char *body = malloc(len + 1);
+        if (body == NULL) {
+            p->failed = 1;
+            arena_free(&a);
+            return;
+        }
+        memcpy(body, json, len);
+        body[len] = '\0';
+        char key[400];
+        snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
+        emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key);
+        char text[400];
+        snprintf(text, sizeof(text), "pulling the images of revision %s on node %s with job %s",
+                 hash, c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?", name);
+        emit_event(p, c->pod, OTA_EVENT_STARTED, "Normal", text, qkey);
+        p->running++;
+        arena_free(&a);
+    }
+}
+
+int reconcile(const reconcile_input *in, action_list *out)
+{
+    pass p = {.in = in, .out = out};
+    int rc = -1;
+    if (index_daemonsets(&p) != 0 || index_jobs(&p) != 0)
+        goto cleanup;
+    p.cands = calloc(in->pods->len + 1, sizeof(*p.cands));
+    if (p.cands == NULL)
+        goto cleanup;
+    kobj *pod;
+    for (size_t i = 0; store_next(in->pods, &i, &pod);)
+        reconcile_pod(&p, pod);
+    start_jobs(&p);
+    rc = p.failed ? -1 : 0;
+cleanup:
+    free(p.views);
+    free(p.jobs);
+    free(p.cands);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * reconcile.h - the controller's decisions (DESIGN.md §5) as a pure function:
+ * the caches in, the API calls to make out.
+ *
+ * Level-triggered, like every Kubernetes controller: each pass looks at the
+ * whole state and says what is missing, so a restart, a lost watch event or
+ * a failed call is repaired by the next pass.  Nothing here does I/O; the
+ * executor (controller.c) runs the actions, and names Jobs deterministically
+ * so that a repeated create is a harmless 409.
+ */
+#ifndef OTA_RECONCILE_H
+#define OTA_RECONCILE_H
+
+#include <stddef.h>
+
+#include "store.h"
+
+typedef enum action_kind {
+    ACTION_PATCH_POD_STATUS, /* strategic merge patch of pods/status */
+    ACTION_CREATE_JOB,
+    ACTION_DELETE_JOB,       /* propagationPolicy Background */
+    ACTION_CREATE_EVENT,
+    ACTION_GET_NODE,         /* read a node's status.images for the shortcut */
+} action_kind;
+
+typedef struct action {
+    action_kind kind;
+    char *namespace, *name; /* the target (for GET_NODE: name only) */
+    char *body;             /* JSON, or NULL */
+    char *key;              /* what this action is about: equal keys are duplicates */
+} action;
+
+typedef struct action_list {
+    action *v;
+    size_t n, cap;
+    size_t waiting; /* pull requests left waiting for a free slot */
+} action_list;
+
+typedef struct reconcile_config {
+    int max_concurrent_pulls;  /* running Jobs at most (DESIGN: default 10) */
+    long pull_timeout_s;       /* activeDeadlineSeconds unless the DaemonSet says */
+    const char *helper_image;  /* static busybox for /ota-bin/true */
+    int backoff_limit;         /* Job backoffLimit, 0..2 */
+} reconcile_config;
+
+/* What the reconciler reads.  nodes holds kobj_node by node name, for the
+ * images shortcut; events_sent the keys of the Events already created, so
+ * each is sent once. */
+typedef struct reconcile_input {
+    const store *daemonsets, *revisions, *pods, *jobs, *job_pods, *nodes;
+    const store *events_sent;
+    const reconcile_config *cfg;
+    const char *now;      /* RFC 3339 */
+    long long now_epoch;  /* the same, in seconds since 1970 */
+} reconcile_input;
+
+/* Appends the actions of one pass to out.  0, or -1 when out of memory. */
+int reconcile(const reconcile_input *in, action_list *out);
+
+void action_list_free(action_list *l);
+const char *action_kind_name(action_kind k);
+
+#endif

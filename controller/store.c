@@ -1,0 +1,140 @@
+/*
+ * store.c - see store.h.
+ */
+#include "store.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_key(const char *k)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *k; k++) {
+        h ^= (unsigned char)*k;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void store_init(store *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+void store_free(store *s)
+{
+    for (size_t i = 0; i < s->cap; i++) {
+        if (s->slots[i].key != NULL) {
+            free(s->slots[i].key);
+            kobj_free(s->slots[i].obj);
+        }
+    }
+    free(s->slots);
+    store_init(s);
+}
+
+static size_t find(const store *s, const char *key)
+{
+    size_t mask = s->cap - 1, i = (size_t)hash_key(key) & mask;
+    while (s->slots[i].key != NULL && strcmp(s->slots[i].key, key) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+kobj *store_get(const store *s, const char *key)
+{
+    if (s->cap == 0)
+        return NULL;
+    size_t i = find(s, key);
+    return s->slots[i].key != NULL ? s->slots[i].obj : NULL;
+}
+
+int store_has(const store *s, const char *key)
+{
+    return s->cap != 0 && s->slots[find(s, key)].key != NULL;
+}
+
+static int grow(store *s)
+{
+    size_t cap = s->cap == 0 ? 16 : s->cap * 2;
+    store_slot *old = s->slots;
+    size_t old_cap = s->cap;
+    s->slots = calloc(cap, sizeof(*s->slots));
+    if (s->slots == NULL) {
+        s->slots = old;
+        return -1;
+    }
+    s->cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].key != NULL)
+            s->slots[find(s, old[i].key)] = old[i];
+    free(old);
+    return 0;
+}
+
+int store_put(store *s, const char *key, kobj *obj)
+{
+    if ((s->len + 1) * 4 > s->cap * 3 && grow(s) != 0) {
+        kobj_free(obj);
+        return -1;
+    }
+    size_t i = find(s, key);
+    if (s->slots[i].key != NULL) {
+        kobj_free(s->slots[i].obj);
+        s->slots[i].obj = obj;
+        return 0;
+    }
+    char *k = strdup(key);
+    if (k == NULL) {
+        kobj_free(obj);
+        return -1;
+    }
+    s->slots[i] = (store_slot){k, obj};
+    s->len++;
+    return 0;
+}
+
+kobj *store_take(store *s, const char *key)
+{
+    if (s->cap == 0)
+        return NULL;
+    size_t mask = s->cap - 1, i = find(s, key);
+    if (s->slots[i].key == NULL)
+        return NULL;
+    kobj *obj = s->slots[i].obj;
+    free(s->slots[i].key);
+    s->slots[i] = (store_slot){NULL, NULL};
+    s->len--;
+    /* Backward shift: move later members of the probe run into the hole
+     * when their home slot is at or before it. */
+    for (size_t j = (i + 1) & mask; s->slots[j].key != NULL; j = (j + 1) & mask) {
+        size_t home = (size_t)hash_key(s->slots[j].key) & mask;
+        int movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+        if (movable) {
+            s->slots[i] = s->slots[j];
+            s->slots[j] = (store_slot){NULL, NULL};
+            i = j;
+        }
+    }
+    return obj;
+}
+
+int store_delete(store *s, const char *key)
+{
+    kobj *obj = store_take(s, key);
+    kobj_free(obj);
+    return obj != NULL;
+}
+
+int store_next(const store *s, size_t *i, kobj **obj)
+{
+    for (; *i < s->cap; (*i)++) {
+        if (s->slots[*i].key != NULL) {
+            *obj = s->slots[*i].obj;
+            (*i)++;
+            return 1;
+        }
+    }
+    return 0;
+}
