@@ -38,15 +38,6 @@
 #include "imageref.h"
 #include "ota_names.h"
 
-/* Annotations on the Job and its pod.  ota_names.h spells them once the
- * controller's names are settled there; these are the same strings. */
-#ifndef OTA_ANN_JOB_REVISION
-#define OTA_ANN_JOB_REVISION "ota-prepull/revision"
-#endif
-#ifndef OTA_ANN_JOB_REQUEST_TIME
-#define OTA_ANN_JOB_REQUEST_TIME "ota-prepull/request-time"
-#endif
-
 #define HELPER_BUSYBOX "/bin/busybox"
 #define NON_ROOT_ID 65534 /* "nobody"; emptyDir directories are 0777, so cp still works */
 
