@@ -306,8 +306,8 @@ static void check_marks(yajl_val meta, const prepull_job_spec *s)
 {
     const char *managed[] = {"labels", OTA_LABEL_MANAGED_BY, NULL};
     const char *pod_uid[] = {"labels", OTA_LABEL_POD_UID, NULL};
-    const char *rev[] = {"annotations", "ota-prepull/revision", NULL};
-    const char *time[] = {"annotations", "ota-prepull/request-time", NULL};
+    const char *rev[] = {"annotations", OTA_ANN_JOB_REVISION, NULL};
+    const char *time[] = {"annotations", OTA_ANN_JOB_REQUEST_TIME, NULL};
     assert_non_null(meta);
     assert_string_equal(str_at(meta, managed), "ota-prepull");
     assert_string_equal(str_at(meta, pod_uid), s->pod_uid);
@@ -459,7 +459,7 @@ static void test_request_without_time(void **state)
     s.request_time = NULL;
     assert_int_equal(prepull_job_render(&s, &a, &json, &len, err, sizeof(err)), 0);
     yajl_val job = parse(json);
-    const char *p_time[] = {"metadata", "annotations", "ota-prepull/request-time", NULL};
+    const char *p_time[] = {"metadata", "annotations", OTA_ANN_JOB_REQUEST_TIME, NULL};
     const char *p_name[] = {"metadata", "name", NULL};
     assert_string_equal(str_at(job, p_time), "");
     prepull_job_name(with_null, s.pod_name, s.pod_uid, s.revision_hash, NULL);
