@@ -170,6 +170,19 @@ class DaemonSetTest(unittest.TestCase):
         self.assertEqual(code, 200)
         wait_for(lambda: not self.pods(live=False) and not self.revisions(), what="cascade")
 
+    def test_pod_of_a_deleted_node_goes_away(self):
+        self.sim.create(NS + "/daemonsets", daemonset())
+        self.ready_pods(2)
+        code, _ = self.sim.call("DELETE", "/api/v1/nodes/node-2")
+        self.assertEqual(code, 200)
+        pods = wait_for(lambda: (lambda p: len(p) == 1 and p)(self.pods(live=False)),
+                        what="node-2's pod removed")
+        self.assertEqual(pods[0]["spec"]["nodeName"], "node-1")
+        self.sim.clock.sleep(30)
+        self.assertIsNone(self.sim.get("/api/v1/nodes/node-2"))     # no re-registration
+        status = self.sim.get(NS + "/daemonsets/agent")["status"]
+        self.assertEqual(status["desiredNumberScheduled"], 1)
+
     def test_template_without_matching_nodes(self):
         self.sim.create(NS + "/daemonsets", daemonset(nodeSelector={"no": "such"}))
         status = wait_for(lambda: self.sim.get(NS + "/daemonsets/agent").get("status"),

@@ -76,8 +76,6 @@ class Kubelet(Worker):
     def keys_for(self, event_type, resource, obj):
         if resource == "pods" and (obj.get("spec") or {}).get("nodeName") == self.node:
             return [(meta(obj).get("namespace"), meta(obj).get("name"))]
-        if resource == "nodes" and event_type == "DELETED" and meta(obj).get("name") == self.node:
-            return [NODE_KEY]
         return []
 
     def sync(self, key):
@@ -158,8 +156,9 @@ class Kubelet(Worker):
         return code
 
     def _update_node_images(self):
-        if self._patch_node_status({"images": self.store.node_status_images()}) == 404:
-            self.register()     # the Node was deleted: register again, as the kubelet does
+        # A deleted Node stays deleted: like the real kubelet, this one registers only at
+        # start (it keeps running the pods it has, so their deletions still finish).
+        self._patch_node_status({"images": self.store.node_status_images()})
 
     # -- pods ----------------------------------------------------------------------------------
     def _pod_path(self, key):
