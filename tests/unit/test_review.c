@@ -288,6 +288,48 @@ static void test_strings_in_place_or_copied(void **state)
     done(&d);
 }
 
+/* The boundaries of RFC 3629's table are all accepted, and kept as sent. */
+static void test_utf8_boundaries(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {
+        "\x7f",             "\xc2\x80",         "\xdf\xbf",         "\xe0\xa0\x80",
+        "\xed\x9f\xbf",     "\xee\x80\x80",     "\xef\xbf\xbf",     "\xf0\x90\x80\x80",
+        "\xf3\xbf\xbf\xbf", "\xf4\x8f\xbf\xbf", "caf\xc3\xa9 \xe2\x82\xac",
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        arena a;
+        arena_init(&a);
+        const char *body = arena_printf(&a, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+                                            "\"AdmissionReview\",\"request\":{\"uid\":\"%s\","
+                                            "\"x\":\"%s%s\"}}",
+                                        ok[i], ok[i], ok[i]);
+        decoded d;
+        decode(&d, body);
+        FX_CHECK(ok[i], d.rc == 0, "%s", d.err);
+        FX_CHECK(ok[i], sv_eq(d.rv.uid, ok[i]), "uid changed");
+        done(&d);
+        arena_free(&a);
+    }
+    /* escapes that decode to valid text are fine, a lone surrogate in a
+     * field nobody reads too (yajl's bytes for it go nowhere) */
+    decoded d;
+    decode(&d, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+               "\"uid\":\"\\ud83d\\ude80\\u00e9\",\"x\":\"\\udc00\",\"\\udc00\":1}}");
+    if (d.rc != 0)
+        fail_msg("%s", d.err);
+    assert_sv(d.rv.uid, "\xf0\x9f\x9a\x80\xc3\xa9");
+    done(&d);
+    /* and the field is named wherever it is */
+    decode(&d, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+               "\"uid\":\"u\",\"oldObject\":{\"status\":{\"conditions\":[{\"type\":\"PodNeedUpgrade\","
+               "\"message\":\"controllerrevision: \\udfff\"}]}}}}");
+    assert_int_equal(d.rc, -1);
+    assert_string_equal(d.err, "request.oldObject.status.conditions[].message: a \\u escape is a "
+                               "lone UTF-16 surrogate");
+    done(&d);
+}
+
 /* Keys are compared decoded too. */
 static void test_escaped_keys(void **state)
 {
@@ -796,13 +838,28 @@ static const bad_row bad_rows[] = {
     {"NUL byte", "{\"apiVersion\":\"admission.k8s.io/v1\"\0}", 37, "invalid JSON"},
     {"raw control character in a string", "{\"x\":\"a\x01\"}", 0,
      "invalid JSON: lexical error: invalid character inside string."},
-    {"invalid UTF-8 in a value we read",
-     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"\xff\"}}",
-     0, "invalid JSON: lexical error: invalid bytes in UTF8 string."},
+    /* RFC 3629, not only the shape yajl checks */
+#define IN_UID(bytes) "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"" bytes "\"}}"
+#define NOT_UTF8(at) "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte " #at
+    {"invalid UTF-8 in a value we read", IN_UID("\xff"), 0, NOT_UTF8(79)},
     {"invalid UTF-8 in a value we skip", "{\"x\":\"\xc3(\"," "\"apiVersion\":\"admission.k8s.io/v1\"}",
-     0, "invalid JSON: lexical error: invalid bytes in UTF8 string."},
-    {"invalid UTF-8 in a key", "{\"\x80\":1}", 0, "invalid JSON: lexical error: invalid bytes in UTF8 string."},
-    {"truncated UTF-8", "{\"x\":\"\xe2\x82\"}", 0, "invalid JSON: lexical error: invalid bytes in UTF8 string."},
+     0, NOT_UTF8(6)},
+    {"invalid UTF-8 in a key", "{\"\x80\":1}", 0, NOT_UTF8(2)},
+    {"truncated UTF-8", "{\"x\":\"\xe2\x82\"}", 0, NOT_UTF8(6)},
+    {"UTF-8 cut by the end of the body", "{\"x\":\"\xe2\x82", 0, NOT_UTF8(6)},
+    {"overlong \"/\" (C0 AF)", IN_UID("ab\xc0\xaf"), 0, NOT_UTF8(81)},
+    {"overlong C1", IN_UID("\xc1\xbf"), 0, NOT_UTF8(79)},
+    {"overlong three bytes", IN_UID("\xe0\x80\xaf"), 0, NOT_UTF8(79)},
+    {"overlong four bytes", IN_UID("\xf0\x80\x80\xaf"), 0, NOT_UTF8(79)},
+    {"UTF-16 surrogate encoded (ED A0 80)", IN_UID("\xed\xa0\x80"), 0, NOT_UTF8(79)},
+    {"low surrogate encoded (ED BF BF)", IN_UID("\xed\xbf\xbf"), 0, NOT_UTF8(79)},
+    {"past U+10FFFF (F4 90 80 80)", IN_UID("\xf4\x90\x80\x80"), 0, NOT_UTF8(79)},
+    {"F5 lead byte", IN_UID("\xf5\x80\x80\x80"), 0, NOT_UTF8(79)},
+    {"FF lead byte", IN_UID("x\xfe"), 0, NOT_UTF8(80)},
+    {"continuation without a lead", IN_UID("\xbf"), 0, NOT_UTF8(79)},
+    {"lead without continuation", IN_UID("\xc3" "A"), 0, NOT_UTF8(79)},
+    {"lone low surrogate escape in a field we keep", IN_UID("\\udc00"), 0,
+     "request.uid: a \\u escape is a lone UTF-16 surrogate"},
     {"bad escape", "{\"x\":\"\\q\"}", 0, "invalid JSON: lexical error: inside a string, '\\' occurs"},
     {"array root", "[]", 0, "the body must be a JSON object (an AdmissionReview), got an array"},
     {"string root", "\"AdmissionReview\"", 0, "the body must be a JSON object (an AdmissionReview), got a string"},
@@ -1035,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_fields_only_where_they_belong),
         cmocka_unit_test(test_strings_in_place_or_copied),
         cmocka_unit_test(test_escaped_keys),
+        cmocka_unit_test(test_utf8_boundaries),
         cmocka_unit_test(test_condition_raw_text),
         cmocka_unit_test(test_first_of_duplicates_wins),
         cmocka_unit_test(test_condition_type_exact),
