@@ -356,14 +356,14 @@ class Api:
                                       "latest version and try again")
             new = self._prepare_update(req, new, cur)
             dry = query.get("dryRun") == "All"
-            if new == cur:
-                return 200, cur      # no-op writes do not bump resourceVersion
+            # Admission runs even for a write that changes nothing (as in
+            # GuaranteedUpdate); only the storage write is skipped then.
             new = self._admit("UPDATE", user, req, new, cur, dry, _options("UpdateOptions", query))
             new = self._prepare_update(req, new, cur)
             if dry:
                 return 200, new
             if new == cur:
-                return 200, cur
+                return 200, cur      # no-op writes do not bump resourceVersion
             final = self._maybe_finalize(req, new)
             try:
                 if final:

@@ -120,6 +120,16 @@ class AdmissionTest(unittest.TestCase):
         self.assertEqual(warnings, ["mutated it"])
         self.assertEqual([p.split("?")[0] for _, p in self.seen], ["/mutate", "/validate"])
 
+    def test_no_op_writes_are_admitted_too(self):
+        # the apiserver calls webhooks before it finds out that nothing changed
+        self.register("ValidatingWebhookConfiguration", [self.status_hook()])
+        self.patch_status()
+        st, before = self.api.call(ADMIN, "GET", "/api/v1/namespaces/default/pods/p1")
+        st, after = self.patch_status()
+        self.assertEqual(st, 200)
+        self.assertEqual(len(self.seen), 2)
+        self.assertEqual(after["metadata"]["resourceVersion"], before["metadata"]["resourceVersion"])
+
     def test_match_conditions(self):
         expr = ("!has(oldObject.status.conditions) || object.status.conditions.filter(c, c.type == "
                 "'PodImageReady') != oldObject.status.conditions.filter(c, c.type == 'PodImageReady')")
