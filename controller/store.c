@@ -122,9 +122,11 @@ kobj *store_take(store *s, const char *key)
 
 int store_delete(store *s, const char *key)
 {
-    kobj *obj = store_take(s, key);
-    kobj_free(obj);
-    return obj != NULL;
+    /* A set's members hold NULL: take's result cannot say it was there. */
+    if (!store_has(s, key))
+        return 0;
+    kobj_free(store_take(s, key));
+    return 1;
 }
 
 int store_next(const store *s, size_t *i, kobj **obj)

@@ -1,0 +1,361 @@
+/*
+ * test_store.c - the controller's hash map: put/get/replace/delete/take/has,
+ * NULL values (a store used as a set), growth past thousands of keys,
+ * deletion inside probe runs (backward shift, including runs that wrap
+ * around the end of the table) checked against a plain reference with a
+ * fixed seed, and iteration that visits every entry once.
+ */
+#include "kobj_fixture.h"
+
+#include "store.h"
+
+/* A value that says which key it was stored under. */
+static kobj *mk(const char *tag)
+{
+    kobj *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    o->kind = KOBJ_NODE;
+    o->meta.name = strdup(tag);
+    assert_non_null(o->meta.name);
+    return o;
+}
+
+static void assert_tag(const store *s, const char *key, const char *tag)
+{
+    kobj *o = store_get(s, key);
+    if (o == NULL)
+        fail_msg("%s: not found", key);
+    if (strcmp(o->meta.name, tag) != 0)
+        fail_msg("%s: holds %s, want %s", key, o->meta.name, tag);
+}
+
+static void test_basics(void **state)
+{
+    (void)state;
+    store s;
+    store_init(&s);
+    /* an empty store answers without a table */
+    assert_null(store_get(&s, "a"));
+    assert_int_equal(store_has(&s, "a"), 0);
+    assert_int_equal(store_delete(&s, "a"), 0);
+    assert_null(store_take(&s, "a"));
+    size_t it = 0;
+    kobj *o;
+    assert_int_equal(store_next(&s, &it, &o), 0);
+
+    assert_int_equal(store_put(&s, "edge/a", mk("a1")), 0);
+    assert_int_equal(store_put(&s, "edge/b", mk("b1")), 0);
+    assert_int_equal(s.len, 2);
+    assert_tag(&s, "edge/a", "a1");
+    assert_tag(&s, "edge/b", "b1");
+    assert_int_equal(store_has(&s, "edge/a"), 1);
+    assert_int_equal(store_has(&s, "edge/c"), 0);
+    assert_null(store_get(&s, "edge/"));
+    assert_null(store_get(&s, "edge/aa"));
+    assert_null(store_get(&s, ""));
+
+    /* replace: same key, new object, the old one freed (ASan's leak check
+     * would see it otherwise) */
+    assert_int_equal(store_put(&s, "edge/a", mk("a2")), 0);
+    assert_int_equal(s.len, 2);
+    assert_tag(&s, "edge/a", "a2");
+
+    /* keys are copied */
+    char key[16];
+    strcpy(key, "edge/k");
+    assert_int_equal(store_put(&s, key, mk("k")), 0);
+    strcpy(key, "edge/x");
+    assert_tag(&s, "edge/k", "k");
+    assert_null(store_get(&s, "edge/x"));
+
+    /* take hands the object over */
+    kobj *taken = store_take(&s, "edge/b");
+    assert_non_null(taken);
+    assert_string_equal(taken->meta.name, "b1");
+    kobj_free(taken);
+    assert_null(store_take(&s, "edge/b"));
+    assert_int_equal(store_has(&s, "edge/b"), 0);
+    assert_int_equal(s.len, 2);
+
+    assert_int_equal(store_delete(&s, "edge/a"), 1);
+    assert_int_equal(store_delete(&s, "edge/a"), 0);
+    assert_int_equal(s.len, 1);
+    assert_null(store_get(&s, "edge/a"));
+
+    /* the empty key is a key */
+    assert_int_equal(store_put(&s, "", mk("empty")), 0);
+    assert_tag(&s, "", "empty");
+
+    store_free(&s);
+    assert_int_equal(s.len, 0);
+    assert_int_equal(s.cap, 0);
+    /* a freed store is an empty one, ready for use */
+    assert_null(store_get(&s, ""));
+    assert_int_equal(store_put(&s, "again", mk("again")), 0);
+    assert_tag(&s, "again", "again");
+    store_free(&s);
+}
+
+static void test_set(void **state)
+{
+    (void)state;
+    store s;
+    store_init(&s);
+    assert_int_equal(store_put(&s, "event:u1:PrePullQueued:x", NULL), 0);
+    assert_int_equal(store_put(&s, "event:u2:PrePullQueued:x", NULL), 0);
+    assert_int_equal(s.len, 2);
+    assert_int_equal(store_has(&s, "event:u1:PrePullQueued:x"), 1);
+    assert_null(store_get(&s, "event:u1:PrePullQueued:x"));
+    assert_int_equal(store_has(&s, "event:u3:PrePullQueued:x"), 0);
+    /* putting a member again changes nothing */
+    assert_int_equal(store_put(&s, "event:u1:PrePullQueued:x", NULL), 0);
+    assert_int_equal(s.len, 2);
+    /* deleting a member says it was there, as the header promises */
+    assert_int_equal(store_delete(&s, "event:u1:PrePullQueued:x"), 1);
+    assert_int_equal(store_has(&s, "event:u1:PrePullQueued:x"), 0);
+    assert_int_equal(store_delete(&s, "event:u1:PrePullQueued:x"), 0);
+    assert_int_equal(s.len, 1);
+    /* take removes a member too (its value, NULL, is all it can return) */
+    assert_null(store_take(&s, "event:u2:PrePullQueued:x"));
+    assert_int_equal(store_has(&s, "event:u2:PrePullQueued:x"), 0);
+    assert_int_equal(s.len, 0);
+    /* a value replacing NULL, and NULL replacing a value */
+    assert_int_equal(store_put(&s, "k", NULL), 0);
+    assert_int_equal(store_put(&s, "k", mk("v")), 0);
+    assert_tag(&s, "k", "v");
+    assert_int_equal(store_put(&s, "k", NULL), 0);
+    assert_int_equal(store_has(&s, "k"), 1);
+    assert_null(store_get(&s, "k"));
+    store_free(&s);
+}
+
+static void test_growth(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    store s;
+    store_init(&s);
+    char key[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(key, sizeof(key), "kube-system/pod-%d", i);
+        assert_int_equal(store_put(&s, key, mk(key)), 0);
+        /* the load bound that keeps probe runs short and one slot empty */
+        assert_true(s.len * 4 <= s.cap * 3);
+        assert_int_equal(s.cap & (s.cap - 1), 0);
+    }
+    assert_int_equal(s.len, N);
+    for (int i = 0; i < N; i++) {
+        snprintf(key, sizeof(key), "kube-system/pod-%d", i);
+        assert_tag(&s, key, key);
+    }
+    snprintf(key, sizeof(key), "kube-system/pod-%d", N);
+    assert_int_equal(store_has(&s, key), 0);
+    store_free(&s);
+}
+
+/* The store's hash today (FNV-1a), to build keys that collide on purpose.
+ * Should store.c change its hash, these become ordinary keys and the
+ * checks below still hold; they would only test less. */
+static uint64_t fnv1a(const char *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *k; k++) {
+        h ^= (unsigned char)*k;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* n keys "c<i>" whose home slot in a 16-slot table is home. */
+static void colliding(char keys[][16], size_t n, size_t home)
+{
+    size_t found = 0;
+    for (unsigned i = 0; found < n; i++) {
+        snprintf(keys[found], 16, "c%u", i);
+        if ((fnv1a(keys[found]) & 15) == home)
+            found++;
+    }
+}
+
+/* Deleting from a probe run that wraps around the end of the table: the
+ * members after the hole must move back (or stay, when their home slot is
+ * after the hole) so that every one is still found. */
+static void test_collisions(void **state)
+{
+    (void)state;
+    for (int b_first = 0; b_first < 2; b_first++) {
+        for (size_t home = 12; home < 16; home++) {
+            for (size_t victim = 0; victim < 5; victim++) {
+                store s;
+                store_init(&s);
+                char a[5][16], b[3][16];
+                colliding(a, 5, home);           /* run from home, past slot 15 */
+                colliding(b, 3, (home + 2) & 15); /* interleaved, home inside the run */
+                /* b first: b sits at its home, a's run goes around it, and a
+                 * hole left at the end of the table must not pull b back */
+                for (size_t i = 0; b_first && i < 3; i++)
+                    assert_int_equal(store_put(&s, b[i], mk(b[i])), 0);
+                for (size_t i = 0; i < 5; i++)
+                    assert_int_equal(store_put(&s, a[i], mk(a[i])), 0);
+                for (size_t i = 0; !b_first && i < 3; i++)
+                    assert_int_equal(store_put(&s, b[i], mk(b[i])), 0);
+                assert_int_equal(s.cap, 16);
+                assert_int_equal(store_delete(&s, a[victim]), 1);
+                for (size_t i = 0; i < 5; i++) {
+                    if (i == victim)
+                        assert_int_equal(store_has(&s, a[i]), 0);
+                    else
+                        assert_tag(&s, a[i], a[i]);
+                }
+                for (size_t i = 0; i < 3; i++)
+                    assert_tag(&s, b[i], b[i]);
+                /* and then the interleaved ones, one by one */
+                for (size_t i = 0; i < 3; i++) {
+                    assert_int_equal(store_delete(&s, b[i]), 1);
+                    for (size_t j = i + 1; j < 3; j++)
+                        assert_tag(&s, b[j], b[j]);
+                    for (size_t j = 0; j < 5; j++)
+                        if (j != victim)
+                            assert_tag(&s, a[j], a[j]);
+                }
+                assert_int_equal(s.len, 4);
+                store_free(&s);
+            }
+        }
+    }
+}
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    /* xorshift64*, seeded per run: the same sequence every time */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+
+/* Random puts, replaces, deletes and takes over a key space of n keys,
+ * against a reference that is a plain array; after each step the touched
+ * key, and every few steps every key, is checked. */
+static void random_run(size_t n, size_t steps, uint64_t seed)
+{
+    rng_state = seed;
+    store s;
+    store_init(&s);
+    int *present = calloc(n, sizeof(int));
+    unsigned *version = calloc(n, sizeof(unsigned));
+    assert_non_null(present);
+    assert_non_null(version);
+    size_t len = 0;
+    char key[32], tag[48];
+    for (size_t step = 0; step < steps; step++) {
+        size_t k = (size_t)(rng() % n);
+        snprintf(key, sizeof(key), "ns/obj-%zu", k);
+        unsigned op = (unsigned)(rng() % 10);
+        if (op < 5) {
+            version[k]++;
+            snprintf(tag, sizeof(tag), "%s#%u", key, version[k]);
+            assert_int_equal(store_put(&s, key, mk(tag)), 0);
+            len += !present[k];
+            present[k] = 1;
+        } else if (op < 8) {
+            assert_int_equal(store_delete(&s, key), present[k]);
+            len -= present[k];
+            present[k] = 0;
+        } else {
+            kobj *o = store_take(&s, key);
+            assert_int_equal(o != NULL, present[k]);
+            kobj_free(o);
+            len -= present[k];
+            present[k] = 0;
+        }
+        assert_int_equal(s.len, len);
+        if (step % 97 == 0 || step == steps - 1) {
+            for (size_t i = 0; i < n; i++) {
+                snprintf(key, sizeof(key), "ns/obj-%zu", i);
+                if (!present[i]) {
+                    if (store_has(&s, key))
+                        fail_msg("n=%zu step %zu: %s found after its removal", n, step, key);
+                    continue;
+                }
+                snprintf(tag, sizeof(tag), "%s#%u", key, version[i]);
+                assert_tag(&s, key, tag);
+            }
+        }
+    }
+    store_free(&s);
+    free(present);
+    free(version);
+}
+
+static void test_random_against_reference(void **state)
+{
+    (void)state;
+    /* small key spaces keep a 16- or 32-slot table near its load bound,
+     * where runs are long and wrap; the large one goes through growth */
+    random_run(11, 4000, 0x9e3779b97f4a7c15ull);
+    random_run(23, 4000, 42);
+    random_run(200, 20000, 7);
+    random_run(4000, 40000, 2026);
+}
+
+static void test_iteration(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    store s;
+    store_init(&s);
+    char key[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(key, sizeof(key), "%d", i);
+        assert_int_equal(store_put(&s, key, mk(key)), 0);
+    }
+    /* remove every third one, so the walk crosses holes */
+    for (int i = 0; i < N; i += 3) {
+        snprintf(key, sizeof(key), "%d", i);
+        assert_int_equal(store_delete(&s, key), 1);
+    }
+    int *seen = calloc(N, sizeof(int));
+    assert_non_null(seen);
+    size_t visits = 0;
+    kobj *o;
+    for (size_t it = 0; store_next(&s, &it, &o);) {
+        int i = atoi(o->meta.name);
+        assert_true(i >= 0 && i < N);
+        assert_int_not_equal(i % 3, 0);
+        seen[i]++;
+        visits++;
+    }
+    assert_int_equal(visits, s.len);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(seen[i], i % 3 != 0);
+    /* a set's members are visited too, with NULL */
+    store set;
+    store_init(&set);
+    assert_int_equal(store_put(&set, "a", NULL), 0);
+    assert_int_equal(store_put(&set, "b", NULL), 0);
+    visits = 0;
+    for (size_t it = 0; store_next(&set, &it, &o);) {
+        assert_null(o);
+        visits++;
+    }
+    assert_int_equal(visits, 2);
+    store_free(&set);
+    free(seen);
+    store_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basics),
+        cmocka_unit_test(test_set),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_collisions),
+        cmocka_unit_test(test_random_against_reference),
+        cmocka_unit_test(test_iteration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
