@@ -128,11 +128,14 @@ static void decode_daemonset(yajl_val obj, kobj_daemonset *ds)
     const char *strategy = member_str(ann, OTA_ANN_UPDATE_STRATEGY);
     ds->ota = strategy != NULL && strcasecmp(strategy, OTA_STRATEGY_OTA) == 0;
     const char *timeout = member_str(ann, OTA_ANN_PREPULL_TIMEOUT);
-    if (timeout != NULL) {
-        char *end = NULL;
-        long v = strtol(timeout, &end, 10);
-        if (*timeout != '\0' && *end == '\0' && v >= OTA_PREPULL_TIMEOUT_MIN &&
-            v <= OTA_PREPULL_TIMEOUT_MAX)
+    /* The webhook's rule (lib/ota_daemonset.c): plain digits, no sign,
+     * space or leading zero.  strtol alone would take " 60", "+60" and
+     * "0060", which the webhook rejects; an object that got in before the
+     * webhook did gets --pull-timeout instead. */
+    if (timeout != NULL && timeout[0] >= '1' && timeout[0] <= '9' &&
+        strspn(timeout, "0123456789") == strlen(timeout) && strlen(timeout) <= 5) {
+        long v = strtol(timeout, NULL, 10);
+        if (v >= OTA_PREPULL_TIMEOUT_MIN && v <= OTA_PREPULL_TIMEOUT_MAX)
             ds->timeout_seconds = v;
     }
 }

@@ -1,0 +1,780 @@
+/*
+ * test_kobj.c - decoding the few fields the controller caches, from objects
+ * in the shapes the apiserver returns (tests/fixtures/objects/): DaemonSets
+ * (OTA annotation in any case, timeout annotation valid or not), a
+ * ControllerRevision's template (images, init images, pull secrets,
+ * duplicates and holes), DaemonSet pods (OTA conditions among the kubelet's,
+ * first of a type wins, the controller ownerReference, deletion), Jobs
+ * (Complete, Failed with the first Failed condition's reason), Job pods (the
+ * first waiting container that says something about a pull), Nodes
+ * (status.images names).  Then kobj_parse's depth bound and errors,
+ * kobj_parse_time and kobj_ref.
+ */
+#include "kobj_fixture.h"
+
+#define DS_UID "3b1f6c2e-8d4a-4c7b-9e2f-1a5d7c9b0e3f"
+#define POD_UID "9f3c1e7a-2b4d-4e8f-a1c3-5d7e9f0b2c4d"
+
+/* ---- DaemonSets ----------------------------------------------------------- */
+
+typedef struct ds_file_row {
+    const char *file, *name, *uid;
+    int ota;
+    long timeout;
+} ds_file_row;
+
+static const ds_file_row ds_files[] = {
+    {"daemonset-ota.json", "edge-agent", DS_UID, 1, 900},
+    {"daemonset-ota-lowercase-bad-timeout.json", "edge-logger", "7c2d9e1f-4a6b-4f8c-b3d5-2e7a9c1f4b6d",
+     1, 0},
+    {"daemonset-advanced.json", "edge-proxy", "a4e8c2f6-1b3d-4e5f-8a7c-9d0b2e4f6a8c", 0, 0},
+    /* its last-applied-configuration mentions OTA: only the annotation counts */
+    {"daemonset-plain.json", "node-exporter", "c9f1a3e5-7b2d-4c6e-9f8a-0b1c3d5e7f9a", 0, 0},
+};
+
+static void test_daemonset_fixtures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(ds_files) / sizeof(ds_files[0]); i++) {
+        const ds_file_row *r = &ds_files[i];
+        kobj *o = kf_decode_file(KOBJ_DAEMONSET, r->file);
+        assert_int_equal(o->kind, KOBJ_DAEMONSET);
+        assert_string_equal(o->meta.namespace, "edge");
+        assert_string_equal(o->meta.name, r->name);
+        assert_string_equal(o->meta.uid, r->uid);
+        assert_string_equal(o->meta.resource_version, "48213");
+        assert_null(o->meta.owner_uid);
+        assert_int_equal(o->meta.deleting, 0);
+        if (o->u.ds.ota != r->ota || o->u.ds.timeout_seconds != r->timeout)
+            fail_msg("%s: ota %d timeout %ld, want %d %ld", r->file, o->u.ds.ota,
+                     o->u.ds.timeout_seconds, r->ota, r->timeout);
+        kobj_free(o);
+    }
+}
+
+/* The annotations object, as JSON text, decides ota and timeout_seconds. */
+typedef struct ds_ann_row {
+    const char *annotations; /* JSON object text, or NULL for no annotations */
+    int ota;
+    long timeout;
+} ds_ann_row;
+
+static const ds_ann_row ds_anns[] = {
+    {NULL, 0, 0},
+    {"{}", 0, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\"}", 1, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"ota\"}", 1, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"oTa\"}", 1, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA \"}", 0, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTAX\"}", 0, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"\"}", 0, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"AdvancedRollingUpdate\"}", 0, 0},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":true}", 0, 0},
+    /* annotation keys are case-sensitive */
+    {"{\"Apps.OpenYurt.io/update-strategy\":\"OTA\"}", 0, 0},
+    /* the timeout is read whatever the strategy: the reconciler only looks
+     * at OTA DaemonSets anyway */
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"600\"}", 0, 600},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\",\"" OTA_ANN_PREPULL_TIMEOUT "\":\"30\"}", 1, 30},
+    {"{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\",\"" OTA_ANN_PREPULL_TIMEOUT "\":\"86400\"}", 1, 86400},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"29\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"86401\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"0\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"-600\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"60s\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"1e3\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"99999999999999999999999\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":600}", 0, 0},
+    /* what the webhook rejects (lib/ota_daemonset.c) is "bad" here too, so
+     * an object that got in before the webhook did gets --pull-timeout,
+     * not a reading the contract never allowed */
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\" 600\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"+600\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"0600\"}", 0, 0},
+    {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"600 \"}", 0, 0},
+};
+
+static void test_daemonset_annotations(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(ds_anns) / sizeof(ds_anns[0]); i++) {
+        const ds_ann_row *r = &ds_anns[i];
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"ds\",\"namespace\":\"edge\","
+                 "\"uid\":\"u-1\"%s%s}}",
+                 r->annotations != NULL ? ",\"annotations\":" : "",
+                 r->annotations != NULL ? r->annotations : "");
+        kobj *o = kf_decode_text(KOBJ_DAEMONSET, json);
+        assert_non_null(o);
+        if (o->u.ds.ota != r->ota || o->u.ds.timeout_seconds != r->timeout)
+            fail_msg("annotations %s: ota %d timeout %ld, want %d %ld",
+                     r->annotations != NULL ? r->annotations : "(none)", o->u.ds.ota,
+                     o->u.ds.timeout_seconds, r->ota, r->timeout);
+        kobj_free(o);
+    }
+}
+
+static void test_daemonset_deleting(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_text(KOBJ_DAEMONSET,
+                             "{\"metadata\":{\"name\":\"ds\",\"uid\":\"u\",\"deletionTimestamp\":"
+                             "\"2026-11-21T21:10:00Z\",\"finalizers\":[\"foregroundDeletion\"]}}");
+    assert_non_null(o);
+    assert_int_equal(o->meta.deleting, 1);
+    assert_null(o->meta.namespace);
+    kobj_free(o);
+    /* null is how a client may spell "not set" */
+    o = kf_decode_text(KOBJ_DAEMONSET,
+                       "{\"metadata\":{\"name\":\"ds\",\"uid\":\"u\",\"deletionTimestamp\":null}}");
+    assert_non_null(o);
+    assert_int_equal(o->meta.deleting, 0);
+    kobj_free(o);
+}
+
+/* ---- ControllerRevisions ---------------------------------------------------- */
+
+static void assert_list(char **got, size_t n, const char *const *want, size_t n_want,
+                        const char *what)
+{
+    if (n != n_want) {
+        for (size_t i = 0; i < n; i++)
+            print_error("  %s[%zu] = %s\n", what, i, got[i]);
+        fail_msg("%s: %zu entries, want %zu", what, n, n_want);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(got[i], want[i]) != 0)
+            fail_msg("%s[%zu] = \"%s\", want \"%s\"", what, i, got[i], want[i]);
+}
+
+static void test_revision_fixture(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_file(KOBJ_REVISION, "controllerrevision.json");
+    assert_int_equal(o->kind, KOBJ_REVISION);
+    assert_string_equal(o->meta.name, "edge-agent-6d5f8b7c9");
+    assert_string_equal(o->meta.namespace, "edge");
+    assert_string_equal(o->meta.owner_uid, DS_UID);
+    assert_true(o->u.rev.revision == 3);
+    assert_string_equal(o->u.rev.hash, "6d5f8b7c9");
+    /* in order, each once, none empty; the env value that looks like an
+     * image is not one */
+    static const char *const init[] = {"registry.example.com/edge/config-init:v3", "busybox:1.36"};
+    static const char *const images[] = {"registry.example.com/edge/agent:v3", "nginx:1.25"};
+    static const char *const secrets[] = {"regcred", "mirror-cred"};
+    assert_list(o->u.rev.init_images, o->u.rev.n_init_images, init, 2, "init_images");
+    assert_list(o->u.rev.images, o->u.rev.n_images, images, 2, "images");
+    assert_list(o->u.rev.pull_secrets, o->u.rev.n_pull_secrets, secrets, 2, "pull_secrets");
+    kobj_free(o);
+}
+
+typedef struct rev_row {
+    const char *name;
+    const char *tail; /* JSON after metadata: "revision" and "data" members */
+    long long revision;
+    size_t n_init, n_images, n_secrets;
+} rev_row;
+
+static const rev_row revs[] = {
+    {"no data", ",\"revision\":7", 7, 0, 0, 0},
+    {"no revision", ",\"data\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"image\":\"a\"}]}}}}",
+     0, 0, 1, 0},
+    {"revision as a string", ",\"revision\":\"7\"", 0, 0, 0, 0},
+    {"big revision", ",\"revision\":9007199254740993", 9007199254740993LL, 0, 0, 0},
+    {"data without template spec", ",\"revision\":1,\"data\":{\"spec\":{\"template\":{}}}", 1, 0, 0, 0},
+    {"containers not an array",
+     ",\"revision\":1,\"data\":{\"spec\":{\"template\":{\"spec\":{\"containers\":{\"image\":\"a\"}}}}}",
+     1, 0, 0, 0},
+    {"images not strings",
+     ",\"revision\":1,\"data\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"image\":5},"
+     "{\"image\":null},\"x\",{\"image\":\"b\"}],\"initContainers\":[{\"image\":\"b\"}]}}}}",
+     1, 1, 1, 0},
+    {"secrets without names",
+     ",\"revision\":1,\"data\":{\"spec\":{\"template\":{\"spec\":{\"imagePullSecrets\":[{},"
+     "{\"name\":null},{\"name\":\"s\"},\"s\"]}}}}",
+     1, 0, 0, 1},
+    /* a template at the top of data is not where a DaemonSet's revision
+     * keeps it */
+    {"template elsewhere",
+     ",\"revision\":1,\"data\":{\"template\":{\"spec\":{\"containers\":[{\"image\":\"a\"}]}}}", 1, 0, 0,
+     0},
+};
+
+static void test_revision_shapes(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(revs) / sizeof(revs[0]); i++) {
+        const rev_row *r = &revs[i];
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"r\",\"uid\":\"u\",\"labels\":{\"" OTA_LABEL_REVISION_HASH
+                 "\":\"h\"}}%s}",
+                 r->tail);
+        kobj *o = kf_decode_text(KOBJ_REVISION, json);
+        assert_non_null(o);
+        if (o->u.rev.revision != r->revision || o->u.rev.n_init_images != r->n_init ||
+            o->u.rev.n_images != r->n_images || o->u.rev.n_pull_secrets != r->n_secrets)
+            fail_msg("%s: revision %lld, %zu/%zu/%zu, want %lld, %zu/%zu/%zu", r->name,
+                     o->u.rev.revision, o->u.rev.n_init_images, o->u.rev.n_images,
+                     o->u.rev.n_pull_secrets, r->revision, r->n_init, r->n_images, r->n_secrets);
+        assert_string_equal(o->u.rev.hash, "h");
+        kobj_free(o);
+    }
+}
+
+/* ---- DaemonSet pods --------------------------------------------------------- */
+
+static void test_pod_fixture(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_file(KOBJ_POD, "pod-agent-pulling.json");
+    assert_int_equal(o->kind, KOBJ_POD);
+    assert_string_equal(o->meta.name, "edge-agent-x7k2p");
+    assert_string_equal(o->meta.uid, POD_UID);
+    assert_string_equal(o->meta.resource_version, "48377");
+    /* the controller reference, not the first one */
+    assert_string_equal(o->meta.owner_uid, DS_UID);
+    assert_int_equal(o->meta.deleting, 0);
+    assert_string_equal(o->u.pod.node_name, "edge-node-1");
+    assert_string_equal(o->u.pod.hash, "5c4b9a8d7");
+    /* the first of each type wins; the Ready condition's message is not ours */
+    const kobj_cond *nu = &o->u.pod.need_upgrade, *ir = &o->u.pod.image_ready;
+    assert_int_equal(nu->present, 1);
+    assert_string_equal(nu->status, "True");
+    assert_null(nu->reason);
+    assert_string_equal(nu->message, OTA_MSG_REVISION_PREFIX "6d5f8b7c9");
+    assert_string_equal(nu->last_transition_time, "2026-11-21T19:30:03Z");
+    assert_int_equal(ir->present, 1);
+    assert_string_equal(ir->status, "False");
+    assert_string_equal(ir->reason, OTA_REASON_WAIT_PULL);
+    assert_string_equal(ir->message, OTA_MSG_REVISION_PREFIX "6d5f8b7c9");
+    assert_string_equal(ir->last_transition_time, "2026-11-21T19:40:05Z");
+    kobj_free(o);
+
+    o = kf_decode_file(KOBJ_POD, "pod-agent-terminating.json");
+    assert_int_equal(o->meta.deleting, 1);
+    /* an ownerReference without "controller": true is not the controller */
+    assert_null(o->meta.owner_uid);
+    assert_null(o->u.pod.node_name);
+    assert_string_equal(o->u.pod.hash, "6d5f8b7c9");
+    assert_int_equal(o->u.pod.need_upgrade.present, 0);
+    assert_int_equal(o->u.pod.image_ready.present, 0);
+    assert_null(o->u.pod.need_upgrade.status);
+    kobj_free(o);
+}
+
+typedef struct owner_row {
+    const char *name;
+    const char *owners; /* ownerReferences JSON */
+    const char *want;   /* owner_uid */
+} owner_row;
+
+static const owner_row owners[] = {
+    {"one controller", "[{\"kind\":\"DaemonSet\",\"uid\":\"ds\",\"controller\":true}]", "ds"},
+    {"controller false", "[{\"kind\":\"DaemonSet\",\"uid\":\"ds\",\"controller\":false}]", NULL},
+    {"controller as a string", "[{\"kind\":\"DaemonSet\",\"uid\":\"ds\",\"controller\":\"true\"}]",
+     NULL},
+    {"no controller field", "[{\"kind\":\"DaemonSet\",\"uid\":\"ds\"}]", NULL},
+    {"controller after others",
+     "[{\"uid\":\"a\"},{\"uid\":\"b\",\"controller\":false},{\"uid\":\"c\",\"controller\":true}]", "c"},
+    {"the first of two controllers",
+     "[{\"uid\":\"c1\",\"controller\":true},{\"uid\":\"c2\",\"controller\":true}]", "c1"},
+    {"controller without uid", "[{\"kind\":\"DaemonSet\",\"controller\":true}]", NULL},
+    {"empty", "[]", NULL},
+    {"not an array", "{\"uid\":\"ds\",\"controller\":true}", NULL},
+    {"null", "null", NULL},
+};
+
+static void test_pod_owners(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(owners) / sizeof(owners[0]); i++) {
+        const owner_row *r = &owners[i];
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"edge\",\"uid\":\"u\","
+                 "\"ownerReferences\":%s}}",
+                 r->owners);
+        kobj *o = kf_decode_text(KOBJ_POD, json);
+        assert_non_null(o);
+        if ((o->meta.owner_uid == NULL) != (r->want == NULL) ||
+            (r->want != NULL && strcmp(o->meta.owner_uid, r->want) != 0))
+            fail_msg("%s: owner_uid %s, want %s", r->name,
+                     o->meta.owner_uid != NULL ? o->meta.owner_uid : "(null)",
+                     r->want != NULL ? r->want : "(null)");
+        kobj_free(o);
+    }
+}
+
+typedef struct cond_row {
+    const char *name;
+    const char *conditions; /* status.conditions JSON */
+    int nu_present;
+    const char *nu_status, *nu_message;
+    int ir_present;
+    const char *ir_status, *ir_reason;
+} cond_row;
+
+static const cond_row conds[] = {
+    {"none", "[]", 0, NULL, NULL, 0, NULL, NULL},
+    {"not an array", "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\"}", 0, NULL, NULL, 0, NULL,
+     NULL},
+    {"kubelet's only", "[{\"type\":\"Ready\",\"status\":\"True\"}]", 0, NULL, NULL, 0, NULL, NULL},
+    {"no type first, then one",
+     "[{\"status\":\"True\"},{\"type\":5,\"status\":\"True\"},"
+     "{\"type\":\"PodNeedUpgrade\",\"status\":\"False\",\"message\":\"m\"}]",
+     1, "False", "m", 0, NULL, NULL},
+    {"first of each wins",
+     "[{\"type\":\"PodImageReady\",\"status\":\"True\",\"reason\":\"PullImageSuccess\"},"
+     "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"message\":\"a\"},"
+     "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"PullImageFail\"},"
+     "{\"type\":\"PodNeedUpgrade\",\"status\":\"False\",\"message\":\"b\"}]",
+     1, "True", "a", 1, "True", "PullImageSuccess"},
+    /* present with no fields: present, everything NULL */
+    {"bare", "[{\"type\":\"PodImageReady\"}]", 0, NULL, NULL, 1, NULL, NULL},
+    /* types are case-sensitive */
+    {"wrong case", "[{\"type\":\"podneedupgrade\",\"status\":\"True\"}]", 0, NULL, NULL, 0, NULL,
+     NULL},
+};
+
+static void test_pod_conditions(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(conds) / sizeof(conds[0]); i++) {
+        const cond_row *r = &conds[i];
+        char json[2048];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},\"status\":{\"conditions\":%s}}",
+                 r->conditions);
+        kobj *o = kf_decode_text(KOBJ_POD, json);
+        assert_non_null(o);
+        const kobj_cond *nu = &o->u.pod.need_upgrade, *ir = &o->u.pod.image_ready;
+        print_message("row %s\n", r->name);
+        assert_int_equal(nu->present, r->nu_present);
+        assert_str_or_null(nu->status, r->nu_status);
+        assert_str_or_null(nu->message, r->nu_message);
+        assert_int_equal(ir->present, r->ir_present);
+        assert_str_or_null(ir->status, r->ir_status);
+        assert_str_or_null(ir->reason, r->ir_reason);
+        kobj_free(o);
+    }
+}
+
+/* ---- Jobs ------------------------------------------------------------------- */
+
+typedef struct job_row {
+    const char *file, *name;
+    int complete, failed;
+    const char *reason, *message;
+    long long active;
+} job_row;
+
+static const job_row jobs[] = {
+    {"job-complete.json", "ota-prepull-edge-agent-x7k2p-2bb6b70d", 1, 0, NULL, NULL, 0},
+    /* FailureTarget comes first and is not Failed; the first Failed wins */
+    {"job-failed-deadline.json", "ota-prepull-edge-agent-x7k2p-7e0c4a19", 0, 1, "DeadlineExceeded",
+     "Job was active longer than specified deadline", 0},
+    /* conditions with status False mean nothing */
+    {"job-running.json", "ota-prepull-edge-agent-x7k2p-5d21f8e3", 0, 0, NULL, NULL, 1},
+};
+
+static void test_job_fixtures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+        const job_row *r = &jobs[i];
+        kobj *o = kf_decode_file(KOBJ_JOB, r->file);
+        print_message("%s\n", r->file);
+        assert_int_equal(o->kind, KOBJ_JOB);
+        assert_string_equal(o->meta.name, r->name);
+        assert_string_equal(o->meta.namespace, "edge");
+        /* our Jobs' pod reference is not a controller reference */
+        assert_null(o->meta.owner_uid);
+        assert_string_equal(o->u.job.pod_uid, POD_UID);
+        assert_string_equal(o->u.job.revision_hash, "6d5f8b7c9");
+        assert_string_equal(o->u.job.request_time, "2026-11-21T19:40:05Z");
+        assert_true(o->u.job.start_epoch == 1795290006LL); /* 2026-11-21T19:40:06Z */
+        assert_int_equal(o->u.job.complete, r->complete);
+        assert_int_equal(o->u.job.failed, r->failed);
+        assert_str_or_null(o->u.job.failed_reason, r->reason);
+        assert_str_or_null(o->u.job.failed_message, r->message);
+        assert_true(o->u.job.active == r->active);
+        kobj_free(o);
+    }
+}
+
+static void test_job_bare(void **state)
+{
+    (void)state;
+    /* just created: no status, no labels of ours */
+    kobj *o = kf_decode_text(KOBJ_JOB, "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u\"},"
+                                       "\"spec\":{},\"status\":{}}");
+    assert_non_null(o);
+    assert_null(o->u.job.pod_uid);
+    assert_null(o->u.job.revision_hash);
+    assert_null(o->u.job.request_time);
+    assert_int_equal(o->u.job.complete, 0);
+    assert_int_equal(o->u.job.failed, 0);
+    assert_true(o->u.job.start_epoch == 0);
+    assert_true(o->u.job.active == 0);
+    kobj_free(o);
+    /* Failed without reason or message */
+    o = kf_decode_text(KOBJ_JOB, "{\"metadata\":{\"name\":\"j\",\"uid\":\"u\"},\"status\":"
+                                 "{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}],"
+                                 "\"startTime\":\"garbage\"}}");
+    assert_non_null(o);
+    assert_int_equal(o->u.job.failed, 1);
+    assert_null(o->u.job.failed_reason);
+    assert_null(o->u.job.failed_message);
+    assert_true(o->u.job.start_epoch == 0);
+    kobj_free(o);
+}
+
+/* ---- Job pods --------------------------------------------------------------- */
+
+typedef struct job_pod_row {
+    const char *file;
+    const char *job_name, *reason, *message_part, *image;
+} job_pod_row;
+
+static const job_pod_row job_pods[] = {
+    /* helper and pull-0 done, pull-1 failing, pull-2 and ota-done waiting
+     * their turn */
+    {"jobpod-errimagepull.json", "ota-prepull-edge-agent-x7k2p-7e0c4a19", "ErrImagePull",
+     "registry.example.com/edge/agent:v3: not found", "registry.example.com/edge/agent:v3"},
+    /* an older Job controller sets only job-name */
+    {"jobpod-backoff-legacy-label.json", "ota-prepull-edge-agent-m2n4b-0a1b2c3d",
+     "ImagePullBackOff", "Back-off pulling image", "registry.example.com/private/agent:v3"},
+    /* PodInitializing and ContainerCreating say nothing; the
+     * batch.kubernetes.io label wins over the legacy one */
+    {"jobpod-initializing.json", "ota-prepull-edge-agent-h5j6k-99aa88bb", NULL, NULL, NULL},
+};
+
+static void test_job_pod_fixtures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(job_pods) / sizeof(job_pods[0]); i++) {
+        const job_pod_row *r = &job_pods[i];
+        kobj *o = kf_decode_file(KOBJ_JOB_POD, r->file);
+        print_message("%s\n", r->file);
+        assert_int_equal(o->kind, KOBJ_JOB_POD);
+        assert_string_equal(o->meta.namespace, "edge");
+        assert_string_equal(o->u.job_pod.job_name, r->job_name);
+        assert_str_or_null(o->u.job_pod.waiting_reason, r->reason);
+        assert_str_or_null(o->u.job_pod.waiting_image, r->image);
+        if (r->message_part != NULL) {
+            assert_non_null(o->u.job_pod.waiting_message);
+            assert_non_null(strstr(o->u.job_pod.waiting_message, r->message_part));
+        } else {
+            assert_null(o->u.job_pod.waiting_message);
+        }
+        kobj_free(o);
+    }
+}
+
+typedef struct waiting_row {
+    const char *name;
+    const char *status; /* the pod's status JSON */
+    const char *reason, *message, *image;
+} waiting_row;
+
+static const waiting_row waitings[] = {
+    {"PodInitializing skipped for a later pull error",
+     "{\"initContainerStatuses\":[{\"name\":\"a\",\"image\":\"a:1\",\"state\":{\"waiting\":"
+     "{\"reason\":\"PodInitializing\"}}},{\"name\":\"b\",\"image\":\"b:1\",\"state\":{\"waiting\":"
+     "{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image \\\"b:1\\\"\"}}}]}",
+     "ImagePullBackOff", "Back-off pulling image \"b:1\"", "b:1"},
+    {"init containers before containers",
+     "{\"containerStatuses\":[{\"image\":\"c:1\",\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}}],"
+     "\"initContainerStatuses\":[{\"image\":\"i:1\",\"state\":{\"waiting\":"
+     "{\"reason\":\"InvalidImageName\",\"message\":\"bad\"}}}]}",
+     "InvalidImageName", "bad", "i:1"},
+    {"a container when the init containers are done",
+     "{\"initContainerStatuses\":[{\"image\":\"i:1\",\"state\":{\"terminated\":{\"exitCode\":0}}}],"
+     "\"containerStatuses\":[{\"image\":\"c:1\",\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\","
+     "\"message\":\"m\"}}}]}",
+     "ErrImagePull", "m", "c:1"},
+    {"waiting without reason", "{\"initContainerStatuses\":[{\"state\":{\"waiting\":{}}}]}", NULL, NULL,
+     NULL},
+    {"no statuses", "{\"phase\":\"Pending\"}", NULL, NULL, NULL},
+    {"statuses not arrays", "{\"initContainerStatuses\":{\"state\":{\"waiting\":{\"reason\":\"X\"}}}}",
+     NULL, NULL, NULL},
+    {"first of two pull errors",
+     "{\"initContainerStatuses\":[{\"image\":\"a\",\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}},"
+     "{\"image\":\"b\",\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\"}}}]}",
+     "ErrImagePull", NULL, "a"},
+};
+
+static void test_job_pod_waiting(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(waitings) / sizeof(waitings[0]); i++) {
+        const waiting_row *r = &waitings[i];
+        char json[2048];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"jp\",\"uid\":\"u\",\"labels\":{\"job-name\":\"j\"}},"
+                 "\"status\":%s}",
+                 r->status);
+        kobj *o = kf_decode_text(KOBJ_JOB_POD, json);
+        assert_non_null(o);
+        print_message("row %s\n", r->name);
+        assert_string_equal(o->u.job_pod.job_name, "j");
+        assert_str_or_null(o->u.job_pod.waiting_reason, r->reason);
+        assert_str_or_null(o->u.job_pod.waiting_message, r->message);
+        assert_str_or_null(o->u.job_pod.waiting_image, r->image);
+        kobj_free(o);
+    }
+}
+
+/* ---- Nodes ------------------------------------------------------------------ */
+
+static void test_node_fixture(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_file(KOBJ_NODE, "node.json");
+    assert_int_equal(o->kind, KOBJ_NODE);
+    assert_string_equal(o->meta.name, "edge-node-1");
+    assert_null(o->meta.namespace);
+    /* every name of every image, each once; entries without names and
+     * names that are not strings skipped */
+    static const char *const want[] = {
+        "registry.example.com/edge/agent@sha256:"
+        "4f7c0b5b1c8e7a3d2f9e6b1a0c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d",
+        "registry.example.com/edge/agent:v2",
+        "docker.io/library/nginx@sha256:2d194184b067db3598771b4cf326cfe6ad5051937ba1132b8b7d4b0184e0d0a6",
+        "docker.io/library/nginx:1.25",
+        "registry.k8s.io/pause:3.9",
+    };
+    assert_list(o->u.node.images, o->u.node.n_images, want, 5, "node images");
+    kobj_free(o);
+
+    o = kf_decode_text(KOBJ_NODE, "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\"},\"status\":{}}");
+    assert_non_null(o);
+    assert_int_equal(o->u.node.n_images, 0);
+    assert_null(o->u.node.images);
+    kobj_free(o);
+}
+
+/* ---- identity --------------------------------------------------------------- */
+
+typedef struct ident_row {
+    const char *json;
+    int decodes;
+} ident_row;
+
+static const ident_row idents[] = {
+    {"{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}", 1},
+    {"{\"metadata\":{\"uid\":\"u\"}}", 0},
+    {"{\"metadata\":{\"name\":\"x\"}}", 0},
+    {"{\"metadata\":{\"name\":5,\"uid\":\"u\"}}", 0},
+    {"{\"metadata\":{\"name\":\"x\",\"uid\":null}}", 0},
+    {"{\"metadata\":null}", 0},
+    {"{\"name\":\"x\",\"uid\":\"u\"}", 0},
+    {"{}", 0},
+    {"[{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}]", 0},
+    {"\"x\"", 0},
+    {"null", 0},
+};
+
+static void test_name_and_uid_required(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < KOBJ_N_KINDS; kind++) {
+        for (size_t i = 0; i < sizeof(idents) / sizeof(idents[0]); i++) {
+            kobj *o = kf_decode_text((kobj_kind)kind, idents[i].json);
+            if ((o != NULL) != idents[i].decodes)
+                fail_msg("kind %d, %s: %s", kind, idents[i].json,
+                         o != NULL ? "decoded" : "refused");
+            if (o != NULL)
+                assert_int_equal(o->kind, kind);
+            kobj_free(o);
+        }
+    }
+    assert_null(kobj_decode(KOBJ_POD, NULL));
+    assert_null(kobj_decode(KOBJ_N_KINDS, NULL));
+    /* an unknown kind is refused even with a name and uid */
+    yajl_val v = kobj_parse(idents[0].json, strlen(idents[0].json), 64, NULL, 0);
+    assert_non_null(v);
+    assert_null(kobj_decode(KOBJ_N_KINDS, v));
+    yajl_tree_free(v);
+    kobj_free(NULL);
+}
+
+/* ---- kobj_parse ------------------------------------------------------------- */
+
+/* depth arrays ('[') or objects ('{', each {"a":...}) around inner */
+static char *nested(int depth, char open, const char *inner)
+{
+    size_t n = (size_t)depth * 8 + strlen(inner) + 1;
+    char *s = malloc(n);
+    assert_non_null(s);
+    size_t len = 0;
+    for (int i = 0; i < depth; i++)
+        len += (size_t)sprintf(s + len, "%s", open == '[' ? "[" : "{\"a\":");
+    len += (size_t)sprintf(s + len, "%s", inner);
+    for (int i = 0; i < depth; i++)
+        s[len++] = open == '[' ? ']' : '}';
+    s[len] = '\0';
+    return s;
+}
+
+static void test_parse_depth(void **state)
+{
+    (void)state;
+    char err[256];
+    for (int o = 0; o < 2; o++) {
+        char open = o == 0 ? '[' : '{';
+        char *ok = nested(64, open, "1"), *deep = nested(65, open, "1");
+        err[0] = '\0';
+        yajl_val v = kobj_parse(ok, strlen(ok), 64, err, sizeof(err));
+        if (v == NULL)
+            fail_msg("64 levels of %c refused: %s", open, err);
+        yajl_tree_free(v);
+        err[0] = '\0';
+        assert_null(kobj_parse(deep, strlen(deep), 64, err, sizeof(err)));
+        assert_non_null(strstr(err, "64"));
+        /* the bound is the caller's */
+        v = kobj_parse(deep, strlen(deep), 65, err, sizeof(err));
+        assert_non_null(v);
+        yajl_tree_free(v);
+        assert_null(kobj_parse(ok, strlen(ok), 63, err, sizeof(err)));
+        free(ok);
+        free(deep);
+    }
+}
+
+typedef struct depth_row {
+    const char *name;
+    const char *json;
+    int max_depth;
+    int ok;
+} depth_row;
+
+static const depth_row depths[] = {
+    /* brackets inside strings are text */
+    {"brackets in a string", "{\"a\":\"[[[[{{{{\"}", 2, 1},
+    {"brackets in a key", "{\"[[[[\":1}", 1, 1},
+    {"escaped quote keeps the string open", "{\"a\":\"\\\"[[[[\"}", 1, 1},
+    /* an escaped backslash ends before the quote, which closes the string:
+     * the brackets after it count */
+    {"escaped backslash then real nesting", "[\"\\\\\",[[1]]]", 2, 0},
+    {"escaped backslash then allowed nesting", "[\"\\\\\",[[1]]]", 3, 1},
+    {"siblings do not add up", "[[1],[2],[3],{\"a\":[4]}]", 3, 1},
+    {"a unicode escape", "{\"a\":\"\\u005b\\u005b\"}", 1, 1},
+};
+
+static void test_parse_depth_strings(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+        const depth_row *r = &depths[i];
+        char err[256] = "";
+        yajl_val v = kobj_parse(r->json, strlen(r->json), r->max_depth, err, sizeof(err));
+        if ((v != NULL) != r->ok)
+            fail_msg("%s: %s (%s)", r->name, v != NULL ? "accepted" : "refused", err);
+        yajl_tree_free(v);
+    }
+}
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "", "{", "{\"a\":", "{\"a\" 1}", "{} x", "[1,]", "{'a':1}", "nul", "\"unterminated",
+        "{\"a\":\"\\x\"}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char err[256] = "";
+        yajl_val v = kobj_parse(bad[i], strlen(bad[i]), 64, err, sizeof(err));
+        if (v != NULL)
+            fail_msg("accepted: %s", bad[i]);
+        if (strstr(err, "error") == NULL)
+            fail_msg("%s: no error message (\"%s\")", bad[i], err);
+    }
+    /* the text need not end in a NUL: only len bytes are read */
+    const char buf[] = "{\"a\":[1,2]}   garbage that is not part of it";
+    char err[256] = "";
+    yajl_val v = kobj_parse(buf, 11, 64, err, sizeof(err));
+    assert_non_null(v);
+    assert_true(YAJL_IS_ARRAY(yajl_tree_get(v, (const char *[]){"a", NULL}, yajl_t_any)));
+    yajl_tree_free(v);
+    /* the same bytes one short are an error */
+    assert_null(kobj_parse(buf, 10, 64, err, sizeof(err)));
+}
+
+/* ---- kobj_parse_time and kobj_ref ------------------------------------------ */
+
+typedef struct time_row {
+    const char *text;
+    long long epoch;
+} time_row;
+
+static const time_row times[] = {
+    {"2026-11-21T21:00:00Z", 1795294800LL},
+    {"2026-11-21T19:40:05Z", 1795290005LL},
+    {"2000-02-29T12:34:56Z", 951827696LL},
+    {"1970-01-01T00:00:01Z", 1LL},
+    /* metav1.MicroTime: the fraction is dropped */
+    {"2026-11-21T21:00:00.987654Z", 1795294800LL},
+    {"", 0},
+    {"garbage", 0},
+    {"2026-11-21", 0},
+    {"2026-11-21 21:00:00Z", 0},
+    {"2026-11-21T21:00Z", 0},
+};
+
+static void test_parse_time(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+        if (kobj_parse_time(times[i].text) != times[i].epoch)
+            fail_msg("%s: %lld, want %lld", times[i].text, kobj_parse_time(times[i].text),
+                     times[i].epoch);
+    assert_true(kobj_parse_time(NULL) == 0);
+    /* later is larger, across a month and a year */
+    assert_true(kobj_parse_time("2026-12-01T00:00:00Z") > kobj_parse_time("2026-11-30T23:59:59Z"));
+    assert_true(kobj_parse_time("2027-01-01T00:00:00Z") - kobj_parse_time("2026-12-31T23:59:59Z") ==
+                1);
+}
+
+static void test_ref(void **state)
+{
+    (void)state;
+    kobj *pod = kf_decode_file(KOBJ_POD, "pod-agent-pulling.json");
+    kobj *node = kf_decode_file(KOBJ_NODE, "node.json");
+    char buf[64], small[8];
+    assert_string_equal(kobj_ref(pod, buf, sizeof(buf)), "edge/edge-agent-x7k2p");
+    assert_string_equal(kobj_ref(node, buf, sizeof(buf)), "/edge-node-1");
+    /* cut to the buffer, still terminated */
+    assert_string_equal(kobj_ref(pod, small, sizeof(small)), "edge/ed");
+    kobj_free(pod);
+    kobj_free(node);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_daemonset_fixtures),
+        cmocka_unit_test(test_daemonset_annotations),
+        cmocka_unit_test(test_daemonset_deleting),
+        cmocka_unit_test(test_revision_fixture),
+        cmocka_unit_test(test_revision_shapes),
+        cmocka_unit_test(test_pod_fixture),
+        cmocka_unit_test(test_pod_owners),
+        cmocka_unit_test(test_pod_conditions),
+        cmocka_unit_test(test_job_fixtures),
+        cmocka_unit_test(test_job_bare),
+        cmocka_unit_test(test_job_pod_fixtures),
+        cmocka_unit_test(test_job_pod_waiting),
+        cmocka_unit_test(test_node_fixture),
+        cmocka_unit_test(test_name_and_uid_required),
+        cmocka_unit_test(test_parse_depth),
+        cmocka_unit_test(test_parse_depth_strings),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_time),
+        cmocka_unit_test(test_ref),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
