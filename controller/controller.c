@@ -54,6 +54,7 @@ int controller_init(controller *c, kube_client *client, const controller_config 
                       informer_specs[i].path, informer_specs[i].selector, mark_dirty, c);
     store_init(&c->nodes);
     store_init(&c->events_sent);
+    store_init(&c->job_waiting);
     store_init(&c->in_flight);
     store_init(&c->recent);
     if (cfg->leader_elect)
@@ -69,6 +70,7 @@ void controller_free(controller *c)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
     store_free(&c->events_sent);
+    store_free(&c->job_waiting);
     store_free(&c->in_flight);
     store_free(&c->recent);
     for (size_t i = 0; i < c->n_recent; i++)
@@ -250,6 +252,43 @@ static void execute(controller *c, const action *a)
 
 /* ---- passes ------------------------------------------------------------- */
 
+/* Remembers why each Job's pod waits, and forgets Jobs that are gone. */
+static void remember_job_waiting(controller *c)
+{
+    const store *job_pods = &c->informers[INF_JOB_PODS].objects;
+    const store *jobs = &c->informers[INF_JOBS].objects;
+    kobj *o;
+    char key[512];
+    for (size_t i = 0; store_next(job_pods, &i, &o);) {
+        if (o->u.job_pod.waiting_reason == NULL || o->u.job_pod.job_name == NULL)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->u.job_pod.job_name);
+        kobj *copy = kobj_copy_job_pod(o);
+        if (copy != NULL)
+            store_put(&c->job_waiting, key, copy);
+    }
+    if (c->job_waiting.len == 0)
+        return;
+    store live;
+    store_init(&live);
+    for (size_t i = 0; store_next(jobs, &i, &o);) {
+        snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->meta.name);
+        store_put(&live, key, NULL);
+    }
+    store kept;
+    store_init(&kept);
+    for (size_t i = 0; i < c->job_waiting.cap; i++) {
+        store_slot *s = &c->job_waiting.slots[i];
+        if (s->key != NULL && store_has(&live, s->key)) {
+            store_put(&kept, s->key, s->obj);
+            s->obj = NULL;
+        }
+    }
+    store_free(&c->job_waiting);
+    store_free(&live);
+    c->job_waiting = kept;
+}
+
 static void run_pass(controller *c, uint64_t now)
 {
     char now_text[32];
@@ -257,6 +296,7 @@ static void run_pass(controller *c, uint64_t now)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    remember_job_waiting(c);
     reconcile_input in = {
         .daemonsets = &c->informers[INF_DAEMONSETS].objects,
         .revisions = &c->informers[INF_REVISIONS].objects,
@@ -265,6 +305,7 @@ static void run_pass(controller *c, uint64_t now)
         .job_pods = &c->informers[INF_JOB_PODS].objects,
         .nodes = &c->nodes,
         .events_sent = &c->events_sent,
+        .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
         .now = now_text,
         .now_epoch = (long long)t,

@@ -41,6 +41,7 @@ typedef struct controller {
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
     store events_sent; /* keys of Events created (each is sent once) */
+    store job_waiting; /* see reconcile_input.job_waiting */
     store in_flight;  /* action keys being executed */
     store recent;     /* action keys done lately (see recent_keys) */
     recent_key *recent_keys;

@@ -349,6 +349,22 @@ yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size
     return v;
 }
 
+kobj *kobj_copy_job_pod(const kobj *o)
+{
+    kobj *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->kind = KOBJ_JOB_POD;
+    c->meta.namespace = dup_or_null(o->meta.namespace);
+    c->meta.name = dup_or_null(o->meta.name);
+    c->meta.uid = dup_or_null(o->meta.uid);
+    c->u.job_pod.job_name = dup_or_null(o->u.job_pod.job_name);
+    c->u.job_pod.waiting_reason = dup_or_null(o->u.job_pod.waiting_reason);
+    c->u.job_pod.waiting_message = dup_or_null(o->u.job_pod.waiting_message);
+    c->u.job_pod.waiting_image = dup_or_null(o->u.job_pod.waiting_image);
+    return c;
+}
+
 void kobj_free(kobj *o)
 {
     if (o == NULL)

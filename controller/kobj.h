@@ -101,6 +101,9 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj);
  * err on failure; free with yajl_tree_free. */
 yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size_t errlen);
 
+/* A copy of a Job pod's identity and waiting reason, or NULL. */
+kobj *kobj_copy_job_pod(const kobj *o);
+
 void kobj_free(kobj *o);
 
 /* Seconds since 1970 of an RFC 3339 UTC time ("2026-11-21T21:00:00Z"), or

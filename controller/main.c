@@ -50,7 +50,7 @@ static void usage(FILE *out)
             "  --max-concurrent-pulls N            pre-pull Jobs running at once (default 10)\n"
             "  --pull-timeout SECONDS              Job deadline unless the DaemonSet says (default 600)\n"
             "  --helper-image IMAGE                static busybox that provides /ota-bin/true\n"
-            "                                      (default busybox:1.36.1-musl)\n"
+            "                                      (default busybox:1.36-musl)\n"
             "  --job-backoff-limit N               0..2 (default 0)\n"
             "  --leader-elect=true|false           (default true)\n"
             "  --leader-elect-namespace NS         (default: the pod's, else ota-system)\n"
@@ -139,7 +139,7 @@ static void parse_options(int argc, char **argv, options *o)
     o->burst = 30;
     o->ctl = (controller_config){
         .reconcile = {.max_concurrent_pulls = 10, .pull_timeout_s = 600,
-                      .helper_image = "busybox:1.36.1-musl", .backoff_limit = 0},
+                      .helper_image = "busybox:1.36-musl", .backoff_limit = 0},
         .leader_elect = 1,
         .leader = {.namespace = NULL, .name = "ota-controller", .identity = o->identity,
                    .lease_ns = seconds_ns(15), .renew_deadline_ns = seconds_ns(10),

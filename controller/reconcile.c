@@ -387,7 +387,11 @@ static const kobj *waiting_pod_of(const pass *p, const kobj *job)
         if (jp->u.job_pod.waiting_reason != NULL && same(jp->u.job_pod.job_name, job->meta.name) &&
             same(jp->meta.namespace, job->meta.namespace))
             return jp;
-    return NULL;
+    if (p->in->job_waiting == NULL)
+        return NULL;
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
+    return store_get(p->in->job_waiting, key);
 }
 
 static void report_failure(pass *p, const kobj *pod, const kobj *job, const char *hash)

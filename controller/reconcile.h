@@ -49,6 +49,10 @@ typedef struct reconcile_config {
 typedef struct reconcile_input {
     const store *daemonsets, *revisions, *pods, *jobs, *job_pods, *nodes;
     const store *events_sent;
+    /* "namespace/job name" -> the last kobj_job_pod seen waiting on an
+     * image: the Job controller deletes the pod at the deadline, and the
+     * kubelet's reason must outlive it. */
+    const store *job_waiting;
     const reconcile_config *cfg;
     const char *now;      /* RFC 3339 */
     long long now_epoch;  /* the same, in seconds since 1970 */
