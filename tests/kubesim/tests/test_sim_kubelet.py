@@ -5,6 +5,7 @@ while its image is pulling."""
 import re
 import unittest
 
+from kubesim.sim.kubelet import IMAGE_GC_KEY
 from kubesim.sim.registry import dockerconfigjson_secret
 from kubesim.sim.testing import SimCluster, condition, container_state, wait_for
 
@@ -234,6 +235,42 @@ class KubeletTest(unittest.TestCase):
         self.assertEqual(len(status_images), 50)
         sizes = [i["sizeBytes"] for i in status_images]
         self.assertEqual(sizes, sorted(sizes, reverse=True))
+
+    def test_image_gc_spares_images_of_existing_pods(self):
+        images = {x: "example.com/gc-%s:1" % x for x in "abcd"}
+        sim = SimCluster(nodes=["node-9"], scale=self.scale, config={
+            "images": [{"image": i, "size": 300_000_000} for i in images.values()],
+            "preloadedImages": [], "imageMinimumGCAge": 0,
+            "nodes": {"node-9": {"imageFsBytes": 1_000_000_000, "bandwidth": 10**9}}})
+        self.addCleanup(sim.close)
+        kubelet = sim.cluster.kubelets["node-9"]
+
+        def node_images():
+            return {n for i in sim.get("/api/v1/nodes/node-9")["status"]["images"]
+                    for n in i["names"] if ":" in n.rsplit("/", 1)[-1] and "@" not in n}
+
+        def run(name, image, **kw):
+            sim.create(PODS, pod(name, image, node="node-9", **kw))
+            wait_for(lambda: container_state(sim.pod(name))[0] in ("running", "terminated"),
+                     what=name + " started")
+
+        def delete(name):
+            sim.call("DELETE", PODS + "/" + name)
+            wait_for(lambda: sim.pod(name) is None, what=name + " gone")
+
+        # A finished pod (like a pre-pull Job's) keeps its exited container, so its image.
+        run("keep", images["a"], restartPolicy="Never", container={"command": ["true"]})
+        run("b", images["b"])
+        run("c", images["c"])
+        delete("b")
+        delete("c")
+        kubelet.enqueue(IMAGE_GC_KEY)         # 900 of 1000 MB used: above the 85 % mark
+        wait_for(lambda: node_images() == {images["a"], images["c"]}, what="b collected")
+        delete("keep")
+        run("d", images["d"])
+        delete("d")
+        kubelet.enqueue(IMAGE_GC_KEY)
+        wait_for(lambda: node_images() == {images["c"], images["d"]}, what="a collected")
 
     def test_pod_deleted_while_pulling_stays_terminating(self):
         clock = self.sim.clock

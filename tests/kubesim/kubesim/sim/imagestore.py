@@ -6,6 +6,11 @@ default (serializeImagePulls: true); a pull of an image that is already being pu
 someone else joins it. A pull takes size / node bandwidth simulated seconds plus a short
 resolve time; it fails at once (after the resolve time) when the registry refuses it. When a
 pull ends, its callbacks run on the puller thread (they must only queue work).
+
+Image garbage collection works as the kubelet's: when the images fill more than the high
+threshold of the node's image filesystem, the least recently used images that no container
+uses (exited containers of existing pods count as users) and that are older than the
+minimum age are removed until usage is below the low threshold. The pause image is pinned.
 """
 
 import collections
@@ -14,6 +19,7 @@ import threading
 RESOLVE_SECONDS = 0.5
 MAX_IMAGES_IN_NODE_STATUS = 50
 MAX_NAMES_PER_IMAGE = 5
+PINNED = "registry.k8s.io/pause"     # the sandbox image is never collected
 
 
 class Pull:
@@ -67,7 +73,8 @@ class ImageStore:
     def add(self, image):
         """Store a registry Image (a finished pull, or an image preloaded on the node)."""
         with self._lock:
-            entry = self._images.setdefault(image.digest, {"names": [], "size": image.size})
+            entry = self._images.setdefault(image.digest, {"names": [], "size": image.size,
+                                                           "detected": self.clock.now()})
             for name in (image.digest_name, image.tag_name):
                 if name not in entry["names"]:
                     entry["names"].append(name)
@@ -80,6 +87,30 @@ class ImageStore:
         with self._lock:
             if digest in self._images:
                 self._images[digest]["used"] = self.clock.now()
+
+    def collect_garbage(self, in_use):
+        """Remove unused images as the kubelet's image GC does; returns their names."""
+        capacity, high, low, min_age = self.registry.image_gc_policy(self.node)
+        now = self.clock.now()
+        removed = []
+        with self._lock:
+            usage = sum(e["size"] for e in self._images.values())
+            if usage * 100 <= high * capacity:
+                return removed
+            to_free = usage - low * capacity / 100
+            candidates = sorted(
+                (e.get("used", 0), digest) for digest, e in self._images.items()
+                if digest not in in_use and now - e["detected"] >= min_age
+                and not any(n.startswith(PINNED) for n in e["names"]))
+            for _, digest in candidates:
+                if to_free <= 0:
+                    break
+                entry = self._images.pop(digest)
+                to_free -= entry["size"]
+                removed += entry["names"]
+        if removed:
+            self.on_change()
+        return removed
 
     def node_status_images(self):
         """Node.status.images as the kubelet writes it: biggest first, at most 50."""

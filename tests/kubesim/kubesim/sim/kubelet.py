@@ -27,6 +27,8 @@ from .runtime import behaviour
 from .workqueue import RESYNC, Worker, meta
 
 NODE_KEY = ("*node*",)
+IMAGE_GC_KEY = ("*image-gc*",)
+IMAGE_GC_PERIOD = 300.0      # the kubelet's ImageGCPeriod (5 min)
 IMAGE_BACKOFF = (10.0, 300.0)
 CRASH_BACKOFF = (10.0, 300.0)
 BACKOFF_STATUS_DELAY = 2.0   # ErrImagePull shows this long before ImagePullBackOff
@@ -68,6 +70,7 @@ class Kubelet(Worker):
         self.register()
         self.store.start()
         super().start()
+        self.enqueue_after(IMAGE_GC_KEY, IMAGE_GC_PERIOD)
 
     def stop(self):
         super().stop()
@@ -86,6 +89,9 @@ class Kubelet(Worker):
             self.enqueue_after(RESYNC, max(RESYNC_SECONDS, 30 * self.clock.scale))
         elif key == NODE_KEY:
             self._update_node_images()
+        elif key == IMAGE_GC_KEY:
+            self.collect_images()
+            self.enqueue_after(IMAGE_GC_KEY, IMAGE_GC_PERIOD)
         else:
             self._sync_pod(key)
 
@@ -159,6 +165,13 @@ class Kubelet(Worker):
         # A deleted Node stays deleted: like the real kubelet, this one registers only at
         # start (it keeps running the pods it has, so their deletions still finish).
         self._patch_node_status({"images": self.store.node_status_images()})
+
+    def collect_images(self):
+        """One image GC round: images of any container of a pod still on the node stay."""
+        in_use = {c.digest for rt in self._pods.values() for c in rt.ctrs.values() if c.digest}
+        removed = self.store.collect_garbage(in_use)
+        if removed:
+            self.log.info("image GC on %s removed %s", self.node, ", ".join(removed))
 
     # -- pods ----------------------------------------------------------------------------------
     def _pod_path(self, key):
@@ -291,6 +304,7 @@ class Kubelet(Worker):
         ctr.container_id = "containerd://" + hashlib.sha256(
             ("%s/%s/%d" % (rt.uid, ctr.name, ctr.restart_count)).encode()).hexdigest()
         self.store.touch(digest)
+        ctr.digest = digest
         self.events.record(pod, "Normal", "Created", "Created container " + ctr.name,
                            ctr.field_path)
         ctr.state = {"running": {"startedAt": self.clock.rfc3339()}}

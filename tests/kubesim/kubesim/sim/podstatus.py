@@ -21,6 +21,7 @@ class Ctr:
         self.restart_count = 0
         self.ready = False
         self.image_id = ""
+        self.digest = None          # the local image it runs (keeps image GC away)
         self.container_id = ""
         self.exit_at = None
         self.exit_code = 0

@@ -14,6 +14,7 @@ import json
 import re
 
 DEFAULT_BANDWIDTH = 10_000_000  # bytes per simulated second (a 2 GB image takes ~3.5 min)
+DEFAULT_IMAGE_FS = 100_000_000_000  # bytes of image filesystem per node
 PRIVATE_REGISTRY = "registry.example.com"
 
 DEFAULT_CONFIG = {
@@ -158,6 +159,7 @@ def dockerconfigjson_secret(name, namespace, registry, username, password):
 class Registry:
     def __init__(self, config=None):
         config = DEFAULT_CONFIG if config is None else config
+        self.config = config
         self.default_bandwidth = float(config.get("defaultBandwidth", DEFAULT_BANDWIDTH))
         self.nodes = config.get("nodes") or {}
         self.preloaded = config.get("preloadedImages", ["registry.k8s.io/pause:3.10"])
@@ -172,6 +174,13 @@ class Registry:
 
     def node_config(self, node):
         return self.nodes.get(node) or {}
+
+    def image_gc_policy(self, node):
+        """(image filesystem bytes, high %, low %, minimum age s) for the node's image GC."""
+        def setting(key, default):
+            return float(self.node_config(node).get(key, self.config.get(key, default)))
+        return (setting("imageFsBytes", DEFAULT_IMAGE_FS), setting("imageGCHighThresholdPercent", 85),
+                setting("imageGCLowThresholdPercent", 80), setting("imageMinimumGCAge", 120))
 
     def lookup(self, ref):
         """The Image a reference names, ignoring credentials, or None."""
