@@ -1883,6 +1883,27 @@ class TestBadInput(ServerTestCase):
                                   compact(self.valid_review(uid)))
                 self.assert_review(st, h, b, uid)
 
+    def test_uid_lone_surrogate_escape(self):
+        # "\\ud800" is valid JSON text but no character: whatever the
+        # server answers (400, or the uid echoed), its answer must be
+        # valid UTF-8 JSON.
+        for esc in (b"\\ud800", b"\\udfff", b"x\\ud83dy"):
+            with self.subTest(esc=esc):
+                body = compact(self.valid_review()).replace(
+                    b'"uid":"00000000', b'"uid":"' + esc + b'00000000', 1)
+                self.assertIn(esc, body)
+                c = self.conn()
+                st, h, b = c.call("POST", "/mutate", body)
+                try:
+                    json.loads(b.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError) as e:
+                    self.fail("answer %d is not UTF-8 JSON (%s): %r"
+                              % (st, e, b[:200]))
+                self.assertIn(st, (200, 400))
+                if st == 400:
+                    self.assert_status_body(st, h, b, 400)
+                self.assert_still_serving(c)
+
     def test_large_review_near_default_limit(self):
         # 7 MB of annotations: under the 8 MiB default, answered quickly.
         r = self.valid_review("b16b16b1-0000-4000-8000-000000000001")
