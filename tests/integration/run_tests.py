@@ -2583,6 +2583,39 @@ class TestHealthAndMetrics(ServerTestCase):
         names = {n for n, _, _ in samples}
         self.assertIn("ota_webhook_cert_reloads_total", names)
 
+    def test_counters_exact_under_concurrency(self):
+        # Per-thread counters, summed when read: nothing lost or doubled.
+        _, s0 = self.metrics()
+        ds = compact(load_fixture("ds-create-ota-rollingupdate")[0])
+        errors = []
+
+        def worker():
+            try:
+                c = Conn(self.port)
+                try:
+                    for _ in range(25):
+                        st, _, _ = c.call("POST", "/mutate", ds)
+                        if st != 200:
+                            errors.append(st)
+                finally:
+                    c.close()
+            except Exception as e:  # noqa: BLE001
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        _, s1 = self.metrics()
+        req = "ota_webhook_requests_total"
+        self.assertEqual(metric_sum(s1, req, path=lambda p: "mutate" in p)
+                         - metric_sum(s0, req, path=lambda p: "mutate" in p),
+                         200)
+        mut = "ota_webhook_mutations_total"
+        self.assertEqual(metric_sum(s1, mut) - metric_sum(s0, mut), 200)
+
     def test_counters_move(self):
         _, s0 = self.metrics()
         c = self.conn()
