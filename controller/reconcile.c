@@ -493,6 +493,10 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
     }
     if (others)
         return; /* create once the old Job is gone */
+    /* Not bound to a node yet: there is nowhere to pull, and no image is
+     * at fault.  The request waits for the scheduler. */
+    if (pod->u.pod.node_name == NULL)
+        return;
     const kobj *node = pod->u.pod.node_name != NULL ? store_get(p->in->nodes, pod->u.pod.node_name)
                                                      : NULL;
     if (node == NULL && pod->u.pod.node_name != NULL) {

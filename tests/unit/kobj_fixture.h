@@ -27,6 +27,16 @@
 
 #ifndef OBJECTS_DIR
 #define OBJECTS_DIR "tests/fixtures/objects" /* `make unit` runs from the top */
+#ifndef assert_contains
+/* hay contains needle; both printed when not. */
+#define assert_contains(hay, needle)                                                               \
+    do {                                                                                           \
+        const char *hay_ = (hay), *needle_ = (needle);                                             \
+        if (hay_ == NULL || strstr(hay_, needle_) == NULL)                                         \
+            fail_msg("\"%s\" does not contain \"%s\"", hay_ != NULL ? hay_ : "(null)", needle_);   \
+    } while (0)
+#endif
+
 #endif
 
 /* The bytes of OBJECTS_DIR/name (malloc'd, NUL-terminated). */
@@ -83,5 +93,15 @@ KF_UNUSED static kobj *kf_decode_file(kobj_kind kind, const char *name)
             fail_msg("%s: \"%s\" != \"%s\"", #a, a_ != NULL ? a_ : "(null)",                       \
                      b_ != NULL ? b_ : "(null)");                                                  \
     } while (0)
+
+#ifndef assert_contains
+/* hay contains needle; both printed when not. */
+#define assert_contains(hay, needle)                                                               \
+    do {                                                                                           \
+        const char *hay_ = (hay), *needle_ = (needle);                                             \
+        if (hay_ == NULL || strstr(hay_, needle_) == NULL)                                         \
+            fail_msg("\"%s\" does not contain \"%s\"", hay_ != NULL ? hay_ : "(null)", needle_);   \
+    } while (0)
+#endif
 
 #endif
