@@ -394,7 +394,10 @@ static const kobj *waiting_pod_of(const pass *p, const kobj *job)
     return store_get(p->in->job_waiting, key);
 }
 
-static void report_failure(pass *p, const kobj *pod, const kobj *job, const char *hash)
+/* Outcome Events are keyed by the request's Job name, not the revision: a
+ * retry that fails again, or a re-pull that succeeds again, is a step of
+ * its own, as its PrePullQueued/PrePullStarted were. */
+static void report_failure(pass *p, const kobj *pod, const kobj *job)
 {
     const kobj *jp = waiting_pod_of(p, job);
     char why[1024];
@@ -411,10 +414,11 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job, const char
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job->meta.name);
     emit_status(p, pod, &c, 1, what);
-    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, hash);
+    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job->meta.name);
 }
 
-static void report_success(pass *p, const kobj *pod, const char *hash, const char *how)
+static void report_success(pass *p, const kobj *pod, const char *hash, const char *job,
+                           const char *how)
 {
     char message[300];
     snprintf(message, sizeof(message), OTA_MSG_REVISION_PREFIX "%s", hash);
@@ -423,7 +427,7 @@ static void report_success(pass *p, const kobj *pod, const char *hash, const cha
     char text[400];
     snprintf(text, sizeof(text), "images of revision %s are on node %s (%s)", hash,
              pod->u.pod.node_name != NULL ? pod->u.pod.node_name : "?", how);
-    emit_event(p, pod, OTA_EVENT_SUCCEEDED, "Normal", text, hash);
+    emit_event(p, pod, OTA_EVENT_SUCCEEDED, "Normal", text, job);
 }
 
 /* Node.status.images lists every target image: nothing to pull.  Absence
@@ -477,9 +481,9 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
     }
     if (mine != NULL) {
         if (mine->u.job.complete) {
-            report_success(p, pod, hash, "pulled by job");
+            report_success(p, pod, hash, name, "pulled by job");
         } else if (mine->u.job.failed) {
-            report_failure(p, pod, mine, hash);
+            report_failure(p, pod, mine);
         } else {
             const kobj *jp = waiting_pod_of(p, mine);
             /* A pod that cannot pull never fails, so the Job's backoffLimit
@@ -487,7 +491,7 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
              * lags: then this does. */
             if (jp != NULL && is_image_pull_stuck(jp) && mine->u.job.start_epoch > 0 &&
                 p->in->now_epoch > mine->u.job.start_epoch + deadline_of(p, v))
-                report_failure(p, pod, mine, hash);
+                report_failure(p, pod, mine);
         }
         return;
     }
@@ -506,7 +510,7 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
         return; /* decide once we know what the node has */
     }
     if (node != NULL && images_on_node(node, &v->rev->u.rev)) {
-        report_success(p, pod, hash, "already on the node");
+        report_success(p, pod, hash, name, "already on the node");
         return;
     }
     p->cands[p->n_cands++] = (candidate){pod, v, request_time};
@@ -551,8 +555,7 @@ static void reconcile_pod(pass *p, const kobj *pod)
         pull_request(p, pod, v);
 }
 
-static void report_render_failure(pass *p, const kobj *pod, const char *job, const char *hash,
-                                  const char *err)
+static void report_render_failure(pass *p, const kobj *pod, const char *job, const char *err)
 {
     char message[1200];
     snprintf(message, sizeof(message), "pull image job %s failed: InvalidImageName: %s", job, err);
@@ -560,7 +563,7 @@ static void report_render_failure(pass *p, const kobj *pod, const char *job, con
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job);
     emit_status(p, pod, &c, 1, what);
-    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, hash);
+    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job);
 }
 
 static int cmp_candidates(const void *a, const void *b)
@@ -596,7 +599,7 @@ static void start_jobs(pass *p)
         size_t len = 0;
         if (prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)) != 0) {
             /* nothing to run: an image the kubelet would refuse, say */
-            report_render_failure(p, c->pod, name, hash, err);
+            report_render_failure(p, c->pod, name, err);
             arena_free(&a);
             continue;
         }

@@ -1183,6 +1183,47 @@ static void test_fifo_tie(void **state)
     world_free(&w);
 }
 
+/* Each request's outcome is its own step: a retry that fails again, or a
+ * re-pull that succeeds again, gets its own Event even though the earlier
+ * request's Event was sent. */
+static void test_outcome_event_per_request(void **state)
+{
+    (void)state;
+    char job1[64], job2[64];
+    job_name_of(job1, "edge-agent-x7k2p", "u-x7k2p", H, RT1);
+    job_name_of(job2, "edge-agent-x7k2p", "u-x7k2p", H, RT2);
+    static const char *const outcomes[] = {OTA_EVENT_FAILED, OTA_EVENT_SUCCEEDED};
+    for (size_t k = 0; k < 2; k++) {
+        const char *status = k == 0 ? JOB_DEADLINE : JOB_COMPLETE;
+        world w;
+        world_init(&w);
+        standard(&w);
+        add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT1));
+        add_job(&w, job1, "u-x7k2p", H, RT1, status, 0);
+        add_job_pod(&w, job1, "ErrImagePull", "not found");
+        run(&w);
+        assert_non_null(find_event(&w, outcomes[k], "edge-agent-x7k2p"));
+        for (size_t i = 0; i < w.out.n; i++)
+            if (w.out.v[i].kind == ACTION_CREATE_EVENT)
+                assert_int_equal(store_put(&w.events_sent, w.out.v[i].key, NULL), 0);
+        run(&w);
+        expect_count(&w, ACTION_CREATE_EVENT, 0);
+
+        /* the next request, its Job done the same way */
+        store_free(&w.pods);
+        store_free(&w.jobs);
+        store_free(&w.job_pods);
+        add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT2));
+        add_job(&w, job2, "u-x7k2p", H, RT2, status, 0);
+        add_job_pod(&w, job2, "ErrImagePull", "not found");
+        run(&w);
+        print_message("%s\n", outcomes[k]);
+        expect_count(&w, ACTION_CREATE_EVENT, 1);
+        assert_non_null(find_event(&w, outcomes[k], "edge-agent-x7k2p"));
+        world_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1205,6 +1246,7 @@ int main(void)
         cmocka_unit_test(test_unscheduled_pod_waits),
         cmocka_unit_test(test_stale_job_while_pulling),
         cmocka_unit_test(test_fifo_tie),
+        cmocka_unit_test(test_outcome_event_per_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
