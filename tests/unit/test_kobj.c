@@ -753,6 +753,38 @@ static void test_ref(void **state)
     kobj_free(node);
 }
 
+/* The copy the controller keeps of why a Job's pod waited (the pod itself
+ * goes at the deadline): equal, and its own memory. */
+static void test_copy_job_pod(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_file(KOBJ_JOB_POD, "jobpod-errimagepull.json");
+    kobj *c = kobj_copy_job_pod(o);
+    assert_non_null(c);
+    assert_int_equal(c->kind, KOBJ_JOB_POD);
+    assert_string_equal(c->meta.namespace, o->meta.namespace);
+    assert_string_equal(c->meta.name, o->meta.name);
+    assert_string_equal(c->meta.uid, o->meta.uid);
+    assert_string_equal(c->u.job_pod.job_name, o->u.job_pod.job_name);
+    assert_string_equal(c->u.job_pod.waiting_reason, "ErrImagePull");
+    assert_string_equal(c->u.job_pod.waiting_message, o->u.job_pod.waiting_message);
+    assert_string_equal(c->u.job_pod.waiting_image, o->u.job_pod.waiting_image);
+    assert_ptr_not_equal(c->u.job_pod.waiting_reason, o->u.job_pod.waiting_reason);
+    kobj_free(o);
+    /* still readable with the original gone (ASan would see otherwise) */
+    assert_string_equal(c->u.job_pod.waiting_image, "registry.example.com/edge/agent:v3");
+    kobj_free(c);
+    /* nothing waiting: NULLs copied as NULLs */
+    o = kf_decode_file(KOBJ_JOB_POD, "jobpod-initializing.json");
+    c = kobj_copy_job_pod(o);
+    assert_non_null(c);
+    assert_null(c->u.job_pod.waiting_reason);
+    assert_null(c->u.job_pod.waiting_message);
+    assert_null(c->meta.owner_uid);
+    kobj_free(o);
+    kobj_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -768,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_job_bare),
         cmocka_unit_test(test_job_pod_fixtures),
         cmocka_unit_test(test_job_pod_waiting),
+        cmocka_unit_test(test_copy_job_pod),
         cmocka_unit_test(test_node_fixture),
         cmocka_unit_test(test_name_and_uid_required),
         cmocka_unit_test(test_parse_depth),
