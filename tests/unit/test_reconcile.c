@@ -1224,11 +1224,32 @@ static void test_outcome_event_per_request(void **state)
     }
 }
 
+/* A revision without its hash label (not one the DaemonSet controller
+ * wrote) is never the newest, whatever its number. */
+static void test_revision_without_hash(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    standard(&w);
+    put(&w.revs, KOBJ_REVISION, NULL,
+        "{\"metadata\":{\"name\":\"edge-agent-manual\",\"namespace\":\"" NS "\",\"uid\":"
+        "\"rev-manual\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"uid\":\"" DS_UID "\","
+        "\"controller\":true}]},\"revision\":10}");
+    add_pod(&w, "p", "u-p", OLD, "[]");
+    run(&w);
+    expect_total(&w, 1);
+    patched nu = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, "p"), OTA_COND_NEED_UPGRADE);
+    assert_string_equal(nu.message, REV_MSG(H));
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_need_upgrade),
         cmocka_unit_test(test_no_revision),
+        cmocka_unit_test(test_revision_without_hash),
         cmocka_unit_test(test_new_revision_drops_old_state),
         cmocka_unit_test(test_request_asks_for_node_first),
         cmocka_unit_test(test_request_creates_job),
