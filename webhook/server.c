@@ -95,6 +95,10 @@ static void send_response(h2o_req_t *req, int status, const char *reason, const 
                           const char *body, size_t len)
 {
     static h2o_generator_t generator = {NULL, NULL};
+    /* Draining: this answer closes its HTTP/1.1 connection, so the client
+     * reconnects to a replica that stays. */
+    if (atomic_load(&worker_of(req)->srv->shutdown))
+        req->http1_is_persistent = 0;
     req->res.status = status;
     req->res.reason = reason;
     /* Always a content-length, so keep-alive survives error answers. */
@@ -329,14 +333,14 @@ static void refresh_tls(worker *w)
         SSL_CTX_free(old); /* open connections keep their own reference */
 }
 
-static void close_listeners(worker *w)
+/* Only the admission port closes: the probes keep answering during the
+ * drain (/readyz says 503), as the kubelet expects of a terminating pod. */
+static void close_admission_listener(worker *w)
 {
-    for (int k = 0; k < L_COUNT; k++) {
-        if (w->listeners[k] != NULL) {
-            h2o_socket_read_stop(w->listeners[k]);
-            h2o_socket_close(w->listeners[k]);
-            w->listeners[k] = NULL;
-        }
+    if (w->listeners[L_TLS] != NULL) {
+        h2o_socket_read_stop(w->listeners[L_TLS]);
+        h2o_socket_close(w->listeners[L_TLS]);
+        w->listeners[L_TLS] = NULL;
     }
 }
 
@@ -352,13 +356,6 @@ static int note_http1_receiving(h2o_req_t *req, void *data)
     return 0;
 }
 
-static int note_http2_stream(h2o_req_t *req, void *data)
-{
-    (void)req;
-    *(int *)data = 1; /* an open stream is a request not yet answered */
-    return 0;
-}
-
 /* Requests whose bytes are still arriving: not yet in_flight, but a drain
  * must wait for them as much as for the ones being answered. */
 static int receiving(worker *w)
@@ -367,8 +364,13 @@ static int receiving(worker *w)
     h2o_globalconf_t *g = &w->srv->globalconf;
     if (g->http1.callbacks.foreach_request != NULL)
         g->http1.callbacks.foreach_request(&w->ctx, note_http1_receiving, &busy);
-    if (!busy && g->http2.callbacks.foreach_request != NULL)
-        g->http2.callbacks.foreach_request(&w->ctx, note_http2_stream, &busy);
+    /* HTTP/2: h2o 2.2 has no foreach_request for it, and its connection
+     * struct is not public; a connection still open after our GOAWAY counts
+     * as busy.  Clients close a connection once its last stream is done
+     * (curl and Go do), h2o closes idle ones after http2.idle_timeout, and
+     * the grace period bounds the rest. */
+    if (!h2o_linklist_is_empty(&w->ctx.http2._conns))
+        busy = 1;
     return busy;
 }
 
@@ -384,9 +386,13 @@ static void *worker_main(void *arg)
         refresh_tls(w);
         if (atomic_load(&srv->shutdown) && !w->draining) {
             w->draining = 1;
-            close_listeners(w);
+            close_admission_listener(w);
             /* HTTP/2 connections get GOAWAY; HTTP/1 ones stop keep-alive. */
             h2o_context_request_shutdown(&w->ctx);
+            /* h2o 2.2 sends a second GOAWAY a second later and from then on
+             * drops DATA frames, which would cut an upload in progress: the
+             * first GOAWAY already stops new streams, so skip the second. */
+            h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
             drain_deadline = now_ns() + (uint64_t)srv->cfg.shutdown_grace_ms * 1000000u;
         }
         if (w->draining && ((w->in_flight == 0 && !receiving(w)) || now_ns() > drain_deadline))
