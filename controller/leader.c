@@ -13,9 +13,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "jgen.h"
 #include "log.h"
-
-#define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
 
 static void set_leader(leader *l, int on)
 {
@@ -59,44 +58,36 @@ static char *lease_body(leader *l, const char *holder, long duration_s)
         return NULL;
     int taking = strcmp(l->holder, l->cfg.identity) != 0 && holder[0] != '\0';
     yajl_gen_map_open(g);
-    STR(g, "apiVersion");
-    STR(g, "coordination.k8s.io/v1");
-    STR(g, "kind");
-    STR(g, "Lease");
-    STR(g, "metadata");
+    jgen_str(g, "apiVersion");
+    jgen_str(g, "coordination.k8s.io/v1");
+    jgen_str(g, "kind");
+    jgen_str(g, "Lease");
+    jgen_str(g, "metadata");
     yajl_gen_map_open(g);
-    STR(g, "name");
-    STR(g, l->cfg.name);
-    STR(g, "namespace");
-    STR(g, l->cfg.namespace);
+    jgen_str(g, "name");
+    jgen_str(g, l->cfg.name);
+    jgen_str(g, "namespace");
+    jgen_str(g, l->cfg.namespace);
     if (l->exists) {
-        STR(g, "resourceVersion");
-        STR(g, l->resource_version);
+        jgen_str(g, "resourceVersion");
+        jgen_str(g, l->resource_version);
     }
     yajl_gen_map_close(g);
-    STR(g, "spec");
+    jgen_str(g, "spec");
     yajl_gen_map_open(g);
-    STR(g, "holderIdentity");
-    STR(g, holder);
-    STR(g, "leaseDurationSeconds");
+    jgen_str(g, "holderIdentity");
+    jgen_str(g, holder);
+    jgen_str(g, "leaseDurationSeconds");
     yajl_gen_integer(g, duration_s);
-    STR(g, "acquireTime");
-    STR(g, taking || l->acquire_time[0] == '\0' ? now : l->acquire_time);
-    STR(g, "renewTime");
-    STR(g, now);
-    STR(g, "leaseTransitions");
+    jgen_str(g, "acquireTime");
+    jgen_str(g, taking || l->acquire_time[0] == '\0' ? now : l->acquire_time);
+    jgen_str(g, "renewTime");
+    jgen_str(g, now);
+    jgen_str(g, "leaseTransitions");
     yajl_gen_integer(g, l->transitions + (taking && l->exists ? 1 : 0));
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);
-    const unsigned char *buf;
-    size_t len;
-    char *out = NULL;
-    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok && (out = malloc(len + 1)) != NULL) {
-        memcpy(out, buf, len);
-        out[len] = '\0';
-    }
-    yajl_gen_free(g);
-    return out;
+    return jgen_take(g);
 }
 
 static const char *tree_str(yajl_val v, const char *a, const char *b)

@@ -16,6 +16,7 @@
 
 #include "arena.h"
 #include "imageref.h"
+#include "jgen.h"
 #include "ota_names.h"
 #include "prepull_job.h"
 
@@ -111,21 +112,6 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
 
 /* ---- JSON --------------------------------------------------------------- */
 
-#define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
-
-static char *gen_take(yajl_gen g)
-{
-    const unsigned char *buf;
-    size_t len;
-    char *out = NULL;
-    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok && (out = malloc(len + 1)) != NULL) {
-        memcpy(out, buf, len);
-        out[len] = '\0';
-    }
-    yajl_gen_free(g);
-    return out;
-}
-
 typedef struct cond_patch {
     const char *type, *status, *reason, *message;
     int delete; /* "$patch": "delete" */
@@ -139,35 +125,35 @@ static char *status_patch(const cond_patch *conds, size_t n, const char *now)
     if (g == NULL)
         return NULL;
     yajl_gen_map_open(g);
-    STR(g, "status");
+    jgen_str(g, "status");
     yajl_gen_map_open(g);
-    STR(g, "conditions");
+    jgen_str(g, "conditions");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < n; i++) {
         yajl_gen_map_open(g);
-        STR(g, "type");
-        STR(g, conds[i].type);
+        jgen_str(g, "type");
+        jgen_str(g, conds[i].type);
         if (conds[i].delete) {
-            STR(g, "$patch");
-            STR(g, "delete");
+            jgen_str(g, "$patch");
+            jgen_str(g, "delete");
         } else {
-            STR(g, "status");
-            STR(g, conds[i].status);
+            jgen_str(g, "status");
+            jgen_str(g, conds[i].status);
             if (conds[i].reason != NULL) {
-                STR(g, "reason");
-                STR(g, conds[i].reason);
+                jgen_str(g, "reason");
+                jgen_str(g, conds[i].reason);
             }
-            STR(g, "message");
-            STR(g, conds[i].message);
-            STR(g, "lastTransitionTime");
-            STR(g, now);
+            jgen_str(g, "message");
+            jgen_str(g, conds[i].message);
+            jgen_str(g, "lastTransitionTime");
+            jgen_str(g, now);
         }
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g);
-    return gen_take(g);
+    return jgen_take(g);
 }
 
 static char *event_body(const kobj *pod, const char *reason, const char *type,
@@ -179,51 +165,51 @@ static char *event_body(const kobj *pod, const char *reason, const char *type,
     char generate[300];
     snprintf(generate, sizeof(generate), "%.240s.", pod->meta.name);
     yajl_gen_map_open(g);
-    STR(g, "apiVersion");
-    STR(g, "v1");
-    STR(g, "kind");
-    STR(g, "Event");
-    STR(g, "metadata");
+    jgen_str(g, "apiVersion");
+    jgen_str(g, "v1");
+    jgen_str(g, "kind");
+    jgen_str(g, "Event");
+    jgen_str(g, "metadata");
     yajl_gen_map_open(g);
-    STR(g, "generateName");
-    STR(g, generate);
-    STR(g, "namespace");
-    STR(g, pod->meta.namespace);
+    jgen_str(g, "generateName");
+    jgen_str(g, generate);
+    jgen_str(g, "namespace");
+    jgen_str(g, pod->meta.namespace);
     yajl_gen_map_close(g);
-    STR(g, "involvedObject");
+    jgen_str(g, "involvedObject");
     yajl_gen_map_open(g);
-    STR(g, "apiVersion");
-    STR(g, "v1");
-    STR(g, "kind");
-    STR(g, "Pod");
-    STR(g, "namespace");
-    STR(g, pod->meta.namespace);
-    STR(g, "name");
-    STR(g, pod->meta.name);
-    STR(g, "uid");
-    STR(g, pod->meta.uid);
+    jgen_str(g, "apiVersion");
+    jgen_str(g, "v1");
+    jgen_str(g, "kind");
+    jgen_str(g, "Pod");
+    jgen_str(g, "namespace");
+    jgen_str(g, pod->meta.namespace);
+    jgen_str(g, "name");
+    jgen_str(g, pod->meta.name);
+    jgen_str(g, "uid");
+    jgen_str(g, pod->meta.uid);
     yajl_gen_map_close(g);
-    STR(g, "reason");
-    STR(g, reason);
-    STR(g, "message");
-    STR(g, message);
-    STR(g, "type");
-    STR(g, type);
-    STR(g, "source");
+    jgen_str(g, "reason");
+    jgen_str(g, reason);
+    jgen_str(g, "message");
+    jgen_str(g, message);
+    jgen_str(g, "type");
+    jgen_str(g, type);
+    jgen_str(g, "source");
     yajl_gen_map_open(g);
-    STR(g, "component");
-    STR(g, "ota-controller");
+    jgen_str(g, "component");
+    jgen_str(g, "ota-controller");
     yajl_gen_map_close(g);
-    STR(g, "reportingComponent");
-    STR(g, "ota-controller");
-    STR(g, "firstTimestamp");
-    STR(g, now);
-    STR(g, "lastTimestamp");
-    STR(g, now);
-    STR(g, "count");
+    jgen_str(g, "reportingComponent");
+    jgen_str(g, "ota-controller");
+    jgen_str(g, "firstTimestamp");
+    jgen_str(g, now);
+    jgen_str(g, "lastTimestamp");
+    jgen_str(g, now);
+    jgen_str(g, "count");
     yajl_gen_integer(g, 1);
     yajl_gen_map_close(g);
-    return gen_take(g);
+    return jgen_take(g);
 }
 
 static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,
@@ -379,19 +365,22 @@ static prepull_job_spec spec_for(const pass *p, const kobj *pod, const ds_view *
 }
 
 /* The kubelet's word on why a Job failed: the first container of its pods
- * still waiting on an image. */
+ * still waiting on an image.  What the controller remembered comes first: it
+ * is as fresh as the pods, and keeps a pull error's cause through the
+ * back-off that follows it. */
 static const kobj *waiting_pod_of(const pass *p, const kobj *job)
 {
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
+    const kobj *remembered = p->in->job_waiting != NULL ? store_get(p->in->job_waiting, key) : NULL;
+    if (remembered != NULL)
+        return remembered;
     kobj *jp;
     for (size_t i = 0; store_next(p->in->job_pods, &i, &jp);)
         if (jp->u.job_pod.waiting_reason != NULL && same(jp->u.job_pod.job_name, job->meta.name) &&
             same(jp->meta.namespace, job->meta.namespace))
             return jp;
-    if (p->in->job_waiting == NULL)
-        return NULL;
-    char key[512];
-    snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
-    return store_get(p->in->job_waiting, key);
+    return NULL;
 }
 
 /* Outcome Events are keyed by the request's Job name, not the revision: a
