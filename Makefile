@@ -120,4 +120,4 @@ run: deps $(BUILD)/ota-webhook
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(WEBHOOK_OBJ:.o=.d) $(CONTROLLER_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(WEBHOOK_OBJ:.o=.d) $(CONTROLLER_OBJ:.o=.d) $(UNIT_BIN:=.d)
