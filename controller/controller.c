@@ -37,6 +37,32 @@ static void mark_dirty(void *data)
     c->dirty = 1;
 }
 
+/* A Job pod's container goes ErrImagePull with the registry's answer (not
+ * found, 401 Unauthorized), then ImagePullBackOff until the next try, and
+ * kubelets before 1.32 then say only "Back-off pulling image".  Keep the
+ * answer, as each version of the pod arrives: at a high rate of change
+ * ErrImagePull can last less than the time between two passes. */
+static void keep_pull_error(const kobj *old, kobj *fresh)
+{
+    const kobj_job_pod *o = &old->u.job_pod;
+    kobj_job_pod *n = &fresh->u.job_pod;
+    if (o->waiting_reason == NULL || n->waiting_reason == NULL ||
+        strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
+        strcmp(o->waiting_reason, "ImagePullBackOff") == 0)
+        return;
+    char *reason = strdup(o->waiting_reason);
+    char *message = o->waiting_message != NULL ? strdup(o->waiting_message) : NULL;
+    if (reason == NULL || (o->waiting_message != NULL && message == NULL)) {
+        free(reason);
+        free(message);
+        return; /* out of memory: the back-off is all we say */
+    }
+    free(n->waiting_reason);
+    free(n->waiting_message);
+    n->waiting_reason = reason;
+    n->waiting_message = message;
+}
+
 static void on_leader_change(void *data, int is_leader)
 {
     controller *c = data;
@@ -52,6 +78,7 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     for (int i = 0; i < INF_COUNT; i++)
         informer_init(&c->informers[i], client, informer_specs[i].kind, informer_specs[i].name,
                       informer_specs[i].path, informer_specs[i].selector, mark_dirty, c);
+    c->informers[INF_JOB_PODS].merge = keep_pull_error;
     store_init(&c->nodes);
     store_init(&c->events_sent);
     store_init(&c->job_waiting);
@@ -252,6 +279,14 @@ static void execute(controller *c, const action *a)
 
 /* ---- passes ------------------------------------------------------------- */
 
+/* keep_pull_error's rule across the pods of one Job: a back-off says less
+ * than the pull error remembered before it. */
+static int says_less(const kobj *now, const kobj *before)
+{
+    return before != NULL && strcmp(now->u.job_pod.waiting_reason, "ImagePullBackOff") == 0 &&
+           strcmp(before->u.job_pod.waiting_reason, "ImagePullBackOff") != 0;
+}
+
 /* Remembers why each Job's pod waits, and forgets Jobs that are gone. */
 static void remember_job_waiting(controller *c)
 {
@@ -263,6 +298,8 @@ static void remember_job_waiting(controller *c)
         if (o->u.job_pod.waiting_reason == NULL || o->u.job_pod.job_name == NULL)
             continue;
         snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->u.job_pod.job_name);
+        if (says_less(o, store_get(&c->job_waiting, key)))
+            continue;
         kobj *copy = kobj_copy_job_pod(o);
         if (copy != NULL)
             store_put(&c->job_waiting, key, copy);

@@ -77,8 +77,13 @@ static char *build_path(const informer *inf, const char *extra)
 static kobj *decode(informer *inf, yajl_val obj)
 {
     kobj *o = kobj_decode(inf->kind, obj);
-    if (o == NULL)
+    if (o == NULL) {
         log_msg(LOG_WARN, "skipping an object without name or uid", "%s", inf->name);
+        return NULL;
+    }
+    const kobj *old = inf->merge != NULL ? store_get(&inf->objects, o->meta.uid) : NULL;
+    if (old != NULL)
+        inf->merge(old, o);
     return o;
 }
 

@@ -21,6 +21,10 @@
 #include "store.h"
 
 typedef void (*informer_changed_fn)(void *data);
+/* Called when a new version of a cached object arrives, before it replaces
+ * the old one: what the old version knew that the new one no longer says
+ * can be carried over. */
+typedef void (*informer_merge_fn)(const kobj *old, kobj *fresh);
 
 typedef enum informer_state {
     INFORMER_IDLE,
@@ -48,6 +52,7 @@ typedef struct informer {
     backoff retry;
     uint64_t retry_at;
     informer_changed_fn on_changed;
+    informer_merge_fn merge;    /* optional, set after informer_init */
     void *data;
     metrics_counter restarts;   /* watches re-opened after a failure or 410 */
     metrics_counter relists;
