@@ -364,6 +364,21 @@ static uint64_t start_ready(kube_client *c)
     return next;
 }
 
+/* A 429 stops every call until its Retry-After has passed, as client-go's
+ * rate limiter does (ratelimit.h).  Calls that took their token before the
+ * answer came were promised a slot that may fall inside the pause: they
+ * give the token back and take a new one when their turn comes. */
+static void pause_calls(kube_client *c, uint64_t until)
+{
+    for (pending_call *p = c->waiting_head; p != NULL; p = p->next) {
+        if (p->reserved) {
+            p->reserved = 0;
+            c->limiter.tokens += 1; /* the promise withdrawn */
+        }
+    }
+    ratelimit_pause_until(&c->limiter, kube_now_ns(), until);
+}
+
 static int retryable(const pending_call *p, long status, CURLcode code)
 {
     if (p->call.no_retry || p->aborted || p->attempts >= KUBE_MAX_ATTEMPTS)
@@ -391,14 +406,14 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
     c->n_running--;
     curl_multi_remove_handle(c->multi, p->easy);
 
+    /* 429 means the server is overloaded: everyone waits, also after a
+     * call that is not retried here (a watch, a Lease read). */
+    if (status == 429 && p->retry_after_s >= 0)
+        pause_calls(c, kube_now_ns() + (uint64_t)p->retry_after_s * 1000000000ull);
     if (retryable(p, status, code)) {
         uint64_t delay = backoff_next(&p->retry_backoff);
-        if (status == 429 && p->retry_after_s >= 0) {
+        if (status == 429 && p->retry_after_s >= 0)
             delay = (uint64_t)p->retry_after_s * 1000000000ull;
-            /* 429 means the server is overloaded: everyone waits, as
-             * client-go's rate limiter does. */
-            ratelimit_pause_until(&c->limiter, kube_now_ns(), kube_now_ns() + delay);
-        }
         log_msg(LOG_DEBUG, "retrying API call", "%s %s: %s (attempt %d)", p->method, p->path,
                 status == 0 ? p->error : "server busy", p->attempts);
         curl_easy_cleanup(p->easy);
