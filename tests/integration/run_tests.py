@@ -1179,6 +1179,11 @@ TRANSITIONS = [
      False, "PendingUpgrade", None),
     ("controller_new_revision", "controller", [NU_T, IR_READY], [NU_T2],
      True, None, []),
+    # DECISIONS: a pull request is the node user's to make, whatever the
+    # revision: not even Pulling about H -> Pulling about H2.
+    ("controller_pulling_to_pulling_new_revision", "controller",
+     [NU_T, IR_PULL], [NU_T2, dict(IR_PULL, message="controllerrevision: "
+                                   + H2)], False, "Pulling", None),
     ("controller_failed_to_pending_drop", "controller", [NU_T, IR_FAIL],
      [NU_T], True, None, []),
     ("user_clears_need_upgrade", "user", [NU_T], [NU_F], False,
@@ -1291,6 +1296,23 @@ class TestTransitions(ServerTestCase):
         resp, _ = self.assert_review(st, h, b, uid)
         self.assertTrue(resp["allowed"], "/validate after the mutation: %s"
                         % json.dumps(resp))
+
+    def test_own_node_rule_uses_stored_pod(self):
+        # DECISIONS: the own-node rule reads spec.nodeName of oldObject
+        # (what is stored), not of the write.
+        review = transition_review(
+            "0d0d0d0d-0000-4000-8000-000000000001", "other-node",
+            [NU_T], [NU_T, IR_PULL])
+        review["request"]["object"]["spec"]["nodeName"] = "edge-node-2"
+        resp, _ = self.verdict("/validate", review)
+        self.assertFalse(resp["allowed"], "a node claimed another node's pod "
+                         "by rewriting spec.nodeName in its write")
+        review = transition_review(
+            "0d0d0d0d-0000-4000-8000-000000000002", "node",
+            [NU_T], [NU_T, IR_PULL])
+        review["request"]["object"]["spec"]["nodeName"] = "edge-node-2"
+        resp, _ = self.verdict("/validate", review)
+        self.assertTrue(resp["allowed"], resp)
 
     def ds_review(self, annotations, strategy=None):
         review, _ = load_fixture("ds-create-ota-rollingupdate")
@@ -2086,6 +2108,10 @@ class TestBodyLimitHTTP2(ServerTestCase):
     SERVER_ARGS = ("--max-request-bytes", "65536", "--http2")
 
     def test_body_limit_over_http2(self):
+        # docs/DECISIONS.md "HTTP/2 and h2o 2.2": a body over the limit
+        # gets its stream reset (REFUSED_STREAM, which curl retries on new
+        # connections and then gives up) rather than a 413; the connection
+        # and its other streams go on.
         review, _ = load_fixture("ds-create-ota-rollingupdate")
         uid = review["request"]["uid"]
         body = compact(review)
@@ -2093,16 +2119,51 @@ class TestBodyLimitHTTP2(ServerTestCase):
         over = body[:-1] + b" " * (70000 - len(body)) + b"}"
         tr = curl_batch(self.port, [("/mutate", at_limit), ("/mutate", over),
                                     ("/validate", at_limit)], http2=True)
-        self.assertEqual([w["http_code"] for w in tr], [200, 413, 200],
-                         "curl: %s" % [w.get("errormsg") or w["body"][:200]
-                                       for w in tr])
-        self.assertEqual([w["http_version"] for w in tr], ["2"] * 3)
+        self.assertEqual(tr[0]["http_code"], 200, tr[0].get("errormsg"))
+        self.assertEqual(tr[0]["http_version"], "2")
         self.assert_review(200, tr[0]["headers"], tr[0]["body"], uid)
+        self.assertIn(tr[1]["http_code"], (0, 413),
+                      "a body over the limit was answered: %r"
+                      % tr[1]["body"][:200])
+        if tr[1]["http_code"] == 413:
+            self.assertIn("content-length", tr[1]["headers"])
+        self.assertEqual(tr[2]["http_code"], 200, tr[2].get("errormsg"))
         self.assert_review(200, tr[2]["headers"], tr[2]["body"], uid)
-        self.assertIn("content-length", tr[1]["headers"])
-        # On HTTP/2 only the stream is refused: the connection goes on.
-        self.assertEqual(sum(w["num_connects"] for w in tr), 1,
-                         [w["num_connects"] for w in tr])
+        self.assert_still_serving()
+
+    def test_other_streams_survive_a_refused_one(self):
+        # Streams of the same connection: the one over the limit is reset,
+        # the others are answered (curl multiplexes --parallel transfers).
+        review, _ = load_fixture("ds-create-ota-rollingupdate")
+        body = compact(review)
+        over = body[:-1] + b" " * (70000 - len(body)) + b"}"
+        d = tempfile.mkdtemp(dir=WORK, prefix="h2par.")
+        paths = []
+        for i, b in enumerate((body, over, body, body)):
+            paths.append(os.path.join(d, "b%d" % i))
+            with open(paths[-1], "wb") as f:
+                f.write(b)
+        args = ["curl", "-sS", "--parallel",
+                "--http2", "--cacert", CERTS["ca.crt"],
+                "--resolve", "%s:%d:127.0.0.1" % (SNI, self.port),
+                "--max-time", "30"]
+        for i, p in enumerate(paths):
+            if i:
+                args.append("--next")
+            args += ["--http2", "--cacert", CERTS["ca.crt"],
+                     "--resolve", "%s:%d:127.0.0.1" % (SNI, self.port),
+                     "-H", "Content-Type: application/json",
+                     "--data-binary", "@" + p, "-o", p + ".out",
+                     "-w", "%{http_code}\n",
+                     "https://%s:%d/mutate" % (SNI, self.port)]
+        proc = subprocess.run(args, capture_output=True, timeout=60)
+        codes = sorted(proc.stdout.decode().split())
+        self.assertEqual(codes.count("200"), 3,
+                         "codes %s: %s" % (codes, proc.stderr[-300:]))
+        others = [c for c in codes if c != "200"]
+        self.assertEqual(len(others), 1, codes)
+        self.assertIn(others[0], ("000", "413"), codes)
+        self.assert_still_serving()
 
 
 # --------------------------------------------------------------------------
