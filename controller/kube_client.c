@@ -53,6 +53,7 @@ struct kube_client {
     size_t n_waiting, n_running;
     ratelimit limiter;
     kube_stats stats;
+    int closing; /* in kube_client_free: no new calls */
 };
 
 uint64_t kube_now_ns(void)
@@ -129,18 +130,27 @@ static void free_call(pending_call *p)
     free(p);
 }
 
+static void abandon(pending_call *p)
+{
+    kube_result r = {0, "", 0, "client shut down"};
+    if (p->call.on_done != NULL)
+        p->call.on_done(p->call.data, &r);
+    free_call(p);
+}
+
 void kube_client_free(kube_client *c)
 {
     if (c == NULL)
         return;
+    c->closing = 1;
     for (pending_call *p = c->running, *next; p != NULL; p = next) {
         next = p->next;
         curl_multi_remove_handle(c->multi, p->easy);
-        free_call(p);
+        abandon(p);
     }
     for (pending_call *p = c->waiting_head, *next; p != NULL; p = next) {
         next = p->next;
-        free_call(p);
+        abandon(p);
     }
     curl_multi_cleanup(c->multi);
     free(c);
@@ -170,6 +180,8 @@ static void enqueue(kube_client *c, pending_call *p)
 
 int kube_client_call(kube_client *c, const kube_call *call)
 {
+    if (c->closing)
+        return -1;
     pending_call *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return -1;

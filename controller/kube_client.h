@@ -55,9 +55,13 @@ extern const char *const kube_code_names[KUBE_N_CODES];
 
 /* cfg must outlive the client.  NULL on failure (message in err). */
 kube_client *kube_client_new(kube_config *cfg, double qps, int burst, char *err, size_t errlen);
+/* Calls still waiting or running end first, each with status 0 and error
+ * "client shut down", so that their owners free what they attached: free
+ * the client before what its callbacks touch. */
 void kube_client_free(kube_client *c);
 
-/* Queues a call; it starts when the rate limit allows.  0 or -1. */
+/* Queues a call; it starts when the rate limit allows.  0 or -1 (also
+ * while kube_client_free runs). */
 int kube_client_call(kube_client *c, const kube_call *call);
 
 /* Runs the loop once: starts what may start, moves bytes, finishes calls,

@@ -318,8 +318,8 @@ int main(int argc, char **argv)
     }
     httpd_close(&health);
     httpd_close(&metrics);
+    kube_client_free(client); /* its last callbacks reach the controller */
     controller_free(&a.ctl);
-    kube_client_free(client);
     kube_config_free(&cfg);
     log_msg(LOG_INFO, "stopped", NULL);
     return 0;
