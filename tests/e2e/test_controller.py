@@ -294,7 +294,16 @@ class Proxy:
             if not ready:
                 ready = select.select([down, up], [], [], 1.0)[0]
             for s in ready:
-                data = s.recv(65536)
+                # Readable may mean a TLS record without data (a TLS 1.3
+                # session ticket): a blocking recv would wait for data that
+                # only comes once the other direction has moved on.
+                s.setblocking(False)
+                try:
+                    data = s.recv(65536)
+                except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                    continue
+                finally:
+                    s.setblocking(True)
                 if not data or not self.up:
                     return
                 if s is down:
@@ -373,6 +382,8 @@ class _ResponseParser:
                 head = self.buf[:end].decode("latin-1").split("\r\n")
                 self.buf = self.buf[end + 4:]
                 status = int(head[0].split(" ")[1])
+                if 100 <= status < 200:
+                    continue  # 100 Continue: the answer comes after the body
                 hdrs = {}
                 for h in head[1:]:
                     k, _, v = h.partition(":")
