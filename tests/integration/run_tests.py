@@ -1204,6 +1204,10 @@ TRANSITIONS = [
      "PendingUpgrade", [NU_T, IR_PULL_STAMPED]),
     ("duplicate_types_first_wins", "user", [NU_T], [NU_T, IR_PULL, IR_READY],
      True, None, None),
+    # Duplicate types: the first is the one read, so the first is stamped.
+    ("duplicate_bare_first_gets_stamped", "node", [NU_T],
+     [NU_T, IR_PULL_BARE, IR_READY], False, "PendingUpgrade",
+     [NU_T, IR_PULL_STAMPED, IR_READY]),
     # The whole conditions array gone (a merge patch that wrote none):
     # the patch has to add /status/conditions itself.
     ("node_write_without_conditions", "node", [NU_T, IR_PULL], "absent",
