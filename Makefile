@@ -1,9 +1,10 @@
 # ota-prepull: build, test and install what both need.
 #
 #   make deps    install missing Debian packages and kubesim's npm package
-#   make         build/ota-webhook (and build/ota-controller once it exists)
-#   make test    unit + integration + kubesim tests, then unit + integration
-#                again in an AddressSanitizer + UBSan build (build/asan/)
+#   make         build/ota-webhook and build/ota-controller
+#   make test    unit, integration (webhook), kubesim and e2e (controller against
+#                kubesim) tests, then unit, integration and e2e again in an
+#                AddressSanitizer + UBSan build (build/asan/)
 #   make run     the webhook on 127.0.0.1 with throw-away certificates
 #   make clean
 
@@ -47,7 +48,7 @@ DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev l
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client
 
-.PHONY: all deps test unit integration kubesim-test test-asan run clean
+.PHONY: all deps test unit integration e2e kubesim-test test-asan run clean
 
 all: $(PROGRAMS)
 
@@ -95,17 +96,22 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/ota-webhook
 	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_tests.py
 
+# The controller against kubesim (needs the programs built).
+e2e: $(BUILD)/ota-controller
+	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/e2e/test_controller.py
+
 kubesim-test:
 	bash tests/kubesim/test.sh
 
 test-asan:
-	$(MAKE) BUILD=build/asan SAN=1 unit integration
+	$(MAKE) BUILD=build/asan SAN=1 unit integration e2e
 
 test: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
 	$(MAKE) kubesim-test
+	$(MAKE) e2e
 	$(MAKE) test-asan
 
 # The webhook on loopback with a throw-away CA (see README.md).
