@@ -219,6 +219,14 @@ static void on_executed(void *data, const kube_result *r)
     free(x);
 }
 
+/* Only the leader writes: a write still waiting for its turn, or for its
+ * next attempt, when the lease is lost never goes out. */
+static int still_leading(void *data)
+{
+    exec_ctx *x = data;
+    return x->kind == ACTION_GET_NODE || x->c->leading;
+}
+
 static void execute(controller *c, const action *a)
 {
     if (store_has(&c->in_flight, a->key) || store_has(&c->recent, a->key))
@@ -228,7 +236,7 @@ static void execute(controller *c, const action *a)
     if (a->kind != ACTION_GET_NODE && !c->leading)
         return; /* only the leader writes */
     char path[1024];
-    kube_call call = {.on_done = on_executed};
+    kube_call call = {.on_done = on_executed, .wanted = still_leading};
     switch (a->kind) {
     case ACTION_PATCH_POD_STATUS:
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", a->namespace, a->name);

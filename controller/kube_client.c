@@ -351,7 +351,8 @@ static uint64_t start_ready(kube_client *c)
             pp = &p->next;
             continue;
         }
-        if (!p->reserved) {
+        int dropped = p->call.wanted != NULL && !p->call.wanted(p->call.data);
+        if (!dropped && !p->reserved) {
             /* the token is ours from now: the call goes out after the wait */
             p->reserved = 1;
             uint64_t wait = ratelimit_reserve(&c->limiter, now);
@@ -366,7 +367,13 @@ static uint64_t start_ready(kube_client *c)
         if (c->waiting_tail == p)
             c->waiting_tail = prev;
         c->n_waiting--;
-        if (start(c, p) != 0) {
+        if (dropped) {
+            /* e.g. a write queued by a leader that has lost its lease */
+            kube_result r = {0, "", 0, "no longer wanted"};
+            if (p->call.on_done != NULL)
+                p->call.on_done(p->call.data, &r);
+            free_call(p);
+        } else if (start(c, p) != 0) {
             kube_result r = {0, "", 0, "cannot start request"};
             if (p->call.on_done != NULL)
                 p->call.on_done(p->call.data, &r);

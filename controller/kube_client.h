@@ -29,6 +29,8 @@ typedef struct kube_result {
 typedef void (*kube_done_fn)(void *data, const kube_result *r);
 /* Streamed calls: each piece of a 2xx body as it arrives; return 0 to stop. */
 typedef int (*kube_chunk_fn)(void *data, const char *chunk, size_t n);
+/* Asked before each attempt of a call: 0 drops it (on_done gets status 0). */
+typedef int (*kube_wanted_fn)(void *data);
 
 typedef struct kube_call {
     const char *method;       /* "GET", "POST", "PATCH", "PUT", "DELETE" */
@@ -38,6 +40,7 @@ typedef struct kube_call {
     size_t body_len;
     kube_chunk_fn on_chunk;   /* non-NULL: stream the body (lists, watches) */
     kube_done_fn on_done;     /* may be NULL */
+    kube_wanted_fn wanted;    /* may be NULL: always wanted */
     void *data;
     int no_retry;             /* watches reconnect themselves */
     long timeout_ms;          /* 0: 30 s for plain calls, none for streams */
