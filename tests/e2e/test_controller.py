@@ -221,6 +221,8 @@ class Proxy:
         self.server_ctx.load_cert_chain(sim.cert, sim.key)
         self.conns = set()
         self.listener = None
+        self.reset_writes = False  # cut the connection of every write but the Lease's
+        self.resets = []           # the writes cut so: (time, method, path)
         self.start()
 
     @property
@@ -307,7 +309,10 @@ class Proxy:
                 if not data or not self.up:
                     return
                 if s is down:
-                    req.feed(data)
+                    try:
+                        req.feed(data)
+                    except _Reset:
+                        return
                     up.sendall(data)
                 else:
                     resp.feed(data)
@@ -322,6 +327,10 @@ class Proxy:
         """Requests that change something, Lease updates aside."""
         return [e for e in self.entries(since)
                 if e["method"] in ("POST", "PUT", "PATCH", "DELETE") and "/leases" not in e["path"]]
+
+
+class _Reset(Exception):
+    pass
 
 
 class _RequestParser:
@@ -344,6 +353,10 @@ class _RequestParser:
                 head = self.buf[:end].decode("latin-1").split("\r\n")
                 self.buf = self.buf[end + 4:]
                 method, path = head[0].split(" ")[:2]
+                if self.proxy.reset_writes and method != "GET" and "/leases" not in path:
+                    with self.proxy.lock:
+                        self.proxy.resets.append((time.monotonic(), method, path))
+                    raise _Reset()  # the request never reaches kubesim
                 length = 0
                 for h in head[1:]:
                     k, _, v = h.partition(":")
@@ -1223,18 +1236,20 @@ class LeaderElection(Base):
 
 
     def test_partitioned_leader_stops_writing(self):
-        """The leader loses the apiserver (not the process) in the middle of
-        work: the other replica takes over within a lease duration, and the
-        old leader, once it can reach the apiserver again, writes nothing
-        (no retry of a write it queued while it led)."""
+        """The leader loses the apiserver (not the process) while its writes
+        for a request are failing and being retried: the other replica takes
+        over within a lease duration, and the old leader, once it reaches the
+        apiserver again, writes nothing (no retry of a write it queued while
+        it led: losing the lease stops writing at once)."""
         lead = wait_until(self.leader, 10, "one leader")
         other = [c for c in self.ctls if c is not lead][0]
         pods, h = self.upgraded_ds(new=FRESH.pop(), nodes=["node-3"])
+        # its writes fail (connection reset), its Lease renewals still pass
+        lead.proxy.reset_writes = True
         self.request_pull(pods[0], h)
-        # cut it off the moment it starts writing for the request
-        wait_until(lambda: [e for e in lead.proxy.writes() if "/jobs" in e["path"] or "/events" in e["path"]],
-                   10, "the leader acting on the request", interval=0.01)
+        wait_until(lambda: len(lead.proxy.resets) >= 4, 10, "the leader retrying its writes")
         lead.proxy.stop()
+        lead.proxy.reset_writes = False
         t_cut = time.monotonic()
         wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 3, "the other replica taking over")
         self.wait_image_ready(pods[0], "PullImageSuccess")
