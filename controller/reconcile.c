@@ -29,6 +29,7 @@ typedef struct candidate {
     const kobj *pod;
     const ds_view *view;
     const char *request_time;
+    int node_unknown; /* its node is being read: it holds its place, starts nothing */
 } candidate;
 
 typedef struct pass {
@@ -496,13 +497,16 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
         char key[300];
         snprintf(key, sizeof(key), "node:%s", pod->u.pod.node_name);
         emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key);
-        return; /* decide once we know what the node has */
+        /* decide once we know what the node has; meanwhile no later
+         * request takes the slot this one may need (FIFO) */
+        p->cands[p->n_cands++] = (candidate){pod, v, request_time, 1};
+        return;
     }
     if (node != NULL && images_on_node(node, &v->rev->u.rev)) {
         report_success(p, pod, hash, name, "already on the node");
         return;
     }
-    p->cands[p->n_cands++] = (candidate){pod, v, request_time};
+    p->cands[p->n_cands++] = (candidate){pod, v, request_time, 0};
 }
 
 static void reconcile_pod(pass *p, const kobj *pod)
@@ -577,6 +581,10 @@ static void start_jobs(pass *p)
             snprintf(text, sizeof(text), "pre-pull of revision %s queued: %zu pulls running",
                      hash, p->running);
             emit_event(p, c->pod, OTA_EVENT_QUEUED, "Normal", text, qkey);
+            continue;
+        }
+        if (c->node_unknown) {
+            p->running++; /* the slot is kept for it */
             continue;
         }
         arena a;
