@@ -23,12 +23,14 @@ Job that ever existed, not only the ones left at the end.
 Run: python3 tests/e2e/test_controller.py [-v] [Class[.test] ...]
 The last line is "N passed, N failed"; the exit status is non-zero on failure.
 """
+import atexit
 import base64
 import http.client
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import ssl
@@ -45,6 +47,15 @@ KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
 CONTROLLER = os.environ.get("OTA_CONTROLLER", os.path.join(ROOT, "build", "ota-controller"))
 SCALE = 30  # simulated seconds per real second
 VERBOSE = False
+STATE_DIRS = []  # removed after a run where everything passed
+CHILDREN = []    # killed at exit, whatever happened
+
+
+@atexit.register
+def _kill_children():
+    for p in CHILDREN:
+        if p.poll() is None:
+            p.kill()
 
 OTA = "apps.openyurt.io/update-strategy"
 TIMEOUT_ANN = "apps.openyurt.io/image-prepull-timeout-seconds"
@@ -121,6 +132,7 @@ class ApiError(Exception):
 class Kubesim:
     def __init__(self, nodes, registry_config=None):
         self.dir = tempfile.mkdtemp(prefix="ota-e2e-")
+        STATE_DIRS.append(self.dir)
         self.state = os.path.join(self.dir, "state")
         args = [sys.executable, KUBESIM, "--port", "0", "--nodes", str(nodes), "--time-scale",
                 str(SCALE), "--state-dir", self.state, "--bookmark-interval", "1"]
@@ -131,6 +143,7 @@ class Kubesim:
             args += ["--registry-config", path]
         self.err = open(os.path.join(self.dir, "kubesim.err"), "w")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err, text=True)
+        CHILDREN.append(self.proc)
         ready = select.select([self.proc.stdout], [], [], 60)[0]
         line = self.proc.stdout.readline() if ready else ""
         m = re.search(r"kubesim ready: (https://[\d.]+:(\d+))", line)
@@ -247,6 +260,10 @@ class Proxy:
             except OSError:
                 pass
             s.close()
+        self.cut()
+
+    def cut(self):
+        """Every open connection dies at once, mid-stream (the listener stays)."""
         with self.lock:
             conns = list(self.conns)
         for c in conns:
@@ -472,6 +489,7 @@ class Controller:
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
         self.proc = subprocess.Popen(self.args, stdout=self.err, stderr=subprocess.STDOUT, env=env)
+        CHILDREN.append(self.proc)
 
     def wait_ready(self, timeout=30):
         def ready():
@@ -563,6 +581,7 @@ class JobTracker(threading.Thread):
         self.sim = sim
         self.lock = threading.Lock()
         self.jobs = {}  # uid -> latest object
+        self.order = []  # uids, in the order the Jobs were created
         self.gone = set()
         self.max_running = 0
         self.stopping = False
@@ -587,6 +606,8 @@ class JobTracker(threading.Thread):
     def _note(self, obj, deleted=False):
         uid = obj["metadata"]["uid"]
         with self.lock:
+            if uid not in self.jobs:
+                self.order.append(uid)
             self.jobs[uid] = obj
             if deleted:
                 self.gone.add(uid)
@@ -1036,6 +1057,22 @@ class Concurrency(Base):
         self.assertEqual(max(samples), 5, "never 5 at once: the limit was not exercised")
         self.assert_one_job_per_request(pods)
         self.assert_no_duplicate_jobs()
+        # FIFO (request order = lastTransitionTime order): a free slot goes to
+        # the oldest waiting request.  One whose node is still being read (the
+        # images shortcut) keeps its slot meanwhile, so a later request may
+        # start first, but never past more than max-concurrent-pulls - 1
+        # older ones still waiting
+        uids = {p["metadata"]["uid"] for p in pods}
+        with self.tracker.lock:
+            made = [self.tracker.jobs[u] for u in self.tracker.order]
+        times = [j["metadata"]["annotations"]["ota-prepull/request-time"] for j in made
+                 if j["metadata"]["labels"]["ota-prepull/pod-uid"] in uids]
+        waiting = sorted(times)
+        for t in times:
+            overtaken = waiting.index(t)
+            self.assertLess(overtaken, 5, "the request of %s started before %d older ones: %s" % (
+                t, overtaken, [x[-6:-1] for x in times]))
+            waiting.remove(t)
         queued = sum(1 for p in pods if "PrePullQueued" in self.event_reasons(p))
         self.assertGreaterEqual(queued, 40, "PrePullQueued events on %d pods" % queued)
 
@@ -1067,17 +1104,26 @@ class Faults(Base):
         return pods, h
 
     def test_watches_dropped(self):
+        """kubesim ends every watch (cleanly, as at its timeout) every 0.25 s,
+        and every 1 s the proxy cuts every connection mid-stream."""
         t0 = time.monotonic()
         dropped = [0]
+        before = self.ctl.metrics()
 
         def during(pods, h):
-            for _ in range(20):
+            for i in range(20):
                 dropped[0] += self.sim.call("POST", "/kubesim/faults/drop-watches")["dropped"]
+                if i % 4 == 3:
+                    self.ctl.proxy.cut()
                 time.sleep(0.25)
         self.run_flow(during)
         watches = [e for e in self.ctl.proxy.entries(t0) if "watch=1" in e["path"]]
         self.assertGreater(dropped[0], 20 * 4, "the watches were not dropped")
         self.assertGreater(len(watches), 20 * 4, "the watches were not opened again")
+        after = self.ctl.metrics()
+        restarts = sum(v - before.get(k, 0) for k, v in after.items()
+                       if k.startswith("ota_controller_watch_restarts_total"))
+        self.assertGreaterEqual(restarts, 5, "no watch was cut mid-stream")
 
     def test_410_on_relist(self):
         before = self.ctl.metrics()
@@ -1285,6 +1331,11 @@ def main(argv):
     failed_tests = {t.id() for t, _ in bad if isinstance(t, unittest.TestCase)}
     passed = result.testsRun - len(failed_tests)
     failed = len(failed_tests) + len([t for t, _ in bad if not isinstance(t, unittest.TestCase)])
+    if failed == 0:
+        for d in STATE_DIRS:
+            shutil.rmtree(d, ignore_errors=True)
+    else:
+        print("logs (kubesim, controllers): %s" % " ".join(STATE_DIRS))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 and result.testsRun > 0 else 1
 
