@@ -48,7 +48,7 @@ DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev l
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client
 
-.PHONY: all deps test unit integration e2e kubesim-test test-asan run clean
+.PHONY: all deps test unit integration e2e kubesim-test test-asan bench run clean
 
 all: $(PROGRAMS)
 
@@ -113,6 +113,15 @@ test: deps
 	$(MAKE) kubesim-test
 	$(MAKE) e2e
 	$(MAKE) test-asan
+
+# Benchmarks (docs/BENCHMARKS.md); never part of make test.
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libctl.a $(BUILD)/libota.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icontroller $(LDFLAGS_SAN) -o $@ $< $(BUILD)/libctl.a $(BUILD)/libota.a \
+		$(LIBS_CONTROLLER)
+
+bench: $(BUILD)/bench/cache_memory
+	$(BUILD)/bench/cache_memory
 
 # The webhook on loopback with a throw-away CA (see README.md).
 run: deps $(BUILD)/ota-webhook

@@ -73,13 +73,11 @@ static void decode_meta(yajl_val obj, kobj_meta *m)
     static const char *const p_ns[] = {"metadata", "namespace", NULL};
     static const char *const p_name[] = {"metadata", "name", NULL};
     static const char *const p_uid[] = {"metadata", "uid", NULL};
-    static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
     static const char *const p_del[] = {"metadata", "deletionTimestamp", NULL};
     static const char *const p_owners[] = {"metadata", "ownerReferences", NULL};
     m->namespace = dup_or_null(get_str(obj, p_ns));
     m->name = dup_or_null(get_str(obj, p_name));
     m->uid = dup_or_null(get_str(obj, p_uid));
-    m->resource_version = dup_or_null(get_str(obj, p_rv));
     m->deleting = YAJL_IS_STRING(get(obj, p_del));
     yajl_val owners = get(obj, p_owners);
     if (YAJL_IS_ARRAY(owners)) {
@@ -372,7 +370,6 @@ void kobj_free(kobj *o)
     free(o->meta.namespace);
     free(o->meta.name);
     free(o->meta.uid);
-    free(o->meta.resource_version);
     free(o->meta.owner_uid);
     switch (o->kind) {
     case KOBJ_REVISION:

@@ -25,7 +25,7 @@ typedef enum kobj_kind {
 } kobj_kind;
 
 typedef struct kobj_meta {
-    char *namespace, *name, *uid, *resource_version;
+    char *namespace, *name, *uid;
     char *owner_uid; /* the controller ownerReference's uid, or NULL */
     int deleting;    /* deletionTimestamp set */
 } kobj_meta;
