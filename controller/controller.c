@@ -146,6 +146,10 @@ static void recent_expire(controller *c, uint64_t now)
             c->recent_keys[kept++] = c->recent_keys[i];
         }
     }
+    /* What was held back (a write that failed, or one the cache has not
+     * shown yet) is due again: a pass must look, even if nothing changes. */
+    if (kept != c->n_recent)
+        c->dirty = 1;
     c->n_recent = kept;
 }
 
