@@ -823,7 +823,7 @@ class Base(unittest.TestCase):
                       body, who=pod["spec"]["nodeName"], ctype="application/strategic-merge-patch+json")
         return t
 
-    def wait_image_ready(self, pod, reason, timeout=30, message=None):
+    def wait_image_ready(self, pod, reason, timeout=20, message=None):
         """PodImageReady ends with reason (PullImageSuccess or PullImageFail)."""
         def check():
             c = self.cond(self.pod(pod["metadata"]["name"]), "PodImageReady")
@@ -1099,7 +1099,10 @@ class Faults(Base):
     NODES = 3
     LEASE = (4, 3, 0.5)
 
-    def run_flow(self, during, settle=40, image=None, before_requests=None):
+    def run_flow(self, during, settle=20, image=None, before_requests=None):
+        """settle: how long after the fault the requests may take to end; well
+        under the controller's 30 s resync, so that a request left for the
+        resync to find counts as lost."""
         image = image or FRESH.pop()
         pods = self.make_ds(AGENT + "v1")
         if before_requests is not None:
@@ -1247,7 +1250,7 @@ class Faults(Base):
             self.ctl.start()
             self.ctl.wait_ready()
         # big images: several seconds of pulling
-        self.run_flow(during, image=BIG + "1.0", settle=60)
+        self.run_flow(during, image=BIG + "1.0", settle=25)
 
 
 class LeaderElection(Base):
