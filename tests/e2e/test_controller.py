@@ -1283,7 +1283,7 @@ class LeaderElection(Base):
         # within a lease duration (plus a retry period) and carries on
         lead.kill()
         t_kill = time.monotonic()
-        wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 2, "the follower taking over")
+        wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 1, "the follower taking over")
         took = time.monotonic() - t_kill
         log("handover took %.2fs" % took)
         self.request_pull(pods[1], h)
@@ -1330,6 +1330,22 @@ class LeaderElection(Base):
         self.assertTrue(other.leading())
         self.assert_no_duplicate_jobs()
         self.assert_one_job_per_request(pods)
+
+    def test_sigterm_releases_the_lease(self):
+        """A leader stopped with SIGTERM gives the Lease up: the other replica
+        leads after a retry period, not a lease duration, and carries on."""
+        lead = wait_until(self.leader, 10, "one leader")
+        other = [c for c in self.ctls if c is not lead][0]
+        t_stop = time.monotonic()
+        self.assertEqual(lead.stop(), 0, lead.tail())
+        wait_until(other.leading, self.LEASE[2] + 1.5, "the other replica taking over at once")
+        log("takeover after SIGTERM took %.2fs" % (time.monotonic() - t_stop))
+        pods, h = self.upgraded_ds(new=FRESH.pop(), nodes=["node-1"])
+        self.request_pull(pods[0], h)
+        self.wait_image_ready(pods[0], "PullImageSuccess")
+        self.assert_one_job_per_request(pods)
+        lead.start()
+        lead.wait_ready()
 
 
 # ---------------------------------------------------------------- runner
