@@ -748,11 +748,13 @@ class Base(unittest.TestCase):
         return self.ctls[0]
 
     # --- objects
-    def make_ds(self, image, name="agent", secrets=(), timeout=None, nodes=None):
+    def make_ds(self, image, name="agent", secrets=(), timeout=None, nodes=None, init_image=None):
         meta = {"name": name, "namespace": self.ns, "annotations": {OTA: "OTA"}}
         if timeout is not None:
             meta["annotations"][TIMEOUT_ANN] = str(timeout)
         tmpl = {"containers": [{"name": "main", "image": image}]}
+        if init_image is not None:
+            tmpl["initContainers"] = [{"name": "setup", "image": init_image, "command": ["true"]}]
         if secrets:
             tmpl["imagePullSecrets"] = [{"name": s} for s in secrets]
         if nodes is not None:
@@ -906,7 +908,7 @@ class ControllerBehaviour(Base):
             self.assertIsNone(self.cond(self.pod(p["metadata"]["name"]), "PodImageReady"))
 
     def test_request_becomes_one_job_on_the_node(self):
-        pods, h = self.upgraded_ds(nodes=["node-5"])
+        pods, h = self.upgraded_ds(nodes=["node-5"], init_image="busybox:1.37-musl")
         pod = pods[0]
         self.request_pull(pod, h)
         self.wait_image_ready(pod, "PullImageSuccess", message="controllerrevision: " + h)
@@ -916,8 +918,16 @@ class ControllerBehaviour(Base):
         self.assertTrue(job["metadata"]["name"].startswith("ota-prepull-"))
         self.assertEqual(job["metadata"]["namespace"], self.ns)
         self.assertEqual(job["spec"]["template"]["spec"]["nodeName"], "node-5")
-        images = [c["image"] for c in job["spec"]["template"]["spec"]["initContainers"]]
-        self.assertIn(AGENT + "v2", images)
+        spec = job["spec"]["template"]["spec"]
+        # the revision's images, init containers' too, after the helper
+        images = [c["image"] for c in spec["initContainers"]]
+        self.assertEqual(images[0], "busybox:1.36-musl")
+        self.assertEqual(sorted(images[1:]), sorted([AGENT + "v2", "busybox:1.37-musl"]))
+        self.assertEqual(spec["tolerations"], [{"operator": "Exists"}])
+        self.assertEqual(spec["restartPolicy"], "Never")
+        self.assertIs(spec.get("automountServiceAccountToken"), False)
+        self.assertEqual(job["spec"]["activeDeadlineSeconds"], 600)  # --pull-timeout's default
+        self.assertNotIn("ttlSecondsAfterFinished", job["spec"])
         owner = job["metadata"]["ownerReferences"][0]
         self.assertEqual((owner["kind"], owner["uid"]), ("Pod", pod["metadata"]["uid"]))
         live = self.live_jobs()
