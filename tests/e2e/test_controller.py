@@ -1223,6 +1223,26 @@ class Faults(Base):
         self.assertGreater(len([e for e in log_ if e["status"] == 500]), 10)
         self.assertGreater(len(failed_writes), 0, "no write met a 500: the test proves little")
 
+    def test_409_on_writes(self):
+        """An injected 409 on a create is a lie the controller believes
+        ("already there"): the Job it thinks exists never shows up in its
+        cache, so it must try again by itself, soon."""
+        t0 = time.monotonic()
+
+        def during(pods, h):
+            self.sim.faults({"error": {"code": 409, "rate": 1.0, "count": 6, "methods": ["POST", "PATCH"],
+                                       "pathContains": "/namespaces/" + self.ns + "/"}})
+            time.sleep(2)
+        self.run_flow(during)
+        conflicts = [e for e in self.ctl.proxy.entries(t0) if e["status"] == 409 and "/jobs" in e["path"]]
+        self.assertGreater(len(conflicts), 0, "no Job create met the 409: the test proves little")
+
+    def test_slow_apiserver(self):
+        def during(pods, h):
+            self.sim.faults({"delay": {"seconds": 1.5, "rate": 0.5}})
+            time.sleep(5)
+        self.run_flow(during)
+
     def test_apiserver_restarted(self):
         """kubesim keeps no state across its own restarts (objects in memory,
         a fresh CA and fresh tokens each start), so the restart is what the
