@@ -20,7 +20,15 @@ watch, relist on 410; it connects to kubesim directly and retries through the
 injected faults), so "never two Jobs for one request" is checked against every
 Job that ever existed, not only the ones left at the end.
 
+Every controller's output is scanned for AddressSanitizer, LeakSanitizer and
+UBSan ("runtime error:") reports when its class ends (after SIGTERM, so leaks
+are reported); any report fails the class.
+
 Run: python3 tests/e2e/test_controller.py [-v] [Class[.test] ...]
+  -v               progress and timings on stderr
+  OTA_CONTROLLER   the binary (default build/ota-controller)
+  OTA_E2E_KEEP=1   keep the state dirs (kubesim and controller logs), which are
+                   otherwise removed after a run where everything passed
 The last line is "N passed, N failed"; the exit status is non-zero on failure.
 """
 import atexit
