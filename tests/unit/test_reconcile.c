@@ -1244,6 +1244,34 @@ static void test_revision_without_hash(void **state)
     world_free(&w);
 }
 
+/* An older request whose node is still being read (the images shortcut)
+ * keeps its place: a newer one on a known node does not take the only slot
+ * first.  Found by tests/e2e (50 requests, FIFO order). */
+static void test_fifo_node_being_read(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    standard(&w);
+    w.cfg.max_concurrent_pulls = 1;
+    add_node(&w, NODE, "[]");
+    add_pod_full(&w, "pod-old", "u-old", DS_UID, "edge-node-2", OLD, PULLING(RT1), 0);
+    add_pod_full(&w, "pod-new", "u-new", DS_UID, NODE, OLD, PULLING(RT2), 0);
+    run(&w);
+    the(&w, ACTION_GET_NODE, "edge-node-2");
+    expect_count(&w, ACTION_CREATE_JOB, 0);
+    assert_int_equal(w.out.waiting, 1);
+    assert_non_null(find_event(&w, OTA_EVENT_QUEUED, "pod-new"));
+    expect_total(&w, 2);
+    /* once the node is known, the older request starts */
+    add_node(&w, "edge-node-2", "[]");
+    run(&w);
+    char name[64];
+    the(&w, ACTION_CREATE_JOB, job_name_of(name, "pod-old", "u-old", H, RT1));
+    expect_count(&w, ACTION_CREATE_JOB, 1);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1268,6 +1296,7 @@ int main(void)
         cmocka_unit_test(test_stale_job_while_pulling),
         cmocka_unit_test(test_fifo_tie),
         cmocka_unit_test(test_outcome_event_per_request),
+        cmocka_unit_test(test_fifo_node_being_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
