@@ -130,15 +130,22 @@ static int observe(leader *l, const char *body, uint64_t now)
 
 static void write_lease(leader *l, const char *holder, long duration_s);
 
+/* A call of ours ended.  Returns 1 when a release is under way, which is
+ * then done: nothing else is to happen. */
+static int call_ended(leader *l)
+{
+    l->busy = 0;
+    if (l->releasing)
+        l->released = 1;
+    return l->releasing;
+}
+
 static void on_written(void *data, const kube_result *r)
 {
     leader *l = data;
     uint64_t now = kube_now_ns();
-    l->busy = 0;
-    if (l->releasing) {
-        l->released = 1;
+    if (call_ended(l))
         return;
-    }
     if (r->status == 200 || r->status == 201) {
         observe(l, r->body, now);
         l->last_renew = now;
@@ -177,11 +184,8 @@ static void on_read(void *data, const kube_result *r)
 {
     leader *l = data;
     uint64_t now = kube_now_ns();
-    l->busy = 0;
-    if (l->releasing) {
-        l->released = 1;
+    if (call_ended(l))
         return;
-    }
     long duration_s = (long)(l->cfg.lease_ns / 1000000000ull);
     if (r->status == 404) {
         l->exists = 0;
