@@ -30,6 +30,7 @@ static void finish(httpd_conn *c)
     close(c->fd);
     c->fd = -1;
     c->len = 0;
+    c->buf[0] = '\0'; /* the next connection must not see this request */
 }
 
 static void reply(httpd_conn *c, int status, const char *type, const char *body, size_t len)
@@ -92,6 +93,7 @@ void httpd_step(httpd *h, uint64_t now)
         }
         slot->fd = fd;
         slot->len = 0;
+        slot->buf[0] = '\0';
         slot->deadline = now + HTTPD_TIMEOUT_NS;
     }
     for (int i = 0; i < HTTPD_MAX_CONNS; i++) {

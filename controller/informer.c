@@ -184,8 +184,11 @@ static void start_list(informer *inf, const char *continue_token)
         return;
     }
     inf->state = INFORMER_LISTING;
+    /* no_retry: a retried page would be fed to a parser already part way
+     * through the first one; on_list_done relists with a backoff instead. */
     kube_call call = {.method = "GET", .path = path, .on_chunk = on_list_chunk,
-                      .on_done = on_list_done, .data = inf, .timeout_ms = 120000};
+                      .on_done = on_list_done, .data = inf, .no_retry = 1,
+                      .timeout_ms = 120000};
     if (kube_client_call(inf->client, &call) != 0) {
         listsplit_free(&inf->list);
         retry_later(inf, "out of memory");
