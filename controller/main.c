@@ -204,12 +204,15 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_METRICS:
             o->metrics_address = optarg;
             break;
-        case OPT_LOG_LEVEL:
-            log_set_level(strcmp(optarg, "debug") == 0  ? LOG_DEBUG
-                          : strcmp(optarg, "warn") == 0  ? LOG_WARN
-                          : strcmp(optarg, "error") == 0 ? LOG_ERROR
-                                                         : LOG_INFO);
+        case OPT_LOG_LEVEL: {
+            log_level level;
+            if (log_level_parse(optarg, &level) != 0) {
+                fprintf(stderr, "ota-controller: --log-level wants debug, info, warn or error\n");
+                exit(2);
+            }
+            log_set_level(level);
             break;
+        }
         case 'h':
             usage(stdout);
             exit(0);

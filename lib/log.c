@@ -18,6 +18,17 @@ void log_set_level(log_level level)
     min_level = level;
 }
 
+int log_level_parse(const char *name, log_level *out)
+{
+    for (int i = LOG_DEBUG; i <= LOG_ERROR; i++) {
+        if (strcmp(name, level_names[i]) == 0) {
+            *out = (log_level)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static void put(log_line *l, const char *s, size_t n)
 {
     size_t room = sizeof(l->buf) - 1 - l->len; /* keep one byte for '\n' */

@@ -18,6 +18,9 @@ typedef enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR } log_level;
 
 /* Lines below this level are dropped (default LOG_INFO). */
 void log_set_level(log_level level);
+/* "debug", "info", "warn" or "error" into *out: 0, or -1 for anything else.
+ * Both programs' --log-level flag goes through this. */
+int log_level_parse(const char *name, log_level *out);
 
 /* A line being built; values are quoted when they need it. */
 typedef struct log_line {

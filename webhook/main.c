@@ -180,20 +180,15 @@ static void parse_options(int argc, char **argv, options *o)
             o->server.shutdown_grace_ms =
                 (unsigned)parse_number("shutdown-grace-seconds", optarg, 0, 3600) * 1000;
             break;
-        case OPT_LOG_LEVEL:
-            if (strcmp(optarg, "debug") == 0)
-                log_set_level(LOG_DEBUG);
-            else if (strcmp(optarg, "info") == 0)
-                log_set_level(LOG_INFO);
-            else if (strcmp(optarg, "warn") == 0)
-                log_set_level(LOG_WARN);
-            else if (strcmp(optarg, "error") == 0)
-                log_set_level(LOG_ERROR);
-            else {
+        case OPT_LOG_LEVEL: {
+            log_level level;
+            if (log_level_parse(optarg, &level) != 0) {
                 fprintf(stderr, "ota-webhook: --log-level wants debug, info, warn or error\n");
                 exit(2);
             }
+            log_set_level(level);
             break;
+        }
         case 'h':
             usage(stdout);
             exit(0);

@@ -250,10 +250,33 @@ static void test_threads_do_not_interleave(void **state)
     free(out);
 }
 
+/* Both programs' --log-level goes through log_level_parse. */
+static void test_level_names(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int ok;
+        log_level level;
+    } rows[] = {
+        {"debug", 1, LOG_DEBUG}, {"info", 1, LOG_INFO},  {"warn", 1, LOG_WARN},
+        {"error", 1, LOG_ERROR}, {"INFO", 0, LOG_INFO},  {"warning", 0, LOG_INFO},
+        {"", 0, LOG_INFO},       {"bogus", 0, LOG_INFO},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        log_level got = LOG_INFO;
+        int rc = log_level_parse(rows[i].name, &got);
+        assert_int_equal(rc, rows[i].ok ? 0 : -1);
+        if (rows[i].ok)
+            assert_int_equal(got, rows[i].level);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_shape),
+        cmocka_unit_test(test_level_names),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_null_and_empty_values),
         cmocka_unit_test(test_levels),
