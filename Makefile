@@ -12,7 +12,9 @@ CC ?= gcc
 BUILD ?= build
 SAN ?=
 
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -DH2O_USE_LIBUV=0 -Wall -Wextra -Werror -g -Ilib
+# -Werror on everything, and the stricter warnings the code is kept clean of.
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wconversion -Wformat=2 -Wvla
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -DH2O_USE_LIBUV=0 $(WARNINGS) -g
 ifeq ($(SAN),1)
 CFLAGS_OPT := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_SAN := -fsanitize=address,undefined
@@ -23,23 +25,44 @@ endif
 CFLAGS ?=
 ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS) -MMD -MP
 
+# The layers (README.md, "Layout").  Each folder compiles with the include
+# paths of itself and the layers below it only, so an arrow that points the
+# wrong way (lib/ including a program's header, kube/ including the
+# controller's) does not compile.
+INC_lib := -Ilib
+INC_net := -Inet $(INC_lib)
+INC_kube := -Ikube $(INC_lib)
+INC_webhook := -Iwebhook $(INC_net)
+INC_controller := -Icontroller -Ikube $(INC_net)
+INC_tests := -Itests/unit -Icontroller -Iwebhook -Ikube -Inet -Ilib
+
 LIB_SRC := $(wildcard lib/*.c)
-WEBHOOK_SRC := $(wildcard webhook/*.c)
-CONTROLLER_SRC := $(wildcard controller/*.c)
+NET_SRC := $(wildcard net/*.c)
+KUBE_SRC := $(wildcard kube/*.c)
+WEBHOOK_SRC := $(filter-out webhook/main.c,$(wildcard webhook/*.c))
+CONTROLLER_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o)
-CONTROLLER_OBJ := $(CONTROLLER_SRC:%.c=$(BUILD)/obj/%.o)
-# Everything of the controller but main(), so unit tests can link it.
-CTL_LIB_OBJ := $(filter-out $(BUILD)/obj/controller/main.o,$(CONTROLLER_OBJ))
+obj = $(1:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ := $(call obj,$(LIB_SRC))
+NET_OBJ := $(call obj,$(NET_SRC))
+KUBE_OBJ := $(call obj,$(KUBE_SRC))
+WEBHOOK_OBJ := $(call obj,$(WEBHOOK_SRC))
+CONTROLLER_OBJ := $(call obj,$(CONTROLLER_SRC))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-LIBS_LIB := -lyajl
+# One archive per layer; programs (and unit tests) link the ones they use,
+# and a program's main() stays out of its archive so tests can link it.
+A_LIB := $(BUILD)/libota.a
+A_NET := $(BUILD)/libotanet.a
+A_KUBE := $(BUILD)/libkube.a
+A_WEBHOOK := $(BUILD)/libwebhook.a
+A_CONTROLLER := $(BUILD)/libcontroller.a
+
 LIBS_WEBHOOK := -lh2o-evloop -lssl -lcrypto -lyajl -lpthread
 LIBS_CONTROLLER := -lcurl -lyajl -lyaml -lpthread
 
-PROGRAMS := $(BUILD)/ota-webhook $(if $(wildcard controller/main.c),$(BUILD)/ota-controller)
+PROGRAMS := $(BUILD)/ota-webhook $(BUILD)/ota-controller
 
 # Libraries are checked as Debian packages; tools by command, since a machine
 # may carry them from elsewhere (node with its own npm, python3 from pyenv).
@@ -48,32 +71,58 @@ DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev l
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client
 
-.PHONY: all deps test unit integration e2e kubesim-test test-asan bench run clean
+.PHONY: all deps test layout unit integration e2e kubesim-test test-asan bench run clean
 
 all: $(PROGRAMS)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(INC_lib) -c $< -o $@
 
-$(BUILD)/libota.a: $(LIB_OBJ)
+$(BUILD)/obj/net/%.o: net/%.c
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_net) -c $< -o $@
+
+$(BUILD)/obj/kube/%.o: kube/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_kube) -c $< -o $@
+
+$(BUILD)/obj/webhook/%.o: webhook/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_webhook) -c $< -o $@
+
+$(BUILD)/obj/controller/%.o: controller/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_controller) -c $< -o $@
+
+$(A_LIB): $(LIB_OBJ)
+$(A_NET): $(NET_OBJ)
+$(A_KUBE): $(KUBE_OBJ)
+$(A_WEBHOOK): $(WEBHOOK_OBJ)
+$(A_CONTROLLER): $(CONTROLLER_OBJ)
+$(A_LIB) $(A_NET) $(A_KUBE) $(A_WEBHOOK) $(A_CONTROLLER):
+	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/ota-webhook: $(WEBHOOK_OBJ) $(BUILD)/libota.a
-	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LIBS_WEBHOOK)
+# The link maps say which archive members each program pulled in; the layout
+# check reads them (tests/check_layout.py).
+$(BUILD)/ota-webhook: $(BUILD)/obj/webhook/main.o $(A_WEBHOOK) $(A_NET) $(A_LIB)
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_WEBHOOK)
 
-$(BUILD)/libctl.a: $(CTL_LIB_OBJ)
+$(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(A_CONTROLLER) $(A_KUBE) $(A_NET) $(A_LIB)
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CONTROLLER)
+
+TEST_ARCHIVES := $(A_CONTROLLER) $(A_WEBHOOK) $(A_KUBE) $(A_NET) $(A_LIB)
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	$(CC) $(ALL_CFLAGS) $(INC_tests) $(LDFLAGS_SAN) -o $@ $< $(TEST_ARCHIVES) \
+		-lcmocka $(LIBS_CONTROLLER) $(LIBS_WEBHOOK)
 
-$(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(BUILD)/libctl.a $(BUILD)/libota.a
-	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LIBS_CONTROLLER)
-
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libctl.a $(BUILD)/libota.a
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Icontroller $(LDFLAGS_SAN) -o $@ $< $(BUILD)/libctl.a $(BUILD)/libota.a \
-		-lcmocka $(LIBS_CONTROLLER)
+# lib/ holds only what two or more programs link, and no layer includes a
+# layer above it (README.md, "Layout").
+layout: $(PROGRAMS)
+	python3 tests/check_layout.py $(BUILD) $(PROGRAMS)
 
 # Installs only what is missing; a no-op on a machine that has it all.
 deps:
@@ -108,6 +157,7 @@ test-asan:
 
 test: deps
 	$(MAKE) all
+	$(MAKE) layout
 	$(MAKE) unit
 	$(MAKE) integration
 	$(MAKE) kubesim-test
@@ -115,10 +165,10 @@ test: deps
 	$(MAKE) test-asan
 
 # Benchmarks (docs/BENCHMARKS.md); never part of make test.
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libctl.a $(BUILD)/libota.a
+$(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Icontroller $(LDFLAGS_SAN) -o $@ $< $(BUILD)/libctl.a $(BUILD)/libota.a \
-		$(LIBS_CONTROLLER)
+	$(CC) $(ALL_CFLAGS) $(INC_controller) $(LDFLAGS_SAN) -o $@ $< $(A_CONTROLLER) $(A_KUBE) \
+		$(A_LIB) $(LIBS_CONTROLLER)
 
 bench: $(BUILD)/bench/cache_memory
 	$(BUILD)/bench/cache_memory
@@ -135,4 +185,5 @@ run: deps $(BUILD)/ota-webhook
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(WEBHOOK_OBJ:.o=.d) $(CONTROLLER_OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(patsubst %.o,%.d,$(LIB_OBJ) $(NET_OBJ) $(KUBE_OBJ) $(WEBHOOK_OBJ) $(CONTROLLER_OBJ)) \
+	$(BUILD)/obj/webhook/main.d $(BUILD)/obj/controller/main.d $(UNIT_BIN:=.d)

@@ -18,6 +18,7 @@
 #include "imageref.h"
 #include "jgen.h"
 #include "ota_names.h"
+#include "ota_state.h"
 #include "prepull_job.h"
 
 typedef struct ds_view {
@@ -324,7 +325,7 @@ static size_t jobs_of(const pass *p, const char *pod_uid, size_t *first)
 
 static int same(const char *a, const char *b)
 {
-    return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+    return sv_same(sv_from(a), sv_from(b));
 }
 
 static void delete_job(pass *p, const kobj *job)
@@ -539,12 +540,9 @@ static void reconcile_pod(pass *p, const kobj *pod)
         emit_status(p, pod, conds, nconds, what);
         return; /* the rest waits for the pod as written */
     }
-    if (strcmp(want_status, "True") != 0 || !ir->present)
-        return;
-    int requested = same(ir->status, "False") &&
-                    (same(ir->reason, "") || same(ir->reason, OTA_REASON_WAIT_PULL)) &&
-                    same(ir->message, want_msg);
-    if (requested)
+    /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
+    ota_pod view = kobj_pod_view(pod);
+    if (ota_state_of_pod(&view) == OTA_STATE_PULLING)
         pull_request(p, pod, v);
 }
 

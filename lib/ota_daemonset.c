@@ -5,96 +5,32 @@
 
 #include "ota_names.h"
 
-#define ONDELETE_JSON "{\"type\":\"OnDelete\"}"
-
-int ota_daemonset_is_ota(const review_object *ds)
+ota_update_strategy ota_daemonset_strategy(sv annotation)
 {
-    return sv_eq_case(ds->ann_update_strategy, OTA_STRATEGY_OTA);
+    if (!sv_present(annotation))
+        return OTA_UPDATE_UNSET;
+    if (sv_eq_case(annotation, OTA_STRATEGY_OTA))
+        return OTA_UPDATE_OTA;
+    if (sv_eq_case(annotation, OTA_STRATEGY_ADVANCED))
+        return OTA_UPDATE_ADVANCED;
+    return OTA_UPDATE_UNKNOWN;
 }
 
-static int is_on_delete(const review_object *ds)
+/* One spelling per number: "0060" would otherwise pass while "000060"
+ * fails the length bound, and strtol(s, NULL, 0) or YAML 1.1 read "0060" as
+ * octal 48. */
+int ota_daemonset_timeout(sv annotation, long *seconds)
 {
-    return ds->has_update_strategy && sv_eq(ds->update_strategy_type, "OnDelete");
-}
-
-/* A plain decimal within the contract's bounds: no sign, space or unit, and
- * no leading zero, so each number has one spelling ("0060" would otherwise
- * pass while "000060" fails the length bound, and strtol(s, NULL, 0) or
- * YAML 1.1 read "0060" as octal 48). */
-static int timeout_valid(sv v)
-{
-    if (v.len == 0 || v.len > 5 || v.ptr[0] == '0')
-        return 0;
+    if (annotation.len == 0 || annotation.len > 5 || annotation.ptr[0] == '0')
+        return -1;
     long n = 0;
-    for (size_t i = 0; i < v.len; i++) {
-        if (v.ptr[i] < '0' || v.ptr[i] > '9')
-            return 0;
-        n = n * 10 + (v.ptr[i] - '0');
+    for (size_t i = 0; i < annotation.len; i++) {
+        if (annotation.ptr[i] < '0' || annotation.ptr[i] > '9')
+            return -1;
+        n = n * 10 + (annotation.ptr[i] - '0');
     }
-    return n >= OTA_PREPULL_TIMEOUT_MIN && n <= OTA_PREPULL_TIMEOUT_MAX;
-}
-
-static ota_verdict deny(const char *rule, const char *message)
-{
-    return (ota_verdict){0, rule, message != NULL ? message : rule};
-}
-
-ota_verdict ota_daemonset_check(const review_object *ds, const char *ds_ref, arena *a)
-{
-    sv strategy = ds->ann_update_strategy;
-    if (sv_present(strategy) && !sv_eq_case(strategy, OTA_STRATEGY_OTA) &&
-        !sv_eq_case(strategy, OTA_STRATEGY_ADVANCED))
-        return deny("unknown-update-strategy",
-                    arena_printf(a,
-                                 "DaemonSet %s: annotation " OTA_ANN_UPDATE_STRATEGY
-                                 " has unknown value \"%.*s\"; valid values are " OTA_STRATEGY_OTA
-                                 " and " OTA_STRATEGY_ADVANCED " (case-insensitive); "
-                                 "rule: unknown-update-strategy",
-                                 ds_ref, SV_ARG(strategy)));
-    if (ota_daemonset_is_ota(ds) && !is_on_delete(ds))
-        return deny("ota-requires-ondelete",
-                    arena_printf(a,
-                                 "DaemonSet %s is an OTA DaemonSet (" OTA_ANN_UPDATE_STRATEGY
-                                 "=%.*s) but spec.updateStrategy.type is \"%.*s\", not OnDelete; "
-                                 "OpenYurt ignores it that way; rule: ota-requires-ondelete",
-                                 ds_ref, SV_ARG(strategy), SV_ARG(ds->update_strategy_type)));
-    sv timeout = ds->ann_prepull_timeout;
-    if (sv_present(timeout) && !timeout_valid(timeout))
-        return deny("bad-prepull-timeout",
-                    arena_printf(a,
-                                 "DaemonSet %s: annotation " OTA_ANN_PREPULL_TIMEOUT
-                                 " must be a whole number of seconds from %d to %d, got \"%.*s\"; "
-                                 "rule: bad-prepull-timeout",
-                                 ds_ref, OTA_PREPULL_TIMEOUT_MIN, OTA_PREPULL_TIMEOUT_MAX,
-                                 SV_ARG(timeout)));
-    return (ota_verdict){1, NULL, NULL};
-}
-
-int ota_daemonset_mutate(const review_object *ds, const char *ds_ref, jpatch *p, arena *a,
-                         const char **warning)
-{
-    if (!ota_daemonset_is_ota(ds) || (is_on_delete(ds) && !ds->update_strategy_extra))
-        return 0;
-    static const char *const spec[] = {"spec"};
-    static const char *const strategy[] = {"spec", "updateStrategy"};
-    if (!ds->has_spec) {
-        const char *v = "{\"updateStrategy\":" ONDELETE_JSON "}";
-        jpatch_add_raw(p, "add", jpatch_pointer(a, spec, 1), v, strlen(v));
-    } else {
-        /* "add" replaces a member that exists (RFC 6902 §4.1), so one op
-         * covers a missing, null, RollingUpdate or half-OnDelete strategy. */
-        jpatch_add_raw(p, "add", jpatch_pointer(a, strategy, 2), ONDELETE_JSON,
-                       strlen(ONDELETE_JSON));
-    }
-    const char *was = !ds->has_update_strategy ? "unset"
-                      : sv_present(ds->update_strategy_type)
-                          ? arena_strndup(a, ds->update_strategy_type.ptr,
-                                          ds->update_strategy_type.len)
-                          : "without a type";
-    *warning = arena_printf(a,
-                            "ota-prepull: DaemonSet %s has " OTA_ANN_UPDATE_STRATEGY
-                            "=OTA, which needs spec.updateStrategy OnDelete; it was %s and "
-                            "has been set to {\"type\":\"OnDelete\"}",
-                            ds_ref, was != NULL ? was : "?");
-    return 1;
+    if (n < OTA_PREPULL_TIMEOUT_MIN || n > OTA_PREPULL_TIMEOUT_MAX)
+        return -1;
+    *seconds = n;
+    return 0;
 }

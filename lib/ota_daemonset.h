@@ -1,29 +1,33 @@
 /*
- * ota_daemonset.h - the DaemonSet half of the webhook (DESIGN.md §2, §4):
- * which OTA annotations are valid, and the OnDelete fix-up for OTA
- * DaemonSets, which OpenYurt would otherwise silently ignore.
+ * ota_daemonset.h - the OTA rules about a DaemonSet's annotations
+ * (DESIGN.md §2): which update strategy it asks for, and its pre-pull
+ * deadline.
+ *
+ * Part of the OTA rulebook: the webhook validates DaemonSets with these
+ * (webhook/admit_daemonset.c) and the controller's cache reads them with the
+ * same functions (kube/kobj.c), so an annotation means one thing everywhere.
  */
 #ifndef OTA_DAEMONSET_H
 #define OTA_DAEMONSET_H
 
-#include "arena.h"
-#include "jpatch.h"
-#include "ota_state.h"
-#include "review.h"
+#include "sv.h"
 
-/* The update-strategy annotation says OTA (case-insensitive). */
-int ota_daemonset_is_ota(const review_object *ds);
+typedef enum ota_update_strategy {
+    OTA_UPDATE_UNSET,    /* no annotation */
+    OTA_UPDATE_OTA,      /* "OTA", in any case: ours */
+    OTA_UPDATE_ADVANCED, /* "AdvancedRollingUpdate", in any case: valid, not ours */
+    OTA_UPDATE_UNKNOWN,  /* anything else: the webhook rejects it */
+} ota_update_strategy;
 
-/* Validates the annotations and that an OTA DaemonSet is OnDelete.
- * ds_ref is "namespace/name" for messages (arena memory). */
-ota_verdict ota_daemonset_check(const review_object *ds, const char *ds_ref, arena *a);
+/* What apps.openyurt.io/update-strategy says (absent: OTA_UPDATE_UNSET). */
+ota_update_strategy ota_daemonset_strategy(sv annotation);
 
 /*
- * Appends to p the operations that make an OTA DaemonSet OnDelete, and sets
- * *warning (arena memory) to the text that tells the user so.  Returns 1 if
- * it added any, 0 if the DaemonSet needs none.
+ * Reads apps.openyurt.io/image-prepull-timeout-seconds: a plain decimal
+ * within OTA_PREPULL_TIMEOUT_MIN..MAX, with no sign, space, unit or leading
+ * zero.  Returns 0 with the value in *seconds, or -1 (absent or invalid;
+ * *seconds untouched).
  */
-int ota_daemonset_mutate(const review_object *ds, const char *ds_ref, jpatch *p, arena *a,
-                         const char **warning);
+int ota_daemonset_timeout(sv annotation, long *seconds);
 
 #endif

@@ -8,35 +8,29 @@
 
 #include "ota_names.h"
 
-/* Same text; an absent string equals "" (Go omits empty strings). */
-static int same_text(sv a, sv b)
-{
-    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
-int ota_state_cond_same(const review_cond *a, const review_cond *b)
+int ota_state_cond_same(const ota_cond *a, const ota_cond *b)
 {
     if (a->present != b->present)
         return 0;
-    return !a->present || (same_text(a->status, b->status) && same_text(a->reason, b->reason) &&
-                           same_text(a->message, b->message));
+    return !a->present || (sv_same(a->status, b->status) && sv_same(a->reason, b->reason) &&
+                           sv_same(a->message, b->message));
 }
 
-int ota_state_conditions_changed(const review_object *old_pod, const review_object *new_pod)
+int ota_state_conditions_changed(const ota_pod *old_pod, const ota_pod *new_pod)
 {
     return !ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade) ||
            !ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready);
 }
 
-int ota_state_is_pull_request(const review_cond *ir)
+int ota_state_is_pull_request(const ota_cond *ir)
 {
     return ir->present && sv_eq(ir->status, "False") &&
            (sv_empty(ir->reason) || sv_eq(ir->reason, OTA_REASON_WAIT_PULL));
 }
 
-ota_state ota_state_of_pod(const review_object *pod)
+ota_state ota_state_of_pod(const ota_pod *pod)
 {
-    const review_cond *nu = &pod->need_upgrade, *ir = &pod->image_ready;
+    const ota_cond *nu = &pod->need_upgrade, *ir = &pod->image_ready;
     if (!nu->present || !sv_eq(nu->status, "True"))
         return OTA_STATE_CURRENT;
     if (!ir->present)
@@ -46,7 +40,7 @@ ota_state ota_state_of_pod(const review_object *pod)
     if (sv_eq(ir->status, "False") && sv_eq(ir->reason, OTA_REASON_PULL_FAIL))
         return OTA_STATE_FAILED;
     int about_h = sv_starts_with(nu->message, OTA_MSG_REVISION_PREFIX) &&
-                  same_text(ir->message, nu->message);
+                  sv_same(ir->message, nu->message);
     if (!about_h)
         return OTA_STATE_PENDING_UPGRADE; /* about an older revision */
     if (ota_state_is_pull_request(ir))
@@ -73,12 +67,12 @@ const char *ota_state_name(ota_state s)
     return "Unknown";
 }
 
-ota_requester ota_requester_of(const review *rv, const char *controller_username)
+ota_requester ota_requester_of(sv username, int is_master, const char *controller_username)
 {
-    ota_requester who = {OTA_REQ_NODE_USER, rv->username};
-    if (rv->is_master)
+    ota_requester who = {OTA_REQ_NODE_USER, username};
+    if (is_master)
         who.kind = OTA_REQ_MASTER;
-    else if (sv_eq(rv->username, controller_username))
+    else if (sv_eq(username, controller_username))
         who.kind = OTA_REQ_CONTROLLER;
     return who;
 }
@@ -95,10 +89,10 @@ static ota_verdict deny(arena *a, const char *rule, ota_state from, const char *
 
 /* What is wrong with a node user's PodImageReady that is not a pull request
  * about H (the caller knows it is not one). */
-static ota_verdict deny_image_ready(const review_object *new_pod, const char *pod_ref,
+static ota_verdict deny_image_ready(const ota_pod *new_pod, const char *pod_ref,
                                     ota_state from, arena *a)
 {
-    const review_cond *ir = &new_pod->image_ready;
+    const ota_cond *ir = &new_pod->image_ready;
     if (!ir->present)
         return deny(a, "image-ready-owned-by-controller", from,
                     arena_printf(a, "only the controller may remove PodImageReady from pod %s",
@@ -123,7 +117,7 @@ static ota_verdict deny_image_ready(const review_object *new_pod, const char *po
                              pod_ref, SV_ARG(ir->message), SV_ARG(new_pod->need_upgrade.message)));
 }
 
-ota_verdict ota_state_check_update(const review_object *old_pod, const review_object *new_pod,
+ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_pod,
                                    const ota_requester *who, const char *pod_ref, arena *a)
 {
     const ota_verdict allow = {1, NULL, NULL};
@@ -137,7 +131,7 @@ ota_verdict ota_state_check_update(const review_object *old_pod, const review_ob
          * is a new request, and only a node user makes one. */
         int new_pull = to == OTA_STATE_PULLING &&
                        (from != OTA_STATE_PULLING ||
-                        !same_text(old_pod->image_ready.message, new_pod->image_ready.message));
+                        !sv_same(old_pod->image_ready.message, new_pod->image_ready.message));
         if (new_pull)
             return deny(a, "pull-requested-by-node-users", from,
                         arena_printf(a,
@@ -154,7 +148,7 @@ ota_verdict ota_state_check_update(const review_object *old_pod, const review_ob
     if (sv_starts_with(who->username, OTA_NODE_USER_PREFIX)) {
         size_t skip = strlen(OTA_NODE_USER_PREFIX);
         sv node = {who->username.ptr + skip, who->username.len - skip};
-        if (!same_text(node, old_pod->node_name) || sv_empty(node))
+        if (!sv_same(node, old_pod->node_name) || sv_empty(node))
             return deny(a, "own-node-only", from,
                         arena_printf(a,
                                      "node %.*s may not change the OTA conditions of pod %s, "

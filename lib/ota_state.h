@@ -3,15 +3,30 @@
  * pod is in, and who may move it where.
  *
  * This is where "a node may only ask for a pull of its own pods" lives, with
- * every other rule about PodNeedUpgrade and PodImageReady.  Pure functions of
- * the decoded review; the webhook only turns the verdict into HTTP.
+ * every other rule about PodNeedUpgrade and PodImageReady.  The rules read a
+ * pod through ota_pod, a few string views that both the webhook's review
+ * decoder (webhook/review.h) and the controller's cache (kube/kobj.h) fill,
+ * so the webhook and the controller ask the same rulebook.  Pure functions;
+ * the webhook only turns a verdict into HTTP.
  */
 #ifndef OTA_STATE_H
 #define OTA_STATE_H
 
 #include "arena.h"
-#include "review.h"
 #include "sv.h"
+
+/* One OTA condition as the rules read it (type and timestamps aside). */
+typedef struct ota_cond {
+    int present;
+    sv status, reason, message;
+} ota_cond;
+
+/* What the rules read of a pod: its node and the first condition of each
+ * OTA type (the first wins, as in the apiserver's own lookups). */
+typedef struct ota_pod {
+    sv node_name; /* spec.nodeName */
+    ota_cond need_upgrade, image_ready;
+} ota_pod;
 
 typedef enum ota_state {
     OTA_STATE_CURRENT,
@@ -40,30 +55,32 @@ typedef struct ota_verdict {
 } ota_verdict;
 
 /* Classifies from the pod's PodNeedUpgrade and PodImageReady conditions. */
-ota_state ota_state_of_pod(const review_object *pod);
+ota_state ota_state_of_pod(const ota_pod *pod);
 
 /* "Current", "PendingUpgrade", ... as in DESIGN.md §3. */
 const char *ota_state_name(ota_state s);
 
-/* Masters first, then the controller, then everyone else. */
-ota_requester ota_requester_of(const review *rv, const char *controller_username);
+/* Masters first (is_master: system:masters is among the groups), then the
+ * controller, then everyone else. */
+ota_requester ota_requester_of(sv username, int is_master, const char *controller_username);
 
 /* True when status, reason or message of either OTA condition differ, or
  * one appeared or disappeared.  Timestamps alone are no change. */
-int ota_state_conditions_changed(const review_object *old_pod, const review_object *new_pod);
+int ota_state_conditions_changed(const ota_pod *old_pod, const ota_pod *new_pod);
 
 /* True when the two conditions are the same by that definition. */
-int ota_state_cond_same(const review_cond *a, const review_cond *b);
+int ota_state_cond_same(const ota_cond *a, const ota_cond *b);
 
 /* A write of PodImageReady=False that asks for a pull: reason WaitPullImage
  * or empty. */
-int ota_state_is_pull_request(const review_cond *image_ready);
+int ota_state_is_pull_request(const ota_cond *image_ready);
 
 /*
- * Decides a pods/status UPDATE from oldObject to object by the requester.
- * pod_ref is "namespace/name" for messages.  Messages come from a.
+ * Decides a pods/status UPDATE from old_pod (as stored) to new_pod by the
+ * requester.  pod_ref is "namespace/name" for messages.  Messages come
+ * from a.
  */
-ota_verdict ota_state_check_update(const review_object *old_pod, const review_object *new_pod,
+ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_pod,
                                    const ota_requester *who, const char *pod_ref, arena *a);
 
 #endif

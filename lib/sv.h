@@ -1,8 +1,9 @@
 /*
  * sv.h - string views: a pointer and a length into memory someone else owns
- * (usually the request body).  ptr == NULL means "absent", which is not the
- * same as the empty string: Kubernetes treats a missing reason and "" alike,
- * but a missing condition and an empty one differently.
+ * (usually the request body, or a cached object's strings).  ptr == NULL
+ * means "absent", which sv_present() tells from the empty string:
+ * Kubernetes treats a missing reason and "" alike, but a missing condition
+ * and an empty one differently.
  */
 #ifndef OTA_SV_H
 #define OTA_SV_H
@@ -46,11 +47,12 @@ static inline int sv_eq_case(sv a, const char *lit)
     return a.ptr != NULL && a.len == n && strncasecmp(a.ptr, lit, n) == 0;
 }
 
-/* Equal content; absent equals only absent. */
+/* Equal content, where absent equals "": Kubernetes' Go types omit empty
+ * strings, so a field written "" comes back absent, and the two never mean
+ * different things in a condition.  The one string equality of the project;
+ * sv_present() tells absent from "" where that matters. */
 static inline int sv_same(sv a, sv b)
 {
-    if (a.ptr == NULL || b.ptr == NULL)
-        return a.ptr == b.ptr;
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
 }
 

@@ -284,7 +284,7 @@ static void handle_metrics(worker *w, h2o_req_t *req)
         return;
     }
     server *srv = w->srv;
-    stats *blocks[srv->cfg.threads];
+    stats *blocks[STATS_MAX_BLOCKS]; /* --threads is at most this */
     for (int i = 0; i < srv->cfg.threads; i++)
         blocks[i] = &srv->workers[i].stats;
     metrics_text t = {0};

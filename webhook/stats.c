@@ -51,12 +51,13 @@ void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tl
     metrics_header(t, "ota_webhook_request_duration_seconds", "histogram",
                    "Time from a complete request to its response being queued.");
     for (int p = 0; p < STATS_N_PATHS; p++) {
-        metrics_histogram *hs[n > 0 ? n : 1];
-        for (size_t i = 0; i < n; i++)
+        metrics_histogram *hs[STATS_MAX_BLOCKS];
+        for (size_t i = 0; i < n && i < STATS_MAX_BLOCKS; i++)
             hs[i] = &blocks[i]->latency[p];
         char labels[64];
         snprintf(labels, sizeof(labels), "path=\"%s\"", path_names[p]);
-        metrics_histogram_render(t, "ota_webhook_request_duration_seconds", labels, hs, n);
+        metrics_histogram_render(t, "ota_webhook_request_duration_seconds", labels, hs,
+                                 n < STATS_MAX_BLOCKS ? n : STATS_MAX_BLOCKS);
     }
 
     metrics_header(t, "ota_webhook_denials_total", "counter", "Denied requests by rule.");

@@ -39,7 +39,11 @@ typedef struct stats {
 void stats_record(stats *s, enum stats_path path, enum stats_result result, uint64_t ns,
                   const admit_outcome *out);
 
-/* Renders the sum over n blocks, plus the certificate counters, into t. */
+/* Threads' blocks one render sums at most (--threads is bounded by it). */
+#define STATS_MAX_BLOCKS 256
+
+/* Renders the sum over n (<= STATS_MAX_BLOCKS) blocks, plus the certificate
+ * counters, into t. */
 void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tls);
 
 #endif

@@ -156,7 +156,7 @@ FX_UNUSED static int fx_base64_decode(const char *in, size_t n, char *out, size_
         uint32_t v = 0;
         int pad = 0;
         for (int j = 0; j < 4; j++) {
-            char c = in[i + j];
+            char c = in[i + (size_t)j];
             const char *p = c != '\0' ? strchr(alphabet, c) : NULL;
             if (c == '=' && i + 4 == n && j >= 2 && (j == 3 || in[i + 3] == '=')) {
                 pad++;

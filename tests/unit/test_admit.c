@@ -9,7 +9,7 @@
  */
 #include "review_fixture.h"
 
-#include "ota_podstatus.h"
+#include "admit_podstatus.h"
 
 #ifndef FIXTURES_DIR
 #define FIXTURES_DIR "tests/fixtures" /* `make unit` runs from the top */
@@ -40,7 +40,7 @@ static const fixture_row fixtures[] = {
     {"pod-status-other-node", ADMIT_ALLOWED, 0, ADMIT_DENIED, "own-node-only"},
     {"pod-status-prepull-kubectl", ADMIT_ALLOWED, 0, ADMIT_ALLOWED, NULL},
     {"pod-status-prepull-yurthub", ADMIT_PATCHED,
-     OTA_MUT_STAMP_REASON | OTA_MUT_FILL_MESSAGE | OTA_MUT_RESTORE_NEED_UPGRADE, ADMIT_DENIED,
+     ADMIT_MUT_STAMP_REASON | ADMIT_MUT_FILL_MESSAGE | ADMIT_MUT_RESTORE_NEED_UPGRADE, ADMIT_DENIED,
      "need-upgrade-owned-by-controller"},
 };
 

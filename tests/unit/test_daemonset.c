@@ -7,6 +7,7 @@
  */
 #include "review_fixture.h"
 
+#include "admit_daemonset.h"
 #include "ota_daemonset.h"
 
 #define DS_REF "edge/edge-agent"
@@ -376,18 +377,18 @@ static void test_mutated_object_validates(void **state)
     arena_free(&a);
 }
 
-/* ota_daemonset_* on their own. */
+/* admit_daemonset_* on their own, and the strategy rule on a view. */
 static void test_daemonset_functions(void **state)
 {
     (void)state;
     review_object ds = {0};
-    assert_false(ota_daemonset_is_ota(&ds));
+    assert_int_not_equal(ota_daemonset_strategy(ds.ann_update_strategy), OTA_UPDATE_OTA);
     ds.ann_update_strategy = sv_from("oTa");
-    assert_true(ota_daemonset_is_ota(&ds));
+    assert_int_equal(ota_daemonset_strategy(ds.ann_update_strategy), OTA_UPDATE_OTA);
     ds.ann_update_strategy = (sv){"OTAX", 3}; /* a view, not a C string */
-    assert_true(ota_daemonset_is_ota(&ds));
+    assert_int_equal(ota_daemonset_strategy(ds.ann_update_strategy), OTA_UPDATE_OTA);
     ds.ann_update_strategy = (sv){"OT", 2};
-    assert_false(ota_daemonset_is_ota(&ds));
+    assert_int_not_equal(ota_daemonset_strategy(ds.ann_update_strategy), OTA_UPDATE_OTA);
 
     arena a;
     arena_init(&a);
@@ -395,19 +396,19 @@ static void test_daemonset_functions(void **state)
     ds.ann_prepull_timeout = (sv){"600000", 3}; /* "600" */
     ds.has_spec = ds.has_update_strategy = 1;
     ds.update_strategy_type = sv_from("OnDelete");
-    assert_true(ota_daemonset_check(&ds, "ns/x", &a).allowed);
+    assert_true(admit_daemonset_check(&ds, "ns/x", &a).allowed);
     ds.ann_prepull_timeout = (sv){"29", 2};
-    ota_verdict v = ota_daemonset_check(&ds, "ns/x", &a);
+    ota_verdict v = admit_daemonset_check(&ds, "ns/x", &a);
     assert_false(v.allowed);
     assert_string_equal(v.rule, R_TIMEOUT);
 
     jpatch p;
     assert_int_equal(jpatch_init(&p, &a), 0);
     const char *warning = NULL;
-    assert_int_equal(ota_daemonset_mutate(&ds, "ns/x", &p, &a, &warning), 0);
+    assert_int_equal(admit_daemonset_mutate(&ds, "ns/x", &p, &a, &warning), 0);
     assert_null(warning);
     ds.update_strategy_extra = 1;
-    assert_int_equal(ota_daemonset_mutate(&ds, "ns/x", &p, &a, &warning), 1);
+    assert_int_equal(admit_daemonset_mutate(&ds, "ns/x", &p, &a, &warning), 1);
     assert_non_null(warning);
     assert_contains(warning, "DaemonSet ns/x has");
     const char *text;

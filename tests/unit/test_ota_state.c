@@ -389,19 +389,20 @@ static void check_row(const transition_row *row, const char *name)
     review rv;
     char err[256];
     FX_CHECK(name, review_decode(&rv, body, strlen(body), &a, err, sizeof(err)) == 0, "%s", err);
-    ota_state from = ota_state_of_pod(&rv.old_object), to = ota_state_of_pod(&rv.object);
+    ota_pod old_pod = review_pod_view(&rv.old_object), new_pod = review_pod_view(&rv.object);
+    ota_state from = ota_state_of_pod(&old_pod), to = ota_state_of_pod(&new_pod);
     FX_CHECK(name, from == row->from, "old pod classified %s, want %s", ota_state_name(from),
              ota_state_name(row->from));
     FX_CHECK(name, to == row->to, "new pod classified %s, want %s", ota_state_name(to),
              ota_state_name(row->to));
-    ota_requester who = ota_requester_of(&rv, FX_CONTROLLER);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER);
     FX_CHECK(name, who.kind == whos[row->who].kind, "requester kind %d", who.kind);
     /* "Changed" is a difference in status, reason or message, whatever the
      * timestamps and the rest of the array do. */
     int want_changed = !same_spec(&row->old_nu, &row->new_nu) || !same_spec(&row->old_ir, &row->new_ir);
-    FX_CHECK(name, ota_state_conditions_changed(&rv.old_object, &rv.object) == want_changed,
+    FX_CHECK(name, ota_state_conditions_changed(&old_pod, &new_pod) == want_changed,
              "conditions_changed != %d", want_changed);
-    ota_verdict v = ota_state_check_update(&rv.old_object, &rv.object, &who, POD_REF, &a);
+    ota_verdict v = ota_state_check_update(&old_pod, &new_pod, &who, POD_REF, &a);
     FX_CHECK(name, v.allowed == row->allowed, "verdict %s (%s)", v.allowed ? "allowed" : "denied",
              v.message != NULL ? v.message : "");
     if (!row->allowed) {
@@ -553,7 +554,8 @@ static void test_classification(void **state)
         char err[256];
         FX_CHECK(row->name, review_decode(&rv, body, strlen(body), &a, err, sizeof(err)) == 0,
                  "%s", err);
-        ota_state got = ota_state_of_pod(&rv.object);
+        ota_pod pod = review_pod_view(&rv.object);
+        ota_state got = ota_state_of_pod(&pod);
         FX_CHECK(row->name, got == row->want, "got %s, want %s", ota_state_name(got),
                  ota_state_name(row->want));
         arena_free(&a);
@@ -584,54 +586,67 @@ static review_cond cond(const char *status, const char *reason, const char *mess
     return c;
 }
 
+/* The rulebook's answers on the decoder's view of two conditions. */
+static int cond_same(const review_cond *a, const review_cond *b)
+{
+    ota_cond va = review_cond_view(a), vb = review_cond_view(b);
+    return ota_state_cond_same(&va, &vb);
+}
+
+static int pull_request(const review_cond *c)
+{
+    ota_cond v = review_cond_view(c);
+    return ota_state_is_pull_request(&v);
+}
+
 static void test_cond_same(void **state)
 {
     (void)state;
     review_cond a = cond("False", "WaitPullImage", REV(H2), "2026-11-21T19:40:05Z");
     review_cond b = a;
-    assert_true(ota_state_cond_same(&a, &b));
+    assert_true(cond_same(&a, &b));
     b.last_transition_time = sv_from("2026-11-21T23:00:00Z");
-    assert_true(ota_state_cond_same(&a, &b)); /* timestamps alone are no change */
+    assert_true(cond_same(&a, &b)); /* timestamps alone are no change */
     b.last_transition_time = SV_NULL;
-    assert_true(ota_state_cond_same(&a, &b));
+    assert_true(cond_same(&a, &b));
     b = a;
     b.status = sv_from("True");
-    assert_false(ota_state_cond_same(&a, &b));
+    assert_false(cond_same(&a, &b));
     b = a;
     b.reason = sv_from("PullImageFail");
-    assert_false(ota_state_cond_same(&a, &b));
+    assert_false(cond_same(&a, &b));
     b = a;
     b.message = sv_from(REV(H1));
-    assert_false(ota_state_cond_same(&a, &b));
+    assert_false(cond_same(&a, &b));
     b = a;
     b.message = SV_NULL;
-    assert_false(ota_state_cond_same(&a, &b));
+    assert_false(cond_same(&a, &b));
     /* Go leaves empty strings out: absent and "" are the same reason. */
     review_cond c = cond("False", NULL, REV(H2), NULL), d = cond("False", "", REV(H2), NULL);
-    assert_true(ota_state_cond_same(&c, &d));
+    assert_true(cond_same(&c, &d));
     review_cond none = cond(NULL, NULL, NULL, NULL), none2 = cond(NULL, NULL, NULL, NULL);
-    assert_true(ota_state_cond_same(&none, &none2));
-    assert_false(ota_state_cond_same(&none, &c));
-    assert_false(ota_state_cond_same(&c, &none));
+    assert_true(cond_same(&none, &none2));
+    assert_false(cond_same(&none, &c));
+    assert_false(cond_same(&c, &none));
 }
 
 static void test_pull_request_shape(void **state)
 {
     (void)state;
     review_cond c = cond("False", NULL, REV(H2), NULL);
-    assert_true(ota_state_is_pull_request(&c));
+    assert_true(pull_request(&c));
     c = cond("False", "", NULL, NULL);
-    assert_true(ota_state_is_pull_request(&c));
+    assert_true(pull_request(&c));
     c = cond("False", OTA_REASON_WAIT_PULL, NULL, NULL);
-    assert_true(ota_state_is_pull_request(&c));
+    assert_true(pull_request(&c));
     c = cond("False", OTA_REASON_PULL_FAIL, NULL, NULL);
-    assert_false(ota_state_is_pull_request(&c));
+    assert_false(pull_request(&c));
     c = cond("True", OTA_REASON_WAIT_PULL, NULL, NULL);
-    assert_false(ota_state_is_pull_request(&c));
+    assert_false(pull_request(&c));
     c = cond(NULL, NULL, NULL, NULL);
-    assert_false(ota_state_is_pull_request(&c));
+    assert_false(pull_request(&c));
     c = cond("false", NULL, NULL, NULL);
-    assert_false(ota_state_is_pull_request(&c));
+    assert_false(pull_request(&c));
 }
 
 /* ---- requesters ------------------------------------------------------------ */
@@ -647,8 +662,9 @@ static ota_verdict decide(arena *a, const char *username, const char *groups, co
     review rv;
     char err[256];
     assert_int_equal(review_decode(&rv, body, strlen(body), a, err, sizeof(err)), 0);
-    ota_requester who = ota_requester_of(&rv, controller);
-    return ota_state_check_update(&rv.old_object, &rv.object, &who, POD_REF, a);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, controller);
+    ota_pod was = review_pod_view(&rv.old_object), asked = review_pod_view(&rv.object);
+    return ota_state_check_update(&was, &asked, &who, POD_REF, a);
 }
 
 /* A node identity must match spec.nodeName exactly, not by prefix. */
@@ -749,7 +765,7 @@ static void test_requester_kinds(void **state)
     review rv;
     char err[256];
     assert_int_equal(review_decode(&rv, body, strlen(body), &a, err, sizeof(err)), 0);
-    ota_requester who = ota_requester_of(&rv, FX_CONTROLLER);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER);
     assert_int_equal(who.kind, OTA_REQ_MASTER); /* masters first */
     assert_true(sv_eq(who.username, FX_CONTROLLER));
     arena_free(&a);

@@ -6,7 +6,7 @@
  */
 #include "review_fixture.h"
 
-#include "ota_podstatus.h"
+#include "admit_podstatus.h"
 
 #define H "5d8f6c9b7d"
 #define H_OLD "7c9d5f8b64"
@@ -83,10 +83,10 @@
 #define CONTROLLER FX_CONTROLLER, "[\"system:serviceaccounts\"]"
 #define MASTER "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]"
 
-#define STAMPED OTA_MUT_STAMP_REASON
-#define FILLED OTA_MUT_FILL_MESSAGE
-#define NU_BACK OTA_MUT_RESTORE_NEED_UPGRADE
-#define IR_BACK OTA_MUT_RESTORE_IMAGE_READY
+#define STAMPED ADMIT_MUT_STAMP_REASON
+#define FILLED ADMIT_MUT_FILL_MESSAGE
+#define NU_BACK ADMIT_MUT_RESTORE_NEED_UPGRADE
+#define IR_BACK ADMIT_MUT_RESTORE_IMAGE_READY
 
 typedef struct mutation_row {
     const char *name;
@@ -270,7 +270,7 @@ static void test_yurthub_request_then_validation(void **state)
     arena_free(&a);
 }
 
-/* ota_podstatus_mutate on its own: the bits it returns, and it appends to a
+/* admit_podstatus_mutate on its own: the bits it returns, and it appends to a
  * patch that already has operations. */
 static void test_mutate_appends_to_patch(void **state)
 {
@@ -285,8 +285,8 @@ static void test_mutate_appends_to_patch(void **state)
     jpatch p;
     assert_int_equal(jpatch_init(&p, &a), 0);
     jpatch_add_string(&p, "add", "/x", "y", 1);
-    ota_requester who = ota_requester_of(&rv, FX_CONTROLLER);
-    unsigned did = ota_podstatus_mutate(&rv, &who, "T", &p, &a);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER);
+    unsigned did = admit_podstatus_mutate(&rv, &who, "T", &p, &a);
     assert_int_equal(did, STAMPED | FILLED | NU_BACK);
     assert_int_equal(p.n_ops, 5);
     const char *out;

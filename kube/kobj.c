@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "ota_daemonset.h"
 #include "ota_names.h"
 
 static yajl_val get(yajl_val v, const char *const *path)
@@ -122,20 +123,15 @@ static void free_cond(kobj_cond *c)
 
 static void decode_daemonset(yajl_val obj, kobj_daemonset *ds)
 {
+    /* The webhook's rules (lib/ota_daemonset.h): an object that got in
+     * before the webhook did, with a timeout the webhook rejects, gets
+     * --pull-timeout. */
     yajl_val ann = annotations_of(obj);
-    const char *strategy = member_str(ann, OTA_ANN_UPDATE_STRATEGY);
-    ds->ota = strategy != NULL && strcasecmp(strategy, OTA_STRATEGY_OTA) == 0;
-    const char *timeout = member_str(ann, OTA_ANN_PREPULL_TIMEOUT);
-    /* The webhook's rule (lib/ota_daemonset.c): plain digits, no sign,
-     * space or leading zero.  strtol alone would take " 60", "+60" and
-     * "0060", which the webhook rejects; an object that got in before the
-     * webhook did gets --pull-timeout instead. */
-    if (timeout != NULL && timeout[0] >= '1' && timeout[0] <= '9' &&
-        strspn(timeout, "0123456789") == strlen(timeout) && strlen(timeout) <= 5) {
-        long v = strtol(timeout, NULL, 10);
-        if (v >= OTA_PREPULL_TIMEOUT_MIN && v <= OTA_PREPULL_TIMEOUT_MAX)
-            ds->timeout_seconds = v;
-    }
+    ds->ota = ota_daemonset_strategy(sv_from(member_str(ann, OTA_ANN_UPDATE_STRATEGY))) ==
+              OTA_UPDATE_OTA;
+    long timeout;
+    if (ota_daemonset_timeout(sv_from(member_str(ann, OTA_ANN_PREPULL_TIMEOUT)), &timeout) == 0)
+        ds->timeout_seconds = timeout;
 }
 
 static int collect_images(yajl_val containers, char ***list, size_t *n)
@@ -345,6 +341,18 @@ yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size
     yajl_val v = yajl_tree_parse(text, err, errlen);
     free(text);
     return v;
+}
+
+static ota_cond cond_view(const kobj_cond *c)
+{
+    return (ota_cond){c->present, sv_from(c->status), sv_from(c->reason), sv_from(c->message)};
+}
+
+ota_pod kobj_pod_view(const kobj *pod)
+{
+    const kobj_pod *p = &pod->u.pod;
+    return (ota_pod){sv_from(p->node_name), cond_view(&p->need_upgrade),
+                     cond_view(&p->image_ready)};
 }
 
 kobj *kobj_copy_job_pod(const kobj *o)

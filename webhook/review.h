@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "arena.h"
+#include "ota_state.h"
 #include "sv.h"
 
 /* Deep enough for any Pod or DaemonSet, managedFields included; the
@@ -65,6 +66,19 @@ typedef struct review {
     const char *body;            /* what the offsets of review_cond refer to */
     size_t body_len;
 } review;
+
+/* The rulebook's view of a decoded condition and pod (lib/ota_state.h):
+ * string views into the same memory. */
+static inline ota_cond review_cond_view(const review_cond *c)
+{
+    return (ota_cond){c->present, c->status, c->reason, c->message};
+}
+
+static inline ota_pod review_pod_view(const review_object *o)
+{
+    return (ota_pod){o->node_name, review_cond_view(&o->need_upgrade),
+                     review_cond_view(&o->image_ready)};
+}
 
 /*
  * Decodes body[0..len) into *rv.  Returns 0, or -1 with a message naming the

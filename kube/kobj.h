@@ -14,6 +14,8 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "ota_state.h"
+
 typedef enum kobj_kind {
     KOBJ_DAEMONSET,
     KOBJ_REVISION, /* apps/v1 ControllerRevision */
@@ -100,6 +102,10 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj);
  * most max_depth, since yajl's tree free recurses.  NULL with a message in
  * err on failure; free with yajl_tree_free. */
 yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size_t errlen);
+
+/* The OTA rulebook's view of a cached pod (lib/ota_state.h): string views
+ * into o, valid while o is. */
+ota_pod kobj_pod_view(const kobj *pod);
 
 /* A copy of a Job pod's identity and waiting reason, or NULL. */
 kobj *kobj_copy_job_pod(const kobj *o);

@@ -1,7 +1,7 @@
 /*
- * ota_podstatus.c - see ota_podstatus.h.
+ * admit_podstatus.c - see admit_podstatus.h.
  */
-#include "ota_podstatus.h"
+#include "admit_podstatus.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +12,8 @@
  * else is an alteration worth undoing. */
 static int cond_identical(const review_cond *a, const review_cond *b)
 {
-    return ota_state_cond_same(a, b) &&
+    ota_cond va = review_cond_view(a), vb = review_cond_view(b);
+    return ota_state_cond_same(&va, &vb) &&
            (!a->present || sv_same(a->last_transition_time, b->last_transition_time));
 }
 
@@ -65,7 +66,7 @@ static void add_conditions(const review *rv, const review_cond *const *restore, 
         jpatch_add_raw(p, "add", jpatch_pointer(a, status, 1), json, off);
 }
 
-unsigned ota_podstatus_mutate(const review *rv, const ota_requester *who, const char *now,
+unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, const char *now,
                               jpatch *p, arena *a)
 {
     const review_object *old_pod = &rv->old_object, *new_pod = &rv->object;
@@ -81,7 +82,7 @@ unsigned ota_podstatus_mutate(const review *rv, const ota_requester *who, const 
     if (who->kind != OTA_REQ_MASTER && old_pod->need_upgrade.present &&
         !cond_identical(&old_pod->need_upgrade, &new_pod->need_upgrade)) {
         need_upgrade = &old_pod->need_upgrade;
-        did |= OTA_MUT_RESTORE_NEED_UPGRADE;
+        did |= ADMIT_MUT_RESTORE_NEED_UPGRADE;
         if (new_pod->need_upgrade.present)
             replace_need_upgrade = 1;
         else
@@ -89,24 +90,25 @@ unsigned ota_podstatus_mutate(const review *rv, const ota_requester *who, const 
     }
     if (who->kind != OTA_REQ_MASTER && old_pod->image_ready.present &&
         !new_pod->image_ready.present) {
-        did |= OTA_MUT_RESTORE_IMAGE_READY;
+        did |= ADMIT_MUT_RESTORE_IMAGE_READY;
         restore[n_restore++] = &old_pod->image_ready;
     }
 
     const review_cond *ir = &new_pod->image_ready;
-    if (ota_state_is_pull_request(ir) && !ota_state_cond_same(&old_pod->image_ready, ir)) {
+    ota_cond was = review_cond_view(&old_pod->image_ready), asked = review_cond_view(ir);
+    if (ota_state_is_pull_request(&asked) && !ota_state_cond_same(&was, &asked)) {
         if (sv_empty(ir->reason)) {
             jpatch_add_string(p, "add", cond_path(a, ir->index, "reason"), OTA_REASON_WAIT_PULL,
                               strlen(OTA_REASON_WAIT_PULL));
             jpatch_add_string(p, "add", cond_path(a, ir->index, "lastTransitionTime"), now,
                               strlen(now));
-            did |= OTA_MUT_STAMP_REASON;
+            did |= ADMIT_MUT_STAMP_REASON;
         }
         if (sv_empty(ir->message) && need_upgrade->present &&
             sv_starts_with(need_upgrade->message, OTA_MSG_REVISION_PREFIX)) {
             jpatch_add_string(p, "add", cond_path(a, ir->index, "message"),
                               need_upgrade->message.ptr, need_upgrade->message.len);
-            did |= OTA_MUT_FILL_MESSAGE;
+            did |= ADMIT_MUT_FILL_MESSAGE;
         }
     }
 

@@ -26,7 +26,7 @@ typedef enum admit_result {
     ADMIT_INVALID, /* not a review we can read: HTTP 400 */
 } admit_result;
 
-/* OTA_MUT_* of ota_podstatus.h, plus: */
+/* ADMIT_MUT_* of ota_podstatus.h, plus: */
 #define ADMIT_MUT_ONDELETE (1u << 8)
 
 typedef struct admit_config {

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "jpatch.h"
-#include "ota_daemonset.h"
-#include "ota_podstatus.h"
+#include "admit_daemonset.h"
+#include "admit_podstatus.h"
 #include "ota_state.h"
 
 static const struct {
@@ -15,10 +15,10 @@ static const struct {
     const char *name;
 } mutation_names[] = {
     {ADMIT_MUT_ONDELETE, "ondelete"},
-    {OTA_MUT_STAMP_REASON, "stamp-reason"},
-    {OTA_MUT_FILL_MESSAGE, "fill-message"},
-    {OTA_MUT_RESTORE_NEED_UPGRADE, "restore-need-upgrade"},
-    {OTA_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
+    {ADMIT_MUT_STAMP_REASON, "stamp-reason"},
+    {ADMIT_MUT_FILL_MESSAGE, "fill-message"},
+    {ADMIT_MUT_RESTORE_NEED_UPGRADE, "restore-need-upgrade"},
+    {ADMIT_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
 };
 
 const char *const admit_rule_names[ADMIT_N_RULES] = {
@@ -138,11 +138,11 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
         out->object_ref = arena_printf(a, "%s %s", t == T_DAEMONSET ? "daemonset" : "pod", ref);
 
     review_response resp = {.uid = rv.uid, .allowed = 1};
-    ota_requester who = ota_requester_of(&rv, cfg->controller_username);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, cfg->controller_username);
     if (phase == ADMIT_VALIDATE && t != T_OTHER) {
-        ota_verdict v = t == T_DAEMONSET
-                            ? ota_daemonset_check(&rv.object, ref, a)
-                            : ota_state_check_update(&rv.old_object, &rv.object, &who, ref, a);
+        ota_pod old_pod = review_pod_view(&rv.old_object), new_pod = review_pod_view(&rv.object);
+        ota_verdict v = t == T_DAEMONSET ? admit_daemonset_check(&rv.object, ref, a)
+                                         : ota_state_check_update(&old_pod, &new_pod, &who, ref, a);
         if (!v.allowed) {
             resp.allowed = 0;
             resp.code = 403;
@@ -157,13 +157,13 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
             return -1;
         if (t == T_DAEMONSET) {
             const char *warning = NULL;
-            if (ota_daemonset_mutate(&rv.object, ref, &p, a, &warning)) {
+            if (admit_daemonset_mutate(&rv.object, ref, &p, a, &warning)) {
                 out->mutations |= ADMIT_MUT_ONDELETE;
                 if (warning != NULL)
                     resp.warnings[resp.n_warnings++] = warning;
             }
         } else {
-            out->mutations |= ota_podstatus_mutate(&rv, &who, now, &p, a);
+            out->mutations |= admit_podstatus_mutate(&rv, &who, now, &p, a);
         }
         size_t n_ops = p.n_ops;
         if (jpatch_finish(&p, &resp.patch, &resp.patch_len) != 0)

@@ -1,5 +1,5 @@
 /*
- * ota_podstatus.h - the mutations of a pods/status UPDATE (DESIGN.md §4):
+  * admit_podstatus.h - the mutations of a pods/status UPDATE (DESIGN.md §4):
  * stamping a pre-pull request, and restoring OTA conditions that a
  * non-controller write dropped or altered.
  *
@@ -8,8 +8,8 @@
  * of it when it races the controller.  The kubelet never does this: it keeps
  * conditions it does not own when it writes status.
  */
-#ifndef OTA_PODSTATUS_H
-#define OTA_PODSTATUS_H
+#ifndef OTA_ADMIT_PODSTATUS_H
+#define OTA_ADMIT_PODSTATUS_H
 
 #include "arena.h"
 #include "jpatch.h"
@@ -18,18 +18,18 @@
 
 /* What a mutation did; a bit set. */
 enum {
-    OTA_MUT_STAMP_REASON = 1 << 0,   /* reason WaitPullImage + fresh lastTransitionTime */
-    OTA_MUT_FILL_MESSAGE = 1 << 1,   /* message copied from PodNeedUpgrade */
-    OTA_MUT_RESTORE_NEED_UPGRADE = 1 << 2,
-    OTA_MUT_RESTORE_IMAGE_READY = 1 << 3,
+    ADMIT_MUT_STAMP_REASON = 1 << 0,   /* reason WaitPullImage + fresh lastTransitionTime */
+    ADMIT_MUT_FILL_MESSAGE = 1 << 1,   /* message copied from PodNeedUpgrade */
+    ADMIT_MUT_RESTORE_NEED_UPGRADE = 1 << 2,
+    ADMIT_MUT_RESTORE_IMAGE_READY = 1 << 3,
 };
 
 /*
  * Appends to p the operations for a pods/status UPDATE of rv by who, at
- * time now (RFC 3339, UTC).  Returns the OTA_MUT_* bits of what it did
+ * time now (RFC 3339, UTC).  Returns the ADMIT_MUT_* bits of what it did
  * (0: no change).  The patch is built against rv->object.
  */
-unsigned ota_podstatus_mutate(const review *rv, const ota_requester *who, const char *now,
+unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, const char *now,
                               jpatch *p, arena *a);
 
 #endif

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The layout rule of README.md ("Layout"), checked on what was really linked.
+
+lib/ and net/ hold only what two or more programs link.  This reads each
+program's link map (which archive members the linker pulled in) and the
+compiler's dependency files of those objects (which headers they included),
+and fails when a source file or a header of a shared layer is used by fewer
+than two programs: such a file belongs to the one program that uses it.
+
+The other half of the rule, arrows pointing one way, needs no check here:
+each folder is compiled with the include paths of itself and the layers
+below it only (Makefile, INC_*), so a wrong-way include does not compile.
+
+usage: check_layout.py BUILD_DIR PROGRAM...   (exit 1 on a violation)
+"""
+import os
+import re
+import sys
+
+SHARED = ("lib", "net")  # the layers whose files must serve two programs
+ARCHIVES = {  # archive in the build directory -> source folder
+    "libota.a": "lib",
+    "libotanet.a": "net",
+    "libkube.a": "kube",
+    "libwebhook.a": "webhook",
+    "libcontroller.a": "controller",
+}
+MEMBER = re.compile(r"^\S*?(lib\w+\.a)\((\w+)\.o\)")
+
+
+def linked_objects(build, program):
+    """The objects a program was linked from: its main.o and every archive
+    member its link map names, as (folder, stem) pairs."""
+    objs = set()
+    with open(program + ".map", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = MEMBER.match(line)
+            if m and m.group(1) in ARCHIVES:
+                objs.add((ARCHIVES[m.group(1)], m.group(2)))
+    name = os.path.basename(program)
+    main = {"ota-webhook": "webhook", "ota-controller": "controller"}.get(name)
+    if main is None:
+        # a program named otherwise: its main object is in the folder of its name
+        main = name
+    objs.add((main, "main"))
+    return objs
+
+
+def headers_of(build, folder, stem):
+    """The project headers an object included, from its .d file."""
+    path = os.path.join(build, "obj", folder, stem + ".d")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read().replace("\\\n", " ")
+    except OSError:
+        return set()
+    first = text.split("\n", 1)[0]
+    deps = first.split(":", 1)[1].split() if ":" in first else []
+    return {os.path.normpath(d) for d in deps if d.endswith(".h")}
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    build, programs = argv[1], argv[2:]
+    users = {}  # file -> set of program names that use it
+    for prog in programs:
+        pname = os.path.basename(prog)
+        for folder, stem in linked_objects(build, prog):
+            users.setdefault(os.path.join(folder, stem + ".c"), set()).add(pname)
+            for h in headers_of(build, folder, stem):
+                users.setdefault(h, set()).add(pname)
+    bad = []
+    for layer in SHARED:
+        if not os.path.isdir(layer):
+            continue
+        for name in sorted(os.listdir(layer)):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(layer, name)
+            who = sorted(users.get(path, ()))
+            if len(who) < 2:
+                bad.append("%s is used by %s; %s/ holds only what two or more programs link"
+                           % (path, ", ".join(who) if who else "no program", layer))
+    for line in bad:
+        print("layout: " + line)
+    checked = sum(1 for layer in SHARED if os.path.isdir(layer)
+                  for n in os.listdir(layer) if n.endswith((".c", ".h")))
+    print("layout: %d files of %s checked against %d programs: %d passed, %d failed"
+          % (checked, "/, ".join(SHARED) + "/", len(programs), checked - len(bad), len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
