@@ -2,7 +2,7 @@
  * listen.h - a listening TCP socket from a Kubernetes-style bind address
  * ("HOST:PORT", ":PORT" for every interface, "[V6]:PORT").
  *
- * The one place lib/ touches a socket: both programs bind their listeners
+ * Sockets both servers open (net/, README "Layout"): both bind their listeners
  * (admission, health, metrics) from the same kind of flag, and the parsing
  * rules must not differ between them.
  */

@@ -4,7 +4,7 @@
  *
  * The TLS port serves POST /mutate and POST /validate; the health port
  * (plain HTTP) /healthz and /readyz; the metrics port /metrics.  Requests
- * are decided by admit_review() in lib/; this file only moves bytes.
+ * are decided by admit_review() (admit.h); this file only moves bytes.
  */
 #ifndef OTA_WEBHOOK_SERVER_H
 #define OTA_WEBHOOK_SERVER_H

@@ -5,7 +5,7 @@
  *
  * Header-only because the Makefile builds every tests/unit/test_*.c on its
  * own against build/libota.a.  Reading the response uses yajl's tree parser
- * on purpose: it is independent of lib/review.c's streaming decoder, so a
+ * on purpose: it is independent of webhook/review.c's streaming decoder, so a
  * bug there cannot hide itself.  Everything lives in the test's arena.
  */
 #ifndef OTA_TEST_REVIEW_FIXTURE_H

@@ -85,7 +85,7 @@ static const ds_ann_row ds_anns[] = {
     {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"1e3\"}", 0, 0},
     {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\"99999999999999999999999\"}", 0, 0},
     {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":600}", 0, 0},
-    /* what the webhook rejects (lib/ota_daemonset.c) is "bad" here too, so
+    /* what the webhook rejects (lib/ota_daemonset.h, the same function) is "bad" here too, so
      * an object that got in before the webhook did gets --pull-timeout,
      * not a reading the contract never allowed */
     {"{\"" OTA_ANN_PREPULL_TIMEOUT "\":\" 600\"}", 0, 0},
