@@ -135,11 +135,3 @@ void log_msg(log_level level, const char *msg, const char *fmt, ...)
     }
     log_end(&l, level);
 }
-
-void log_rfc3339(char *buf, size_t size)
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}

@@ -39,8 +39,4 @@ void log_end(log_line *l, log_level level);
 void log_msg(log_level level, const char *msg, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Writes now as RFC 3339 UTC with second precision ("2026-11-21T21:00:00Z")
- * into buf (at least 21 bytes). */
-void log_rfc3339(char *buf, size_t size);
-
 #endif

@@ -25,6 +25,7 @@
 
 #include "admit.h"
 #include "arena.h"
+#include "clock.h"
 #include "listen.h"
 #include "log.h"
 #include "review.h"
@@ -64,13 +65,6 @@ struct server {
     pthread_cond_t drained_cond;
     int n_drained;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static worker *worker_of(h2o_req_t *req)
 {
@@ -210,7 +204,7 @@ static void log_outcome(const admit_outcome *out, admit_phase phase, arena *a)
 
 static void handle_admission(route_handler *self, worker *w, h2o_req_t *req)
 {
-    uint64_t start = now_ns();
+    uint64_t start = clock_mono_ns();
     admit_phase phase;
     enum stats_path path;
     if (is_path(req, "/mutate")) {
@@ -221,12 +215,12 @@ static void handle_admission(route_handler *self, worker *w, h2o_req_t *req)
         path = STATS_VALIDATE;
     } else {
         send_status(req, 404, "NotFound", "no such path: use POST /mutate or POST /validate");
-        stats_record(&w->stats, STATS_OTHER, STATS_NOT_FOUND, now_ns() - start, NULL);
+        stats_record(&w->stats, STATS_OTHER, STATS_NOT_FOUND, clock_mono_ns() - start, NULL);
         return;
     }
     if (!is_method(req, "POST")) {
         method_not_allowed(req, "POST");
-        stats_record(&w->stats, path, STATS_BAD_METHOD, now_ns() - start, NULL);
+        stats_record(&w->stats, path, STATS_BAD_METHOD, clock_mono_ns() - start, NULL);
         return;
     }
 
@@ -234,18 +228,18 @@ static void handle_admission(route_handler *self, worker *w, h2o_req_t *req)
     arena a;
     arena_init_with(&a, pool_block, &req->pool);
     char now[32];
-    log_rfc3339(now, sizeof(now));
+    clock_rfc3339(now, sizeof(now));
     admit_config cfg = {self->srv->cfg.controller_username};
     admit_outcome out;
     if (admit_review(phase, req->entity.base, req->entity.len, now, &cfg, &a, &out) != 0) {
         send_text(req, 500, "Internal Server Error", "out of memory\n");
-        stats_record(&w->stats, path, STATS_ERROR, now_ns() - start, NULL);
+        stats_record(&w->stats, path, STATS_ERROR, clock_mono_ns() - start, NULL);
         log_msg(LOG_ERROR, "out of memory deciding a request", NULL);
         return;
     }
     send_response(req, out.http_status, out.http_status == 200 ? "OK" : "Bad Request",
                   "application/json", out.body, out.body_len);
-    stats_record(&w->stats, path, (enum stats_result)out.result, now_ns() - start, &out);
+    stats_record(&w->stats, path, (enum stats_result)out.result, clock_mono_ns() - start, &out);
     if (out.result == ADMIT_INVALID) {
         log_line l;
         log_begin(&l, LOG_WARN, "bad request");
@@ -393,9 +387,9 @@ static void *worker_main(void *arg)
              * drops DATA frames, which would cut an upload in progress: the
              * first GOAWAY already stops new streams, so skip the second. */
             h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
-            drain_deadline = now_ns() + (uint64_t)srv->cfg.shutdown_grace_ms * 1000000u;
+            drain_deadline = clock_mono_ns() + (uint64_t)srv->cfg.shutdown_grace_ms * 1000000u;
         }
-        if (w->draining && ((w->in_flight == 0 && !receiving(w)) || now_ns() > drain_deadline))
+        if (w->draining && ((w->in_flight == 0 && !receiving(w)) || clock_mono_ns() > drain_deadline))
             break;
     }
     pthread_mutex_lock(&srv->drained_lock);

@@ -177,21 +177,6 @@ static void test_truncation(void **state)
     free(big);
 }
 
-static void test_rfc3339(void **state)
-{
-    (void)state;
-    char buf[32];
-    time_t before = time(NULL);
-    log_rfc3339(buf, sizeof(buf));
-    time_t after = time(NULL);
-    assert_int_equal(strlen(buf), 20);
-    struct tm tm = {0};
-    char *end = strptime(buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    assert_non_null(end);
-    assert_int_equal(*end, '\0');
-    time_t t = timegm(&tm);
-    assert_true(t >= before && t <= after);
-}
 
 /* ---- threads ---------------------------------------------------------------- */
 
@@ -281,7 +266,6 @@ int main(void)
         cmocka_unit_test(test_null_and_empty_values),
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_threads_do_not_interleave),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
