@@ -14,7 +14,9 @@ Every test_*.py file of this directory imports from here, and run_all.py
     (what each must produce);
   - diff_objects: a patched object against an <name>.expected.json;
   - parse_metrics / metric_sum: the Prometheus text of /metrics;
-  - apply_patch and PatchError: an RFC 6902 JSON Patch applier.
+  - json_patch and ApiError: kubesim's RFC 6902 JSON Patch applier
+    (tests/kubesim/kubesim/patch.py), the one the simulated apiserver applies
+    webhook patches with; tests/kubesim is put on sys.path for it.
 
 WORK and CERTS are None until run_all.main() sets them: read them as
 harness.WORK and harness.CERTS at test time, never import them by name.
@@ -22,7 +24,6 @@ Python 3 standard library only.
 """
 
 import base64
-import copy
 import datetime
 import hashlib
 import http.client
@@ -34,6 +35,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -60,155 +62,11 @@ if not os.path.isabs(BINARY):
 WORK = None
 CERTS = None
 
-
-# --------------------------------------------------------------------------
-# RFC 6902 JSON Patch and RFC 6901 JSON Pointer, as the apiserver applies
-# them (evanphx/json-patch semantics for the operations we accept).
-
-class PatchError(Exception):
-    pass
-
-
-def pointer_tokens(ptr):
-    if ptr == "":
-        return []
-    if not isinstance(ptr, str) or not ptr.startswith("/"):
-        raise PatchError("bad JSON pointer %r" % (ptr,))
-    toks = ptr[1:].split("/")
-    out = []
-    for t in toks:
-        if re.search(r"~(?![01])", t):
-            raise PatchError("bad escape in JSON pointer %r" % ptr)
-        out.append(t.replace("~1", "/").replace("~0", "~"))
-    return out
-
-
-def _index(container, tok, allow_end):
-    if allow_end and tok == "-":
-        return len(container)
-    if not re.fullmatch(r"0|[1-9][0-9]*", tok):
-        raise PatchError("bad array index %r" % tok)
-    i = int(tok)
-    limit = len(container) + (1 if allow_end else 0)
-    if i >= limit:
-        raise PatchError("array index %d out of range" % i)
-    return i
-
-
-def _parent(doc, toks):
-    cur = doc
-    for t in toks[:-1]:
-        if isinstance(cur, dict):
-            if t not in cur:
-                raise PatchError("path component %r missing" % t)
-            cur = cur[t]
-        elif isinstance(cur, list):
-            cur = cur[_index(cur, t, False)]
-        else:
-            raise PatchError("path goes through a scalar at %r" % t)
-    return cur
-
-
-def _get(doc, ptr):
-    toks = pointer_tokens(ptr)
-    if not toks:
-        return doc
-    par = _parent(doc, toks)
-    last = toks[-1]
-    if isinstance(par, dict):
-        if last not in par:
-            raise PatchError("%s does not exist" % ptr)
-        return par[last]
-    if isinstance(par, list):
-        return par[_index(par, last, False)]
-    raise PatchError("%s: parent is a scalar" % ptr)
-
-
-def _add(doc, ptr, value):
-    toks = pointer_tokens(ptr)
-    if not toks:
-        return value
-    par = _parent(doc, toks)
-    last = toks[-1]
-    if isinstance(par, dict):
-        par[last] = value
-    elif isinstance(par, list):
-        par.insert(_index(par, last, True), value)
-    else:
-        raise PatchError("%s: parent is a scalar" % ptr)
-    return doc
-
-
-def _remove(doc, ptr):
-    toks = pointer_tokens(ptr)
-    if not toks:
-        raise PatchError("cannot remove the root")
-    par = _parent(doc, toks)
-    last = toks[-1]
-    if isinstance(par, dict):
-        if last not in par:
-            raise PatchError("%s does not exist" % ptr)
-        return par.pop(last)
-    if isinstance(par, list):
-        return par.pop(_index(par, last, False))
-    raise PatchError("%s: parent is a scalar" % ptr)
-
-
-def json_equal(a, b):
-    """JSON equality: unlike Python's ==, true is not 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def apply_patch(doc, ops):
-    """Returns a new document: `ops` (a decoded RFC 6902 array) applied to
-    a deep copy of `doc`. Raises PatchError on any invalid operation."""
-    if not isinstance(ops, list):
-        raise PatchError("a JSON Patch is an array")
-    doc = copy.deepcopy(doc)
-    for op in ops:
-        if not isinstance(op, dict) or not isinstance(op.get("op"), str) \
-                or not isinstance(op.get("path"), str):
-            raise PatchError("malformed operation %r" % (op,))
-        kind, path = op["op"], op["path"]
-        if kind in ("add", "replace", "test") and "value" not in op:
-            raise PatchError("%s without value" % kind)
-        if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind == "remove":
-            _remove(doc, path)
-        elif kind == "replace":
-            if pointer_tokens(path):
-                _get(doc, path)  # must exist
-                _remove(doc, path)
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind == "test":
-            if not json_equal(_get(doc, path), op["value"]):
-                raise PatchError("test failed at %s" % path)
-        elif kind in ("move", "copy"):
-            src = op.get("from")
-            if not isinstance(src, str):
-                raise PatchError("%s without from" % kind)
-            if kind == "move" and (path + "/").startswith(src + "/") \
-                    and path != src:
-                raise PatchError("cannot move %s into itself" % src)
-            val = copy.deepcopy(_get(doc, src))
-            if kind == "move":
-                _remove(doc, src)
-            doc = _add(doc, path, val)
-        else:
-            raise PatchError("unknown op %r" % kind)
-    return doc
-
+# JSON Patch (RFC 6902) is kubesim's: json_patch(doc, ops) returns a patched
+# copy or raises ApiError. json_equal is JSON equality (true is not 1).
+sys.path.insert(0, os.path.join(ROOT, "tests", "kubesim"))
+from kubesim.errors import ApiError  # noqa: E402
+from kubesim.patch import json_equal, json_patch  # noqa: E402
 
 # --------------------------------------------------------------------------
 # Comparing a patched object with an expected file.

@@ -13,7 +13,7 @@ What is checked, against ../../../shared/DESIGN.md §3/§4 and
 docs/DECISIONS.md, file by file:
   test_fixtures.py            the AdmissionReview fixtures of tests/fixtures:
                               the patch the mutating webhook returns, applied
-                              with harness.py's RFC 6902 applier, gives
+                              with kubesim's RFC 6902 applier, gives
                               <name>.expected.json; the validating webhook's
                               verdict on the mutated object (the apiserver
                               runs validating webhooks after mutating ones);

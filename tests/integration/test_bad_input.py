@@ -18,7 +18,7 @@ import threading
 import time
 
 from harness import (IO_TIMEOUT, SNI, Conn, ServerTestCase, compact,
-                     curl_batch, diff_objects, apply_patch, load_fixture,
+                     curl_batch, diff_objects, json_patch, load_fixture,
                      read_until_closed, tls_socket)
 
 
@@ -482,7 +482,7 @@ class TestBadInput(ServerTestCase):
         resp, patch = self.assert_review(st, h, b, uid)
         self.assertTrue(patch, "no patch for the escaped YurtHub review")
         diffs = diff_objects(expected,
-                             apply_patch(review["request"]["object"], patch))
+                             json_patch(review["request"]["object"], patch))
         self.assertEqual(diffs, [], "\n".join(diffs))
 
     def test_uid_echo_escaping(self):

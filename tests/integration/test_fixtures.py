@@ -2,7 +2,7 @@
 over HTTP/1.1 keep-alive and over HTTP/2.
 
 For each fixture (FIXTURE_CASES in harness.py says what it must produce):
-the patch /mutate returns, applied with harness.py's JSON Patch applier, gives
+the patch /mutate returns, applied with kubesim's JSON Patch applier, gives
 <name>.expected.json; /validate's verdict on the review as received and on
 the mutated object (the apiserver runs validating webhooks after mutating
 ones); mutate, validate and mutate again share one connection. Also: HTTP/2
@@ -15,8 +15,8 @@ integration`; one file: run_all.py -k 'test_fixtures.*').
 import copy
 import json
 
-from harness import (FIXTURE_CASES, PatchError, ServerTestCase, compact,
-                     curl_batch, diff_objects, apply_patch, load_fixture)
+from harness import (FIXTURE_CASES, ApiError, ServerTestCase, compact,
+                     curl_batch, diff_objects, json_patch, load_fixture)
 
 
 class FixtureMixin:
@@ -68,8 +68,8 @@ class FixtureMixin:
                 self.assertFalse(patch, "/mutate returned an unexpected "
                                  "patch: %s" % json.dumps(patch))
             try:
-                patched = apply_patch(req["object"], patch or [])
-            except PatchError as e:
+                patched = json_patch(req["object"], patch or [])
+            except ApiError as e:
                 self.fail("the patch does not apply to request.object: %s\n"
                           "patch: %s" % (e, json.dumps(patch)))
             diffs = diff_objects(expected, patched)

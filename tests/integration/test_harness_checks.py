@@ -1,7 +1,7 @@
-"""Checks of the tools the other files trust, with no server: the RFC 6902
-JSON Patch applier of harness.py (the fixture and transition tests apply the
-webhook's patches with it) on RFC 6902's examples and errors, diff_objects,
-and the fixture files of tests/fixtures themselves.
+"""Checks of the tools the other files trust, with no server: kubesim's RFC
+6902 JSON Patch applier (the fixture and transition tests apply the webhook's
+patches with it) on RFC 6902's examples and errors, diff_objects, and the
+fixture files of tests/fixtures themselves.
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_harness_checks.*').
@@ -11,8 +11,8 @@ import copy
 import datetime
 import unittest
 
-from harness import (FIXTURE_CASES, STAMPED, PatchError, compact, diff_objects,
-                     json_equal, apply_patch, load_fixture)
+from harness import (FIXTURE_CASES, STAMPED, ApiError, compact, diff_objects,
+                     json_equal, json_patch, load_fixture)
 
 
 class TestJsonPatchApplier(unittest.TestCase):
@@ -52,7 +52,7 @@ class TestJsonPatchApplier(unittest.TestCase):
         for doc, ops, want in cases:
             with self.subTest(ops=ops):
                 before = copy.deepcopy(doc)
-                self.assertTrue(json_equal(apply_patch(doc, ops), want))
+                self.assertTrue(json_equal(json_patch(doc, ops), want))
                 self.assertEqual(doc, before, "input was modified")
 
     def test_rfc6902_errors(self):
@@ -74,8 +74,8 @@ class TestJsonPatchApplier(unittest.TestCase):
         ]
         for doc, ops in cases:
             with self.subTest(ops=ops):
-                with self.assertRaises(PatchError):
-                    apply_patch(doc, ops)
+                with self.assertRaises(ApiError):
+                    json_patch(doc, ops)
 
     def test_diff_objects(self):
         now = datetime.datetime.now(datetime.timezone.utc) \

@@ -14,8 +14,8 @@ import hashlib
 import json
 import time
 
-from harness import (POD_REF, STAMPED, PatchError, ServerTestCase, compact,
-                     diff_objects, apply_patch, load_fixture)
+from harness import (POD_REF, STAMPED, ApiError, ServerTestCase, compact,
+                     diff_objects, json_patch, load_fixture)
 
 
 H = "5d8f6c9b7d"
@@ -192,8 +192,8 @@ class TestTransitions(ServerTestCase):
             return
         self.assertTrue(patch, "/mutate returned no patch")
         try:
-            obj = apply_patch(review["request"]["object"], patch)
-        except PatchError as e:
+            obj = json_patch(review["request"]["object"], patch)
+        except ApiError as e:
             self.fail("the patch does not apply to request.object: %s\n"
                       "patch: %s" % (e, json.dumps(patch)))
         sent = review["request"]["object"].get("status") or {}
@@ -288,7 +288,7 @@ class TestTransitions(ServerTestCase):
                 resp, patch = self.verdict("/mutate", review)
                 if patched:
                     self.assertTrue(resp["allowed"], resp)
-                    obj = apply_patch(review["request"]["object"], patch or [])
+                    obj = json_patch(review["request"]["object"], patch or [])
                     self.assertEqual(obj["spec"]["updateStrategy"],
                                      {"type": "OnDelete"})
                 else:
