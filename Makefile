@@ -143,7 +143,7 @@ unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
 integration: $(BUILD)/ota-webhook
-	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_tests.py
+	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_all.py
 
 # The controller against kubesim (needs the programs built).
 e2e: $(BUILD)/ota-controller

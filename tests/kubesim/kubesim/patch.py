@@ -13,6 +13,7 @@
 All functions take and return plain JSON values and never modify their input.
 """
 import copy
+import re
 
 from . import errors
 
@@ -42,6 +43,15 @@ def _merge_key(field, parent):
 
 
 # ---------------------------------------------------------------- JSON Patch
+# RFC 6902 over RFC 6901 pointers. Stricter than evanphx/json-patch where the
+# RFCs are: an array index is digits with no sign or leading zero, "~" in a
+# pointer is "~0" or "~1", add/replace/test need "value", move/copy need
+# "from", move may not go into its own child, and `test` compares as JSON
+# (true is not 1).
+
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+_REJECTED = "the server rejected our request due to an error in our request"
+
 
 def _unescape(tok):
     return tok.replace("~1", "/").replace("~0", "~")
@@ -50,14 +60,37 @@ def _unescape(tok):
 def _split_pointer(ptr):
     if ptr == "":
         return []
-    if not ptr.startswith("/"):
-        raise errors.ApiError(422, "Invalid", "the server rejected our request due to an error in our request: "
-                              "JSON pointer %r does not start with /" % ptr)
-    return [_unescape(t) for t in ptr[1:].split("/")]
+    if not isinstance(ptr, str) or not ptr.startswith("/"):
+        raise errors.ApiError(422, "Invalid", _REJECTED + ": "
+                              "JSON pointer %r does not start with /" % (ptr,))
+    toks = ptr[1:].split("/")
+    if any(re.search(r"~(?![01])", t) for t in toks):
+        raise _perr(_REJECTED + ": JSON pointer %r: \"~\" not followed by 0 or 1" % ptr)
+    return [_unescape(t) for t in toks]
 
 
 def _perr(msg):
     return errors.ApiError(422, "Invalid", msg)
+
+
+def _index(tok):
+    """tok as an RFC 6901 array index, or None when it is not one."""
+    return int(tok) if _ARRAY_INDEX.fullmatch(tok) else None
+
+
+def json_equal(a, b):
+    """JSON equality: unlike Python's ==, true is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _walk(doc, toks, path):
@@ -65,15 +98,15 @@ def _walk(doc, toks, path):
     for t in toks:
         if isinstance(cur, dict):
             if t not in cur:
-                raise _perr("the server rejected our request due to an error in our request")
+                raise _perr(_REJECTED)
             cur = cur[t]
         elif isinstance(cur, list):
-            try:
-                cur = cur[int(t)]
-            except (ValueError, IndexError):
-                raise _perr("the server rejected our request due to an error in our request")
+            i = _index(t)
+            if i is None or i >= len(cur):
+                raise _perr(_REJECTED)
+            cur = cur[i]
         else:
-            raise _perr("the server rejected our request due to an error in our request")
+            raise _perr(_REJECTED)
     return cur
 
 
@@ -93,11 +126,10 @@ def _add(doc, path, value):
         if last == "-":
             parent.append(value)
         else:
-            try:
-                i = int(last)
-            except ValueError:
-                raise _perr("the server rejected our request due to an error in our request")
-            if i < 0 or i > len(parent):
+            i = _index(last)
+            if i is None:
+                raise _perr(_REJECTED)
+            if i > len(parent):
                 raise _perr("add operation does not apply: doc is missing path: \"%s\": missing value" % path)
             parent.insert(i, value)
     else:
@@ -108,17 +140,16 @@ def _add(doc, path, value):
 def _remove(doc, path, op="remove"):
     toks = _split_pointer(path)
     if not toks:
-        raise _perr("the server rejected our request due to an error in our request")
+        raise _perr(_REJECTED)
     parent = _walk(doc, toks[:-1], path)
     last = toks[-1]
-    try:
-        if isinstance(parent, dict):
-            return parent.pop(last)
-        if isinstance(parent, list):
-            return parent.pop(int(last))
-    except (KeyError, ValueError, IndexError):
-        pass
-    raise _perr("the server rejected our request due to an error in our request: "
+    if isinstance(parent, dict) and last in parent:
+        return parent.pop(last)
+    if isinstance(parent, list):
+        i = _index(last)
+        if i is not None and i < len(parent):
+            return parent.pop(i)
+    raise _perr(_REJECTED + ": "
                 "%s operation does not apply: doc is missing path: \"%s\": missing value" % (op, path))
 
 
@@ -127,30 +158,37 @@ def json_patch(doc, ops):
         raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     doc = copy.deepcopy(doc)
     for op in ops:
+        if not isinstance(op, dict):
+            raise _perr(_REJECTED + ": an operation is not a JSON object: %r" % (op,))
         kind = op.get("op")
         path = op.get("path")
         if path is None:
-            raise _perr("the server rejected our request due to an error in our request: missing path")
+            raise _perr(_REJECTED + ": missing path")
+        if kind in ("add", "replace", "test") and "value" not in op:
+            raise _perr(_REJECTED + ": %s operation without value" % kind)
+        if kind in ("move", "copy") and not isinstance(op.get("from"), str):
+            raise _perr(_REJECTED + ": %s operation without from" % kind)
         if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op.get("value")))
+            doc = _add(doc, path, copy.deepcopy(op["value"]))
         elif kind == "remove":
             _remove(doc, path)
         elif kind == "replace":
             if _split_pointer(path):
                 _remove(doc, path, "replace")
-            doc = _add(doc, path, copy.deepcopy(op.get("value")))
+            doc = _add(doc, path, copy.deepcopy(op["value"]))
         elif kind == "move":
-            v = _remove(doc, op.get("from"), "move")
+            if isinstance(path, str) and path.startswith(op["from"] + "/"):
+                raise _perr(_REJECTED + ": move operation does not apply: "
+                            "\"%s\" is inside \"%s\"" % (path, op["from"]))
+            v = _remove(doc, op["from"], "move")
             doc = _add(doc, path, v)
         elif kind == "copy":
-            doc = _add(doc, path, copy.deepcopy(_get(doc, op.get("from"))))
+            doc = _add(doc, path, copy.deepcopy(_get(doc, op["from"])))
         elif kind == "test":
-            if _get(doc, path) != op.get("value"):
-                raise _perr("the server rejected our request due to an error in our request: "
-                            "testing value %s failed: test failed" % path)
+            if not json_equal(_get(doc, path), op["value"]):
+                raise _perr(_REJECTED + ": testing value %s failed: test failed" % path)
         else:
-            raise _perr("the server rejected our request due to an error in our request: "
-                        "Unexpected kind: %s" % kind)
+            raise _perr(_REJECTED + ": Unexpected kind: %s" % kind)
     return doc
 
 

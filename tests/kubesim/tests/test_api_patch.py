@@ -29,6 +29,32 @@ class PatchFunctionsTest(unittest.TestCase):
         with self.assertRaises(errors.ApiError):
             patch.json_patch(doc, [{"op": "remove", "path": "/nope"}])
 
+    def test_json_patch_rfc_errors(self):
+        # What RFC 6901/6902 make an error (evanphx/json-patch lets some
+        # through): every one is a 422, never a Python exception.
+        for doc, ops in (
+                ({"a": [1, 2]}, [{"op": "add", "path": "/a/01", "value": 0}]),
+                ({"a": [1, 2]}, [{"op": "add", "path": "/a/+1", "value": 0}]),
+                ({"a": [1, 2]}, [{"op": "remove", "path": "/a/-1"}]),
+                ({"a": [1, 2]}, [{"op": "replace", "path": "/a/-1", "value": 0}]),
+                ({"a": 1}, [{"op": "add", "path": "/a~2", "value": 1}]),
+                ({"a": 1}, [{"op": "test", "path": "/a", "value": True}]),
+                ({"a": 1}, [{"op": "add", "path": "/b"}]),
+                ({"a": 1}, [{"op": "replace", "path": "/a"}]),
+                ({"a": 1}, [{"op": "test", "path": "/a"}]),
+                ({"a": 1}, [{"op": "move", "path": "/b"}]),
+                ({"a": 1}, [{"op": "copy", "path": "/b"}]),
+                ({"a": [{"k": 1}, {"k": 2}]}, [{"op": "move", "from": "/a/0", "path": "/a/0/x"}]),
+                ({"a": 1}, ["add"]),
+                ({"a": 1}, [{"op": "add", "path": 5, "value": 1}])):
+            with self.subTest(ops=ops):
+                with self.assertRaises(errors.ApiError):
+                    patch.json_patch(doc, ops)
+        self.assertEqual(patch.json_patch({"a": [1, 2]}, [{"op": "test", "path": "/a/1", "value": 2.0}]),
+                         {"a": [1, 2]})
+        self.assertEqual(patch.json_patch({"a": [1, 2]}, [{"op": "move", "from": "/a/0", "path": "/a/1"}]),
+                         {"a": [2, 1]})
+
     def test_merge_patch(self):
         self.assertEqual(patch.merge_patch({"a": 1, "b": {"c": 1, "d": 2}, "l": [1, 2]},
                                            {"a": None, "b": {"c": 3}, "l": [3]}),

@@ -1,0 +1,91 @@
+"""The command line and the TLS settings: bad flags and unusable certificate
+files make the server exit non-zero with a message (and no sanitizer
+report); TLS 1.2 and 1.3 are accepted by default, --tls-min-version
+VersionTLS13 refuses TLS 1.2.
+
+Part of the integration suite: run_all.py runs it with the others (`make
+integration`; one file: run_all.py -k 'test_command_line_and_tls.*').
+"""
+
+import os
+import ssl
+import subprocess
+import unittest
+
+import harness
+from harness import (BINARY, Conn, Server, child_env, client_context,
+                     compact, free_ports, load_fixture, sanitizer_lines,
+                     tls_socket)
+
+
+class TestCommandLine(unittest.TestCase):
+    def run_bad(self, args):
+        ports = free_ports(3)
+        cmd = [BINARY, "--bind-address", "127.0.0.1:%d" % ports[0],
+               "--health-probe-bind-address", "127.0.0.1:%d" % ports[1],
+               "--metrics-bind-address", "127.0.0.1:%d" % ports[2]] + args
+        try:
+            p = subprocess.run(cmd, capture_output=True, timeout=10,
+                               env=child_env(), stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            self.fail("%s did not exit within 10 s" % " ".join(args))
+        err = p.stderr.decode("utf-8", "replace")
+        self.assertNotEqual(p.returncode, 0, "accepted %s" % args)
+        self.assertTrue(err.strip(), "no message on stderr for %s" % args)
+        self.assertEqual(sanitizer_lines(err), [], err)
+
+    def test_bad_command_lines_exit_nonzero(self):
+        if not os.access(BINARY, os.X_OK):
+            self.fail("server binary %s missing" % BINARY)
+        cert = ["--tls-cert-file", harness.CERTS["tls.crt"],
+                "--tls-private-key-file", harness.CERTS["tls.key"]]
+        for args in ([],
+                     ["--tls-cert-file", harness.CERTS["tls.crt"]],
+                     cert + ["--no-such-flag"],
+                     cert + ["--tls-min-version", "VersionTLS10"],
+                     cert + ["--threads", "abc"],
+                     cert + ["--max-request-bytes", "-1"],
+                     ["--tls-cert-file",
+                      os.path.join(harness.WORK, "missing.crt"),
+                      "--tls-private-key-file", harness.CERTS["tls.key"]],
+                     ["--tls-cert-file", harness.CERTS["tls.crt"],
+                      "--tls-private-key-file", harness.CERTS["ca.key"]]):
+            with self.subTest(args=args):
+                self.run_bad(args)
+
+
+class TestTLSVersions(unittest.TestCase):
+    def handshake(self, port, **ctxargs):
+        s = tls_socket(port, client_context(**ctxargs), timeout=5)
+        v = s.version()
+        s.close()
+        return v
+
+    def test_default_accepts_tls12_and_tls13(self):
+        srv = Server("tls-default")
+        srv.start()
+        try:
+            self.assertEqual(self.handshake(
+                srv.port, max_version=ssl.TLSVersion.TLSv1_2), "TLSv1.2")
+            self.assertEqual(self.handshake(
+                srv.port, min_version=ssl.TLSVersion.TLSv1_3), "TLSv1.3")
+        finally:
+            problems = srv.stop()
+        self.assertEqual(problems, [])
+
+    def test_min_tls13_rejects_tls12(self):
+        srv = Server("tls13", ["--tls-min-version", "VersionTLS13"])
+        srv.start()
+        try:
+            with self.assertRaises(ssl.SSLError):
+                self.handshake(srv.port, max_version=ssl.TLSVersion.TLSv1_2)
+            self.assertEqual(self.handshake(srv.port), "TLSv1.3")
+            # And the server is fine after a failed handshake.
+            c = Conn(srv.port)
+            review, _ = load_fixture("configmap-create")
+            st, _, _ = c.call("POST", "/validate", compact(review))
+            c.close()
+            self.assertEqual(st, 200)
+        finally:
+            problems = srv.stop()
+        self.assertEqual(problems, [])
