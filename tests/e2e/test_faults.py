@@ -145,10 +145,25 @@ class Faults(Base):
         self.assertGreater(len(conflicts), 0, "no Job create met the 409: the test proves little")
 
     def test_slow_apiserver(self):
+        window = {}
+
         def during(pods, h):
+            window["delays"] = self.sim.fault_state()["injected"]["delays"]
+            window["start"] = time.monotonic()
             self.sim.faults({"delay": {"seconds": 1.5, "rate": 0.5}})
             time.sleep(5)
+            window["end"] = time.monotonic()
         self.run_flow(during)
+        # the fault met the controller: kubesim delayed answers (its counter
+        # counts everyone's, the tests' own calls too), and answers to some of
+        # the controller's requests of that time took 1.5 s or more at its
+        # proxy (an answer not delayed takes milliseconds)
+        delays = self.sim.fault_state()["injected"]["delays"] - window["delays"]
+        log_ = [e for e in self.ctl.proxy.entries(window["start"]) if e["t"] < window["end"]]
+        slow = [e for e in log_ if e["t_done"] is not None and e["t_done"] - e["t"] >= 1.5]
+        log("%d requests, %d answered 1.5 s late; kubesim delayed %d answers" % (len(log_), len(slow), delays))
+        self.assertGreater(delays, 0, "kubesim delayed nothing: the test proves nothing")
+        self.assertGreater(len(slow), 0, "no answer to the controller was delayed: the test proves nothing")
 
     def test_apiserver_restarted(self):
         """kubesim keeps no state across its own restarts (objects in memory,
