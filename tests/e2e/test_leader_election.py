@@ -1,0 +1,98 @@
+"""Leader election with two replicas (class LeaderElection): only the leader
+writes; a killed leader's successor takes over within a lease duration, a
+SIGTERMed one hands the Lease over within a retry period; a leader cut off
+from the apiserver writes nothing once it lost the lease, not even retries.
+"""
+import time
+
+from harness import FRESH, Base, log, wait_until
+
+
+class LeaderElection(Base):
+    NODES = 3
+    CONTROLLERS = 2
+    LEASE = (3, 2, 0.5)
+
+    def leader(self):
+        leaders = [c for c in self.ctls if c.proc.poll() is None and c.leading()]
+        return leaders[0] if len(leaders) == 1 else None
+
+    def test_only_the_leader_writes_and_hands_over(self):
+        t0 = time.monotonic()
+        lead = wait_until(self.leader, 10, "one leader")
+        other = [c for c in self.ctls if c is not lead][0]
+        pods, h = self.upgraded_ds(nodes=["node-1", "node-2"])
+        self.request_pull(pods[0], h)
+        self.wait_image_ready(pods[0], "PullImageSuccess")
+        self.assertEqual(other.proxy.writes(t0), [], "the follower wrote")
+        self.assertEqual([e for e in other.proxy.entries(t0) if "/leases" in e["path"] and e["method"] != "GET"],
+                         [], "the follower wrote the Lease while the leader held it")
+        self.assertGreater(len(lead.proxy.writes(t0)), 0)
+        self.assertFalse(other.leading())
+        # the leader dies without releasing the Lease: the other takes over
+        # within a lease duration (plus a retry period) and carries on
+        lead.kill()
+        t_kill = time.monotonic()
+        wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 1, "the follower taking over")
+        took = time.monotonic() - t_kill
+        log("handover took %.2fs" % took)
+        self.request_pull(pods[1], h)
+        self.wait_image_ready(pods[1], "PullImageSuccess")
+        self.assertEqual([e for e in lead.proxy.writes(t_kill)], [])
+        self.assertGreater(len(other.proxy.writes(t_kill)), 0)
+        self.assert_one_job_per_request(pods)
+        self.assert_no_duplicate_jobs()
+        # and the old leader, restarted, stays a follower
+        lead.start()
+        lead.wait_ready()
+        t1 = time.monotonic()
+        time.sleep(2)
+        self.assertFalse(lead.leading())
+        self.assertTrue(other.leading())
+        self.assertEqual(lead.proxy.writes(t1), [])
+
+
+    def test_partitioned_leader_stops_writing(self):
+        """The leader loses the apiserver (not the process) while its writes
+        for a request are failing and being retried: the other replica takes
+        over within a lease duration, and the old leader, once it reaches the
+        apiserver again, writes nothing (no retry of a write it queued while
+        it led: losing the lease stops writing at once)."""
+        lead = wait_until(self.leader, 10, "one leader")
+        other = [c for c in self.ctls if c is not lead][0]
+        pods, h = self.upgraded_ds(new=FRESH.pop(), nodes=["node-3"])
+        # its writes fail (connection reset), its Lease renewals still pass
+        lead.proxy.reset_writes = True
+        self.request_pull(pods[0], h)
+        wait_until(lambda: len(lead.proxy.resets) >= 4, 10, "the leader retrying its writes")
+        lead.proxy.stop()
+        lead.proxy.reset_writes = False
+        t_cut = time.monotonic()
+        wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 3, "the other replica taking over")
+        self.wait_image_ready(pods[0], "PullImageSuccess")
+        time.sleep(max(0.0, t_cut + 6 - time.monotonic()))  # long enough for retries to pile up
+        lead.proxy.start()
+        t_heal = time.monotonic()
+        time.sleep(3)
+        self.assertEqual([(e["method"], e["path"]) for e in lead.proxy.writes(t_heal)], [],
+                         "the old leader wrote after it lost the lease")
+        self.assertFalse(lead.leading())
+        self.assertTrue(other.leading())
+        self.assert_no_duplicate_jobs()
+        self.assert_one_job_per_request(pods)
+
+    def test_sigterm_releases_the_lease(self):
+        """A leader stopped with SIGTERM gives the Lease up: the other replica
+        leads after a retry period, not a lease duration, and carries on."""
+        lead = wait_until(self.leader, 10, "one leader")
+        other = [c for c in self.ctls if c is not lead][0]
+        t_stop = time.monotonic()
+        self.assertEqual(lead.stop(), 0, lead.tail())
+        wait_until(other.leading, self.LEASE[2] + 1.5, "the other replica taking over at once")
+        log("takeover after SIGTERM took %.2fs" % (time.monotonic() - t_stop))
+        pods, h = self.upgraded_ds(new=FRESH.pop(), nodes=["node-1"])
+        self.request_pull(pods[0], h)
+        self.wait_image_ready(pods[0], "PullImageSuccess")
+        self.assert_one_job_per_request(pods)
+        lead.start()
+        lead.wait_ready()
