@@ -147,7 +147,7 @@ integration: $(BUILD)/ota-webhook
 
 # The controller against kubesim (needs the programs built).
 e2e: $(BUILD)/ota-controller
-	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/e2e/run_tests.py
+	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/e2e/run_all.py
 
 kubesim-test:
 	bash tests/kubesim/test.sh

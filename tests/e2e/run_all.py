@@ -14,7 +14,7 @@ and what they run on in
   proxy.py                 the logging, fault-injecting TLS proxy between
                            each controller and kubesim
 
-Run: python3 tests/e2e/run_tests.py [-v] [Class[.test] ...]
+Run: python3 tests/e2e/run_all.py [-v] [Class[.test] ...]
   -v               progress and timings on stderr
   OTA_CONTROLLER   the binary (default build/ota-controller)
   OTA_E2E_KEEP=1   keep the state dirs (kubesim and controller logs), which are
