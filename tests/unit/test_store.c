@@ -262,13 +262,13 @@ static void random_run(size_t n, size_t steps, uint64_t seed)
             present[k] = 1;
         } else if (op < 8) {
             assert_int_equal(store_delete(&s, key), present[k]);
-            len -= present[k];
+            len -= (size_t)present[k];
             present[k] = 0;
         } else {
             kobj *o = store_take(&s, key);
             assert_int_equal(o != NULL, present[k]);
             kobj_free(o);
-            len -= present[k];
+            len -= (size_t)present[k];
             present[k] = 0;
         }
         assert_int_equal(s.len, len);
