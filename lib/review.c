@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_parse.h>
 
 #include "base64.h"
+#include "json.h"
 #include "ota_names.h"
 
 enum jtype { J_ANY, J_OBJ, J_ARR, J_STR, J_BOOL, J_NUM };
@@ -662,99 +662,58 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
 
 /* ---- encoding ---------------------------------------------------------- */
 
-#define GEN_STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
-
-static void gen_sv(yajl_gen g, sv s)
-{
-    yajl_gen_string(g, (const unsigned char *)(s.ptr != NULL ? s.ptr : ""), s.len);
-}
-
-static const char *gen_finish(yajl_gen g, size_t *len)
-{
-    const unsigned char *buf = NULL;
-    if (yajl_gen_get_buf(g, &buf, len) != yajl_gen_status_ok)
-        return NULL;
-    /* The buffer is arena memory: it outlives yajl_gen_free, which only
-     * returns blocks to the no-op free. */
-    yajl_gen_free(g);
-    return (const char *)buf;
-}
-
 const char *review_encode_response(const review_response *r, arena *a, size_t *len)
 {
-    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
-    yajl_gen g = yajl_gen_alloc(&funcs);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, a) != 0)
         return NULL;
-    yajl_gen_map_open(g);
-    GEN_STR(g, "apiVersion");
-    GEN_STR(g, REVIEW_API_VERSION);
-    GEN_STR(g, "kind");
-    GEN_STR(g, REVIEW_KIND);
-    GEN_STR(g, "response");
-    yajl_gen_map_open(g);
-    GEN_STR(g, "uid");
-    gen_sv(g, r->uid);
-    GEN_STR(g, "allowed");
-    yajl_gen_bool(g, r->allowed);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "apiVersion", REVIEW_API_VERSION);
+    json_kv_str(&w, "kind", REVIEW_KIND);
+    json_map_open(&w, "response");
+    json_str(&w, "uid");
+    json_sv(&w, r->uid);
+    json_kv_bool(&w, "allowed", r->allowed);
     if (!r->allowed) {
-        GEN_STR(g, "status");
-        yajl_gen_map_open(g);
-        GEN_STR(g, "code");
-        yajl_gen_integer(g, r->code);
-        GEN_STR(g, "reason");
-        GEN_STR(g, r->code == 403 ? "Forbidden" : "BadRequest");
-        GEN_STR(g, "message");
-        GEN_STR(g, r->message != NULL ? r->message : "denied");
-        yajl_gen_map_close(g);
+        json_map_open(&w, "status");
+        json_kv_int(&w, "code", r->code);
+        json_kv_str(&w, "reason", r->code == 403 ? "Forbidden" : "BadRequest");
+        json_kv_str(&w, "message", r->message != NULL ? r->message : "denied");
+        json_map_close(&w);
     }
     if (r->patch != NULL) {
-        size_t b64_len;
+        size_t b64_len = 0;
         char *b64 = base64_encode(a, r->patch, r->patch_len, &b64_len);
-        if (b64 == NULL) {
-            yajl_gen_free(g);
-            return NULL;
-        }
-        GEN_STR(g, "patchType");
-        GEN_STR(g, "JSONPatch");
-        GEN_STR(g, "patch");
-        yajl_gen_string(g, (const unsigned char *)b64, b64_len);
+        json_kv_str(&w, "patchType", "JSONPatch");
+        json_str(&w, "patch");
+        json_strn(&w, b64, b64_len); /* NULL when out of memory: fails the writer */
     }
     if (r->n_warnings > 0) {
-        GEN_STR(g, "warnings");
-        yajl_gen_array_open(g);
+        json_array_open(&w, "warnings");
         for (size_t i = 0; i < r->n_warnings; i++)
-            GEN_STR(g, r->warnings[i]);
-        yajl_gen_array_close(g);
+            json_str(&w, r->warnings[i]);
+        json_array_close(&w);
     }
-    yajl_gen_map_close(g);
-    yajl_gen_map_close(g);
-    return gen_finish(g, len);
+    json_map_close(&w);
+    json_map_close(&w);
+    return json_writer_finish(&w, len);
 }
 
 const char *review_encode_status(int code, const char *reason, const char *message, arena *a,
                                  size_t *len)
 {
-    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
-    yajl_gen g = yajl_gen_alloc(&funcs);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, a) != 0)
         return NULL;
-    yajl_gen_map_open(g);
-    GEN_STR(g, "kind");
-    GEN_STR(g, "Status");
-    GEN_STR(g, "apiVersion");
-    GEN_STR(g, "v1");
-    GEN_STR(g, "metadata");
-    yajl_gen_map_open(g);
-    yajl_gen_map_close(g);
-    GEN_STR(g, "status");
-    GEN_STR(g, "Failure");
-    GEN_STR(g, "message");
-    GEN_STR(g, message);
-    GEN_STR(g, "reason");
-    GEN_STR(g, reason);
-    GEN_STR(g, "code");
-    yajl_gen_integer(g, code);
-    yajl_gen_map_close(g);
-    return gen_finish(g, len);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "kind", "Status");
+    json_kv_str(&w, "apiVersion", "v1");
+    json_map_open(&w, "metadata");
+    json_map_close(&w);
+    json_kv_str(&w, "status", "Failure");
+    json_kv_str(&w, "message", message);
+    json_kv_str(&w, "reason", reason);
+    json_kv_int(&w, "code", code);
+    json_map_close(&w);
+    return json_writer_finish(&w, len);
 }
