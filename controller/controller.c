@@ -176,7 +176,7 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     kobj *node = NULL;
     if (r->status == 200) {
         char err[128];
-        yajl_val tree = kobj_parse(r->body, r->body_len, 64, err, sizeof(err));
+        yajl_val tree = json_parse_tree(r->body, r->body_len, 64, err, sizeof(err));
         if (tree != NULL) {
             node = kobj_decode(KOBJ_NODE, tree);
             yajl_tree_free(tree);

@@ -93,7 +93,7 @@ static int on_list_item(void *data, const char *json, size_t len)
 {
     informer *inf = data;
     char err[256];
-    yajl_val tree = kobj_parse(json, len, INFORMER_MAX_DEPTH, err, sizeof(err));
+    yajl_val tree = json_parse_tree(json, len, INFORMER_MAX_DEPTH, err, sizeof(err));
     if (tree == NULL) {
         log_msg(LOG_WARN, "skipping a list item that does not parse", "%s: %s", inf->name, err);
         return 1;
@@ -212,7 +212,7 @@ static int on_watch_line(void *data, const char *line, size_t len)
 {
     informer *inf = data;
     char err[256];
-    yajl_val ev = kobj_parse(line, len, INFORMER_MAX_DEPTH, err, sizeof(err));
+    yajl_val ev = json_parse_tree(line, len, INFORMER_MAX_DEPTH, err, sizeof(err));
     if (ev == NULL) {
         log_msg(LOG_WARN, "skipping a watch event that does not parse", "%s: %s", inf->name, err);
         return 0;

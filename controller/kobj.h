@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include <yajl/yajl_tree.h>
+#include "json.h" /* json_parse_tree makes the trees kobj_decode reads */
 
 typedef enum kobj_kind {
     KOBJ_DAEMONSET,
@@ -91,15 +91,10 @@ typedef struct kobj {
     } u;
 } kobj;
 
-/* Decodes one object of the given kind from a parsed tree.  Returns a new
- * kobj (free with kobj_free), or NULL when the object lacks a name/uid or
- * memory runs out. */
+/* Decodes one object of the given kind from a parsed tree (json_parse_tree).
+ * Returns a new kobj (free with kobj_free), or NULL when the object lacks a
+ * name/uid or memory runs out. */
 kobj *kobj_decode(kobj_kind kind, yajl_val obj);
-
-/* Parses json[0..len) (not NUL-terminated) after checking its nesting is at
- * most max_depth, since yajl's tree free recurses.  NULL with a message in
- * err on failure; free with yajl_tree_free. */
-yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size_t errlen);
 
 /* A copy of a Job pod's identity and waiting reason, or NULL. */
 kobj *kobj_copy_job_pod(const kobj *o);

@@ -184,3 +184,40 @@ void json_writer_free(json_writer *w)
     w->g = NULL;
     w->failed = 1; /* nothing more can be written */
 }
+
+/* ---- tree parser ----------------------------------------------------------- */
+
+yajl_val json_parse_tree(const char *json, size_t len, int max_depth, char *err, size_t errlen)
+{
+    /* Depth first, in one pass that skips strings, before yajl builds a
+     * tree it would free recursively. */
+    int depth = 0, in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = json[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max_depth) {
+                snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
+                return NULL;
+            }
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    char *text = malloc(len + 1);
+    if (text == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    memcpy(text, json, len);
+    text[len] = '\0';
+    yajl_val v = yajl_tree_parse(text, err, errlen);
+    free(text);
+    return v;
+}

@@ -1,6 +1,6 @@
 /*
- * json.h - JSON over yajl, for both programs: a writer that checks every
- * yajl_gen status.
+ * json.h - bounded JSON over yajl, for both programs: a writer that checks
+ * every yajl_gen status, and a tree parser that refuses deep nesting.
  *
  * The writer wraps a yajl_gen with a sticky failed flag: once a write fails
  * (a yajl_gen state error such as a value where a key belongs or a second
@@ -76,5 +76,12 @@ char *json_writer_take(json_writer *w);
 /* Frees the generator of a writer that is abandoned; harmless after a
  * finish. */
 void json_writer_free(json_writer *w);
+
+/* Parses json[0..len) (not NUL-terminated) after checking, in one pass
+ * that skips strings, that it nests at most max_depth maps and arrays deep:
+ * yajl's tree free recurses, and so would a hostile document's.  Returns the
+ * tree (free with yajl_tree_free), or NULL with a message in err (at most
+ * errlen bytes). */
+yajl_val json_parse_tree(const char *json, size_t len, int max_depth, char *err, size_t errlen);
 
 #endif

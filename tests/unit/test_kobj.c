@@ -7,8 +7,8 @@
  * first of a type wins, the controller ownerReference, deletion), Jobs
  * (Complete, Failed with the first Failed condition's reason), Job pods (the
  * first waiting container that says something about a pull), Nodes
- * (status.images names).  Then kobj_parse's depth bound and errors,
- * kobj_parse_time and kobj_ref.
+ * (status.images names).  Then kobj_parse_time and kobj_ref (the bounded
+ * parser the objects come through is tested in test_json.c).
  */
 #include "kobj_fixture.h"
 
@@ -593,113 +593,11 @@ static void test_name_and_uid_required(void **state)
     assert_null(kobj_decode(KOBJ_POD, NULL));
     assert_null(kobj_decode(KOBJ_N_KINDS, NULL));
     /* an unknown kind is refused even with a name and uid */
-    yajl_val v = kobj_parse(idents[0].json, strlen(idents[0].json), 64, NULL, 0);
+    yajl_val v = json_parse_tree(idents[0].json, strlen(idents[0].json), 64, NULL, 0);
     assert_non_null(v);
     assert_null(kobj_decode(KOBJ_N_KINDS, v));
     yajl_tree_free(v);
     kobj_free(NULL);
-}
-
-/* ---- kobj_parse ------------------------------------------------------------- */
-
-/* depth arrays ('[') or objects ('{', each {"a":...}) around inner */
-static char *nested(int depth, char open, const char *inner)
-{
-    size_t n = (size_t)depth * 8 + strlen(inner) + 1;
-    char *s = malloc(n);
-    assert_non_null(s);
-    size_t len = 0;
-    for (int i = 0; i < depth; i++)
-        len += (size_t)sprintf(s + len, "%s", open == '[' ? "[" : "{\"a\":");
-    len += (size_t)sprintf(s + len, "%s", inner);
-    for (int i = 0; i < depth; i++)
-        s[len++] = open == '[' ? ']' : '}';
-    s[len] = '\0';
-    return s;
-}
-
-static void test_parse_depth(void **state)
-{
-    (void)state;
-    char err[256];
-    for (int o = 0; o < 2; o++) {
-        char open = o == 0 ? '[' : '{';
-        char *ok = nested(64, open, "1"), *deep = nested(65, open, "1");
-        err[0] = '\0';
-        yajl_val v = kobj_parse(ok, strlen(ok), 64, err, sizeof(err));
-        if (v == NULL)
-            fail_msg("64 levels of %c refused: %s", open, err);
-        yajl_tree_free(v);
-        err[0] = '\0';
-        assert_null(kobj_parse(deep, strlen(deep), 64, err, sizeof(err)));
-        assert_non_null(strstr(err, "64"));
-        /* the bound is the caller's */
-        v = kobj_parse(deep, strlen(deep), 65, err, sizeof(err));
-        assert_non_null(v);
-        yajl_tree_free(v);
-        assert_null(kobj_parse(ok, strlen(ok), 63, err, sizeof(err)));
-        free(ok);
-        free(deep);
-    }
-}
-
-typedef struct depth_row {
-    const char *name;
-    const char *json;
-    int max_depth;
-    int ok;
-} depth_row;
-
-static const depth_row depths[] = {
-    /* brackets inside strings are text */
-    {"brackets in a string", "{\"a\":\"[[[[{{{{\"}", 2, 1},
-    {"brackets in a key", "{\"[[[[\":1}", 1, 1},
-    {"escaped quote keeps the string open", "{\"a\":\"\\\"[[[[\"}", 1, 1},
-    /* an escaped backslash ends before the quote, which closes the string:
-     * the brackets after it count */
-    {"escaped backslash then real nesting", "[\"\\\\\",[[1]]]", 2, 0},
-    {"escaped backslash then allowed nesting", "[\"\\\\\",[[1]]]", 3, 1},
-    {"siblings do not add up", "[[1],[2],[3],{\"a\":[4]}]", 3, 1},
-    {"a unicode escape", "{\"a\":\"\\u005b\\u005b\"}", 1, 1},
-};
-
-static void test_parse_depth_strings(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
-        const depth_row *r = &depths[i];
-        char err[256] = "";
-        yajl_val v = kobj_parse(r->json, strlen(r->json), r->max_depth, err, sizeof(err));
-        if ((v != NULL) != r->ok)
-            fail_msg("%s: %s (%s)", r->name, v != NULL ? "accepted" : "refused", err);
-        yajl_tree_free(v);
-    }
-}
-
-static void test_parse_errors(void **state)
-{
-    (void)state;
-    static const char *const bad[] = {
-        "", "{", "{\"a\":", "{\"a\" 1}", "{} x", "[1,]", "{'a':1}", "nul", "\"unterminated",
-        "{\"a\":\"\\x\"}",
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char err[256] = "";
-        yajl_val v = kobj_parse(bad[i], strlen(bad[i]), 64, err, sizeof(err));
-        if (v != NULL)
-            fail_msg("accepted: %s", bad[i]);
-        if (strstr(err, "error") == NULL)
-            fail_msg("%s: no error message (\"%s\")", bad[i], err);
-    }
-    /* the text need not end in a NUL: only len bytes are read */
-    const char buf[] = "{\"a\":[1,2]}   garbage that is not part of it";
-    char err[256] = "";
-    yajl_val v = kobj_parse(buf, 11, 64, err, sizeof(err));
-    assert_non_null(v);
-    assert_true(YAJL_IS_ARRAY(yajl_tree_get(v, (const char *[]){"a", NULL}, yajl_t_any)));
-    yajl_tree_free(v);
-    /* the same bytes one short are an error */
-    assert_null(kobj_parse(buf, 10, 64, err, sizeof(err)));
 }
 
 /* ---- kobj_parse_time and kobj_ref ------------------------------------------ */
@@ -801,9 +699,6 @@ int main(void)
         cmocka_unit_test(test_copy_job_pod),
         cmocka_unit_test(test_node_fixture),
         cmocka_unit_test(test_name_and_uid_required),
-        cmocka_unit_test(test_parse_depth),
-        cmocka_unit_test(test_parse_depth_strings),
-        cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_ref),
     };
