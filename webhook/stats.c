@@ -38,15 +38,15 @@ static uint64_t sum(stats *const *blocks, size_t n, size_t offset)
 
 #define SUM(field) sum(blocks, n, offsetof(stats, field))
 
-void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tls)
+void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls)
 {
     metrics_header(t, "ota_webhook_requests_total", "counter",
                    "Admission requests by path and result.");
     for (int p = 0; p < STATS_N_PATHS; p++)
         for (int r = 0; r < STATS_N_RESULTS; r++)
-            metrics_printf(t, "ota_webhook_requests_total{path=\"%s\",result=\"%s\"} %llu\n",
-                           path_names[p], result_names[r],
-                           (unsigned long long)SUM(requests[p][r]));
+            strbuf_printf(t, "ota_webhook_requests_total{path=\"%s\",result=\"%s\"} %llu\n",
+                          path_names[p], result_names[r],
+                          (unsigned long long)SUM(requests[p][r]));
 
     metrics_header(t, "ota_webhook_request_duration_seconds", "histogram",
                    "Time from a complete request to its response being queued.");
@@ -61,23 +61,23 @@ void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tl
 
     metrics_header(t, "ota_webhook_denials_total", "counter", "Denied requests by rule.");
     for (int r = 0; r <= ADMIT_N_RULES; r++)
-        metrics_printf(t, "ota_webhook_denials_total{rule=\"%s\"} %llu\n",
-                       r < ADMIT_N_RULES ? admit_rule_names[r] : "other",
-                       (unsigned long long)SUM(denials[r]));
+        strbuf_printf(t, "ota_webhook_denials_total{rule=\"%s\"} %llu\n",
+                      r < ADMIT_N_RULES ? admit_rule_names[r] : "other",
+                      (unsigned long long)SUM(denials[r]));
 
     metrics_header(t, "ota_webhook_mutations_total", "counter",
                    "Patches returned, by what they change.");
     for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++) {
         const char *name = admit_mutation_name(bit);
         if (name != NULL)
-            metrics_printf(t, "ota_webhook_mutations_total{kind=\"%s\"} %llu\n", name,
-                           (unsigned long long)SUM(mutations[bit]));
+            strbuf_printf(t, "ota_webhook_mutations_total{kind=\"%s\"} %llu\n", name,
+                          (unsigned long long)SUM(mutations[bit]));
     }
 
     metrics_header(t, "ota_webhook_cert_reloads_total", "counter",
                    "Serving certificate reloads by result.");
-    metrics_printf(t, "ota_webhook_cert_reloads_total{result=\"success\"} %llu\n",
-                   (unsigned long long)metrics_get(&tls->reloads_ok));
-    metrics_printf(t, "ota_webhook_cert_reloads_total{result=\"failure\"} %llu\n",
-                   (unsigned long long)metrics_get(&tls->reloads_failed));
+    strbuf_printf(t, "ota_webhook_cert_reloads_total{result=\"success\"} %llu\n",
+                  (unsigned long long)metrics_get(&tls->reloads_ok));
+    strbuf_printf(t, "ota_webhook_cert_reloads_total{result=\"failure\"} %llu\n",
+                  (unsigned long long)metrics_get(&tls->reloads_failed));
 }

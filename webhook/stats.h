@@ -40,6 +40,6 @@ void stats_record(stats *s, enum stats_path path, enum stats_result result, uint
                   const admit_outcome *out);
 
 /* Renders the sum over n blocks, plus the certificate counters, into t. */
-void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tls);
+void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls);
 
 #endif
