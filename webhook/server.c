@@ -284,7 +284,9 @@ static void handle_metrics(worker *w, h2o_req_t *req)
         return;
     }
     server *srv = w->srv;
-    stats *blocks[srv->cfg.threads];
+    /* One per worker thread (--threads, or one per CPU): request memory,
+     * not a VLA. */
+    stats **blocks = h2o_mem_alloc_pool(&req->pool, sizeof(*blocks) * (size_t)srv->cfg.threads);
     for (int i = 0; i < srv->cfg.threads; i++)
         blocks[i] = &srv->workers[i].stats;
     strbuf t = {0};

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *const path_names[STATS_N_PATHS] = {"/mutate", "/validate", "other"};
 
@@ -50,14 +51,20 @@ void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls)
 
     metrics_header(t, "ota_webhook_request_duration_seconds", "histogram",
                    "Time from a complete request to its response being queued.");
+    /* One per worker thread (--threads, or one per CPU): no VLA. */
+    metrics_histogram **hs = calloc(n > 0 ? n : 1, sizeof(*hs));
+    if (hs == NULL) {
+        t->failed = 1; /* a page without this family is not served */
+        return;
+    }
     for (int p = 0; p < STATS_N_PATHS; p++) {
-        metrics_histogram *hs[n > 0 ? n : 1];
         for (size_t i = 0; i < n; i++)
             hs[i] = &blocks[i]->latency[p];
         char labels[64];
         snprintf(labels, sizeof(labels), "path=\"%s\"", path_names[p]);
         metrics_histogram_render(t, "ota_webhook_request_duration_seconds", labels, hs, n);
     }
+    free(hs);
 
     metrics_header(t, "ota_webhook_denials_total", "counter", "Denied requests by rule.");
     for (int r = 0; r <= ADMIT_N_RULES; r++)
