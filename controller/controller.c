@@ -431,4 +431,10 @@ void controller_render_metrics(controller *c, strbuf *t)
     metrics_histogram_render(t, "ota_controller_reconcile_duration_seconds", "", &h, 1);
     metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
     strbuf_printf(t, "ota_controller_leader %d\n", c->leading);
+    metrics_header(t, "ota_controller_cache_store_failures_total", "counter",
+                   "Objects a cache could not keep (out of memory); each forces a relist.");
+    for (int i = 0; i < INF_COUNT; i++)
+        strbuf_printf(t, "ota_controller_cache_store_failures_total{resource=\"%s\"} %llu\n",
+                      c->informers[i].name,
+                      (unsigned long long)metrics_get(&c->informers[i].store_failures));
 }
