@@ -148,8 +148,9 @@ static void container(json_writer *w, const char *name, const char *image, const
 
 /* ---- validation ------------------------------------------------------------ */
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...)
+/* Writes the message into err; returns -1. */
+__attribute__((format(printf, 3, 4))) static int set_error(char *err, size_t errlen,
+                                                           const char *fmt, ...)
 {
     if (errlen > 0) {
         va_list ap;
@@ -175,24 +176,24 @@ static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char 
         const char *image =
             i < s->n_init_images ? s->init_images[i] : s->images[i - s->n_init_images];
         if (image == NULL)
-            return fail(err, errlen, "image %zu is missing", i);
+            return set_error(err, errlen, "image %zu is missing", i);
         imageref r;
         if (imageref_parse(&r, image, strlen(image), a, err, errlen) != 0)
             return -1;
         const char *normal = imageref_format(&r, a);
         if (normal == NULL)
-            return fail(err, errlen, "out of memory");
+            return set_error(err, errlen, "out of memory");
         size_t j = 0;
         while (j < n && strcmp(t[j].normal, normal) != 0)
             j++;
         if (j < n)
             continue; /* same image under another spelling: pulled once */
         if (n == PREPULL_JOB_MAX_IMAGES)
-            return fail(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
+            return set_error(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
         t[n++] = (target){image, normal, imageref_pull_policy(&r)};
     }
     if (n == 0)
-        return fail(err, errlen, "no image to pull");
+        return set_error(err, errlen, "no image to pull");
     return (int)n;
 }
 
@@ -210,15 +211,15 @@ static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
     };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
         if (required[i].value == NULL || required[i].value[0] == '\0')
-            return fail(err, errlen, "%s is missing", required[i].name);
+            return set_error(err, errlen, "%s is missing", required[i].name);
     if (s->backoff_limit < 0 || s->backoff_limit > 2)
-        return fail(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
+        return set_error(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
     if (s->active_deadline_seconds <= 0)
-        return fail(err, errlen, "active deadline %ld s is not above 0",
-                    s->active_deadline_seconds);
+        return set_error(err, errlen, "active deadline %ld s is not above 0",
+                         s->active_deadline_seconds);
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         if (s->pull_secrets[i] == NULL || s->pull_secrets[i][0] == '\0')
-            return fail(err, errlen, "pull secret %zu has no name", i);
+            return set_error(err, errlen, "pull secret %zu has no name", i);
     return 0;
 }
 
@@ -308,7 +309,7 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
     prepull_job_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
 
     if (json_writer_init(&w, a) != 0) {
-        fail(err, errlen, "out of memory");
+        set_error(err, errlen, "out of memory");
         goto cleanup;
     }
     json_writer_indent(&w, "  ");
@@ -347,7 +348,7 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
 
     const char *text = json_writer_finish(&w, len); /* arena memory */
     if (text == NULL) {
-        fail(err, errlen, "could not write the Job");
+        set_error(err, errlen, "could not write the Job");
         goto cleanup;
     }
     *json = text;
