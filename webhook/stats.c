@@ -24,7 +24,7 @@ void stats_record(stats *s, enum stats_path path, enum stats_result result, uint
         int i = admit_rule_index(out->rule);
         metrics_add(&s->denials[i < 0 ? ADMIT_N_RULES : i], 1);
     }
-    for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++)
+    for (unsigned bit = 0; bit < ADMIT_N_MUTATION_BITS; bit++)
         if (out->mutations & (1u << bit))
             metrics_add(&s->mutations[bit], 1);
 }
@@ -74,7 +74,7 @@ void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls)
 
     metrics_header(t, "ota_webhook_mutations_total", "counter",
                    "Patches returned, by what they change.");
-    for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++) {
+    for (unsigned bit = 0; bit < ADMIT_N_MUTATION_BITS; bit++) {
         const char *name = admit_mutation_name(bit);
         if (name != NULL)
             strbuf_printf(t, "ota_webhook_mutations_total{kind=\"%s\"} %llu\n", name,

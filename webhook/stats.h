@@ -26,13 +26,11 @@ enum stats_result {
     STATS_N_RESULTS
 };
 
-#define STATS_N_MUTATIONS 9 /* bits of admit_outcome.mutations */
-
 typedef struct stats {
     metrics_counter requests[STATS_N_PATHS][STATS_N_RESULTS];
     metrics_histogram latency[STATS_N_PATHS];
     metrics_counter denials[ADMIT_N_RULES + 1]; /* last: a rule not in the list */
-    metrics_counter mutations[STATS_N_MUTATIONS];
+    metrics_counter mutations[ADMIT_N_MUTATION_BITS]; /* by bit of admit_outcome.mutations */
 } stats;
 
 /* Counts one request (owning thread only). */
