@@ -199,14 +199,11 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
 static void decode_job(yajl_val obj, kobj_job *job)
 {
     static const char *const p_conds[] = {"status", "conditions", NULL};
-    static const char *const p_active[] = {"status", "active", NULL};
     job->pod_uid = dup_or_null(member_str(labels_of(obj), OTA_LABEL_POD_UID));
     job->revision_hash = dup_or_null(member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
     job->request_time = dup_or_null(member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
     static const char *const p_start[] = {"status", "startTime", NULL};
     job->start_epoch = kobj_parse_time(get_str(obj, p_start));
-    yajl_val active = get(obj, p_active);
-    job->active = YAJL_IS_INTEGER(active) ? YAJL_GET_INTEGER(active) : 0;
     yajl_val conds = get(obj, p_conds);
     if (!YAJL_IS_ARRAY(conds))
         return;
@@ -239,7 +236,6 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = strdup(reason);
         jp->waiting_message = dup_or_null(member_str(waiting, "message"));
-        jp->waiting_image = dup_or_null(member_str(st, "image"));
     }
 }
 
@@ -324,7 +320,6 @@ kobj *kobj_copy_job_pod(const kobj *o)
     c->u.job_pod.job_name = dup_or_null(o->u.job_pod.job_name);
     c->u.job_pod.waiting_reason = dup_or_null(o->u.job_pod.waiting_reason);
     c->u.job_pod.waiting_message = dup_or_null(o->u.job_pod.waiting_message);
-    c->u.job_pod.waiting_image = dup_or_null(o->u.job_pod.waiting_image);
     return c;
 }
 
@@ -360,7 +355,6 @@ void kobj_free(kobj *o)
         free(o->u.job_pod.job_name);
         free(o->u.job_pod.waiting_reason);
         free(o->u.job_pod.waiting_message);
-        free(o->u.job_pod.waiting_image);
         break;
     case KOBJ_NODE:
         free_list(o->u.node.images, o->u.node.n_images);

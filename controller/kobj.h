@@ -63,14 +63,12 @@ typedef struct kobj_job {
     char *request_time;   /* annotation */
     int complete, failed;
     char *failed_reason, *failed_message;
-    long long active;
     long long start_epoch; /* status.startTime, seconds since 1970; 0 if unset */
 } kobj_job;
 
 typedef struct kobj_job_pod {
     char *job_name;   /* job-name label */
     char *waiting_reason, *waiting_message; /* the first waiting container's */
-    char *waiting_image;
 } kobj_job_pod;
 
 typedef struct kobj_node {
