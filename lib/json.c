@@ -60,7 +60,7 @@ void json_str(json_writer *w, const char *s)
 
 void json_sv(json_writer *w, sv s)
 {
-    json_strn(w, s.ptr != NULL ? s.ptr : "", s.len);
+    json_strn(w, s.ptr != NULL ? s.ptr : "", s.ptr != NULL ? s.len : 0);
 }
 
 void json_int(json_writer *w, long long value)

@@ -75,6 +75,7 @@ static void w_views(json_writer *w)
     json_array_open(w, NULL);
     json_sv(w, (sv){text, 8});
     json_sv(w, SV_NULL);
+    json_sv(w, (sv){NULL, 5}); /* absent whatever its length */
     json_sv(w, (sv){text, 0});
     json_array_close(w);
 }
@@ -196,7 +197,7 @@ static const write_row writes[] = {
     {"members", w_members,
      "{\"kind\":\"Event\",\"count\":1,\"negative\":-42,\"max\":9223372036854775807,"
      "\"yes\":true,\"no\":false,\"metadata\":{},\"items\":[{\"name\":\"x\"},7]}"},
-    {"string views", w_views, "[\"uid-1234\",\"\",\"\"]"},
+    {"string views", w_views, "[\"uid-1234\",\"\",\"\",\"\"]"},
     {"indented", w_indented, "{\n  \"a\": \"b\",\n  \"c\": [\n    1\n  ]\n}\n"},
     {"closing a map that is not open", w_close_unopened_map, NULL},
     {"closing a map once too often", w_close_unopened_map_after_one, NULL},
