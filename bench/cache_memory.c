@@ -4,7 +4,7 @@
  *
  * The list body is built from a real pod (tests/fixtures/objects/
  * pod-agent-pulling.json, about 3 KB of JSON), fed in 64 KiB pieces through
- * the same path the informer takes (listsplit -> kobj_parse -> kobj_decode ->
+ * the same path the informer takes (listsplit -> json_parse_tree -> kobj_decode ->
  * store), and the heap in use is read with mallinfo2() before and after.
  * The body itself is not counted: the informer never holds it, it streams.
  *
@@ -34,7 +34,7 @@ static int on_item(void *data, const char *json, size_t len)
     char err[128];
     if (len > s->max_item)
         s->max_item = len;
-    yajl_val tree = kobj_parse(json, len, 64, err, sizeof(err));
+    yajl_val tree = json_parse_tree(json, len, 64, err, sizeof(err));
     if (tree == NULL)
         return 0;
     kobj *o = kobj_decode(KOBJ_POD, tree);

@@ -176,7 +176,7 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     kobj *node = NULL;
     if (r->status == 200) {
         char err[128];
-        yajl_val tree = kobj_parse(r->body, r->body_len, 64, err, sizeof(err));
+        yajl_val tree = json_parse_tree(r->body, r->body_len, 64, err, sizeof(err));
         if (tree != NULL) {
             node = kobj_decode(KOBJ_NODE, tree);
             yajl_tree_free(tree);
@@ -392,43 +392,49 @@ void controller_tick(controller *c, uint64_t now)
 
 /* ---- metrics ------------------------------------------------------------ */
 
-void controller_render_metrics(controller *c, metrics_text *t)
+void controller_render_metrics(controller *c, strbuf *t)
 {
     metrics_header(t, "ota_controller_watch_restarts_total", "counter",
                    "Watches re-opened after an error, a lost connection or 410 Gone.");
     for (int i = 0; i < INF_COUNT; i++)
-        metrics_printf(t, "ota_controller_watch_restarts_total{resource=\"%s\"} %llu\n",
-                       c->informers[i].name,
-                       (unsigned long long)metrics_get(&c->informers[i].restarts));
+        strbuf_printf(t, "ota_controller_watch_restarts_total{resource=\"%s\"} %llu\n",
+                      c->informers[i].name,
+                      (unsigned long long)metrics_get(&c->informers[i].restarts));
     metrics_header(t, "ota_controller_relists_total", "counter", "Complete lists of a resource.");
     for (int i = 0; i < INF_COUNT; i++)
-        metrics_printf(t, "ota_controller_relists_total{resource=\"%s\"} %llu\n",
-                       c->informers[i].name,
-                       (unsigned long long)metrics_get(&c->informers[i].relists));
+        strbuf_printf(t, "ota_controller_relists_total{resource=\"%s\"} %llu\n",
+                      c->informers[i].name,
+                      (unsigned long long)metrics_get(&c->informers[i].relists));
     metrics_header(t, "ota_controller_cached_objects", "gauge", "Objects in each cache.");
     for (int i = 0; i < INF_COUNT; i++)
-        metrics_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
-                       c->informers[i].name, c->informers[i].objects.len);
+        strbuf_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
+                      c->informers[i].name, c->informers[i].objects.len);
     kube_stats *ks = kube_client_stats(c->client);
     metrics_header(t, "ota_controller_api_calls_total", "counter",
                    "kube-apiserver calls by verb and result code.");
     for (int v = 0; v < KUBE_N_VERBS; v++)
         for (int k = 0; k < KUBE_N_CODES; k++)
-            metrics_printf(t, "ota_controller_api_calls_total{verb=\"%s\",code=\"%s\"} %llu\n",
-                           kube_verb_names[v], kube_code_names[k],
-                           (unsigned long long)metrics_get(&ks->calls[v][k]));
+            strbuf_printf(t, "ota_controller_api_calls_total{verb=\"%s\",code=\"%s\"} %llu\n",
+                          kube_verb_names[v], kube_code_names[k],
+                          (unsigned long long)metrics_get(&ks->calls[v][k]));
     metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
                    "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
-    metrics_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);
+    strbuf_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);
     static const char *const outcomes[PULL_N_OUTCOMES] = {"started", "succeeded", "failed"};
     metrics_header(t, "ota_controller_pulls_total", "counter", "Pre-pulls by outcome.");
     for (int i = 0; i < PULL_N_OUTCOMES; i++)
-        metrics_printf(t, "ota_controller_pulls_total{outcome=\"%s\"} %llu\n", outcomes[i],
-                       (unsigned long long)metrics_get(&c->pulls[i]));
+        strbuf_printf(t, "ota_controller_pulls_total{outcome=\"%s\"} %llu\n", outcomes[i],
+                      (unsigned long long)metrics_get(&c->pulls[i]));
     metrics_header(t, "ota_controller_reconcile_duration_seconds", "histogram",
                    "Time of one reconcile pass over every cached pod.");
     metrics_histogram *h = &c->pass_latency;
     metrics_histogram_render(t, "ota_controller_reconcile_duration_seconds", "", &h, 1);
     metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
-    metrics_printf(t, "ota_controller_leader %d\n", c->leading);
+    strbuf_printf(t, "ota_controller_leader %d\n", c->leading);
+    metrics_header(t, "ota_controller_cache_store_failures_total", "counter",
+                   "Objects a cache could not keep (out of memory); each forces a relist.");
+    for (int i = 0; i < INF_COUNT; i++)
+        strbuf_printf(t, "ota_controller_cache_store_failures_total{resource=\"%s\"} %llu\n",
+                      c->informers[i].name,
+                      (unsigned long long)metrics_get(&c->informers[i].store_failures));
 }

@@ -59,7 +59,7 @@ int controller_init(controller *c, kube_client *client, const controller_config 
 void controller_tick(controller *c, uint64_t now);
 /* All informers listed once. */
 int controller_synced(const controller *c);
-void controller_render_metrics(controller *c, metrics_text *t);
+void controller_render_metrics(controller *c, strbuf *t);
 void controller_free(controller *c);
 
 #endif

@@ -65,14 +65,14 @@ static void answer(httpd *h, httpd_conn *c)
     char *query = strchr(path, '?');
     if (query != NULL)
         *query = '\0';
-    metrics_text body = {0};
+    strbuf body = {0};
     int status = h->route(h->data, path, &body);
     if (body.failed)
         status = 503;
     const char *type = strcmp(path, "/metrics") == 0 ? "text/plain; version=0.0.4; charset=utf-8"
                                                      : "text/plain; charset=utf-8";
     reply(c, status, type, body.data != NULL ? body.data : "", body.failed ? 0 : body.len);
-    metrics_text_free(&body);
+    strbuf_free(&body);
 }
 
 void httpd_step(httpd *h, uint64_t now)

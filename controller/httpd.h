@@ -10,13 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics.h"
+#include "strbuf.h"
 
 #define HTTPD_MAX_CONNS 16
 #define HTTPD_MAX_REQUEST 4096
 
 /* Fills body for path; returns the HTTP status. */
-typedef int (*httpd_route_fn)(void *data, const char *path, metrics_text *body);
+typedef int (*httpd_route_fn)(void *data, const char *path, strbuf *body);
 
 typedef struct httpd_conn {
     int fd;

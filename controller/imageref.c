@@ -33,8 +33,8 @@ typedef struct span {
 /* Writes 'invalid image reference "<s>": <why>' into err, or without the
  * quoted reference when s is NULL (it is only quoted once it is known to be
  * printable ASCII, so the message is safe to put anywhere).  Returns -1. */
-__attribute__((format(printf, 5, 6))) static int fail(char *err, size_t errlen, const char *s,
-                                                      size_t len, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static int set_error(char *err, size_t errlen, const char *s,
+                                                           size_t len, const char *fmt, ...)
 {
     if (errlen == 0)
         return -1;
@@ -211,23 +211,24 @@ int imageref_parse(imageref *r, const char *s, size_t len, arena *a, char *err, 
 {
     memset(r, 0, sizeof(*r));
     if (len == 0)
-        return fail(err, errlen, NULL, 0, "empty");
+        return set_error(err, errlen, NULL, 0, "empty");
     if (len > IMAGEREF_MAX_LEN)
-        return fail(err, errlen, NULL, 0, "longer than %d bytes", IMAGEREF_MAX_LEN);
+        return set_error(err, errlen, NULL, 0, "longer than %d bytes", IMAGEREF_MAX_LEN);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-            return fail(err, errlen, NULL, 0, "whitespace at byte %zu", i);
+            return set_error(err, errlen, NULL, 0, "whitespace at byte %zu", i);
         if (c < 0x21 || c > 0x7e)
-            return fail(err, errlen, NULL, 0, "control or non-ASCII byte 0x%02x at byte %zu", c, i);
+            return set_error(err, errlen, NULL, 0, "control or non-ASCII byte 0x%02x at byte %zu",
+                             c, i);
     }
     if (len == 64) {
         size_t i = 0;
         while (i < len && LOWER_HEX(s[i]))
             i++;
         if (i == len)
-            return fail(err, errlen, s, len,
-                        "a 64-digit hexadecimal string is an image ID, not a reference");
+            return set_error(err, errlen, s, len,
+                             "a 64-digit hexadecimal string is an image ID, not a reference");
     }
 
     span rest = {s, len}, domain = {IMAGEREF_DEFAULT_DOMAIN, strlen(IMAGEREF_DEFAULT_DOMAIN)};
@@ -236,8 +237,8 @@ int imageref_parse(imageref *r, const char *s, size_t len, arena *a, char *err, 
         domain = (span){s, (size_t)(slash - s)};
         rest = (span){slash + 1, len - domain.n - 1};
         if (!domain_ok(domain))
-            return fail(err, errlen, s, len, "malformed registry \"%.*s\"", (int)domain.n,
-                        domain.p);
+            return set_error(err, errlen, s, len, "malformed registry \"%.*s\"", (int)domain.n,
+                             domain.p);
         if (span_eq(domain, "index.docker.io"))
             domain = (span){IMAGEREF_DEFAULT_DOMAIN, strlen(IMAGEREF_DEFAULT_DOMAIN)};
     }
@@ -261,13 +262,13 @@ int imageref_parse(imageref *r, const char *s, size_t len, arena *a, char *err, 
     if (why == NULL && digest.p != NULL)
         why = digest_problem(digest);
     if (why != NULL)
-        return fail(err, errlen, s, len, "%s", why);
+        return set_error(err, errlen, s, len, "%s", why);
 
     int library = span_eq(domain, IMAGEREF_DEFAULT_DOMAIN) && memchr(path.p, '/', path.n) == NULL;
     size_t name_len = domain.n + 1 + (library ? 8 : 0) + path.n;
     if (name_len > IMAGEREF_NAME_MAX)
-        return fail(err, errlen, s, len, "repository name is longer than %d characters",
-                    IMAGEREF_NAME_MAX);
+        return set_error(err, errlen, s, len, "repository name is longer than %d characters",
+                         IMAGEREF_NAME_MAX);
 
     r->domain = arena_strndup(a, domain.p, domain.n);
     r->path = arena_printf(a, "%s%.*s", library ? "library/" : "", (int)path.n, path.p);

@@ -237,27 +237,27 @@ typedef struct app {
     int stopping;
 } app;
 
-static int route_health(void *data, const char *path, metrics_text *body)
+static int route_health(void *data, const char *path, strbuf *body)
 {
     app *a = data;
     if (strcmp(path, "/healthz") == 0) {
-        metrics_printf(body, "ok\n");
+        strbuf_printf(body, "ok\n");
         return 200;
     }
     if (strcmp(path, "/readyz") == 0) {
         int ready = controller_synced(&a->ctl) && !a->stopping;
-        metrics_printf(body, ready ? "ok\n" : "caches not synced yet\n");
+        strbuf_printf(body, ready ? "ok\n" : "caches not synced yet\n");
         return ready ? 200 : 503;
     }
-    metrics_printf(body, "no such path: use /healthz or /readyz\n");
+    strbuf_printf(body, "no such path: use /healthz or /readyz\n");
     return 404;
 }
 
-static int route_metrics(void *data, const char *path, metrics_text *body)
+static int route_metrics(void *data, const char *path, strbuf *body)
 {
     app *a = data;
     if (strcmp(path, "/metrics") != 0) {
-        metrics_printf(body, "no such path: use /metrics\n");
+        strbuf_printf(body, "no such path: use /metrics\n");
         return 404;
     }
     controller_render_metrics(&a->ctl, body);

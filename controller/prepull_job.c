@@ -1,5 +1,5 @@
 /*
- * prepull_job.c - see prepull_job.h.  The body is written with yajl_gen into
+ * prepull_job.c - see prepull_job.h.  The body is written with lib/json into
  * arena memory, keys in a fixed order, so the same spec always gives the
  * same bytes (the golden files in tests/fixtures/jobs/ rely on it).
  *
@@ -33,9 +33,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
-
 #include "imageref.h"
+#include "json.h"
 #include "ota_names.h"
 
 #define HELPER_BUSYBOX "/bin/busybox"
@@ -84,131 +83,74 @@ void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-typedef struct gen {
-    yajl_gen g;
-    int failed;
-} gen;
-
-static void ok(gen *w, yajl_gen_status st)
-{
-    if (st != yajl_gen_status_ok)
-        w->failed = 1;
-}
-
-static void str(gen *w, const char *s)
-{
-    ok(w, yajl_gen_string(w->g, (const unsigned char *)s, strlen(s)));
-}
-
-static void open_map(gen *w, const char *key)
-{
-    if (key != NULL)
-        str(w, key);
-    ok(w, yajl_gen_map_open(w->g));
-}
-
-static void close_map(gen *w)
-{
-    ok(w, yajl_gen_map_close(w->g));
-}
-
-static void open_array(gen *w, const char *key)
-{
-    str(w, key);
-    ok(w, yajl_gen_array_open(w->g));
-}
-
-static void close_array(gen *w)
-{
-    ok(w, yajl_gen_array_close(w->g));
-}
-
-static void kv_str(gen *w, const char *key, const char *value)
-{
-    str(w, key);
-    str(w, value);
-}
-
-static void kv_int(gen *w, const char *key, long long value)
-{
-    str(w, key);
-    ok(w, yajl_gen_integer(w->g, value));
-}
-
-static void kv_bool(gen *w, const char *key, int value)
-{
-    str(w, key);
-    ok(w, yajl_gen_bool(w->g, value));
-}
-
 /* Labels and annotations go on the Job and on its pod template alike. */
-static void object_meta_marks(gen *w, const prepull_job_spec *s)
+static void object_meta_marks(json_writer *w, const prepull_job_spec *s)
 {
-    open_map(w, "labels");
-    kv_str(w, OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VALUE);
-    kv_str(w, OTA_LABEL_POD_UID, s->pod_uid);
-    close_map(w);
-    open_map(w, "annotations");
-    kv_str(w, OTA_ANN_JOB_REVISION, s->revision_hash);
-    kv_str(w, OTA_ANN_JOB_REQUEST_TIME, s->request_time != NULL ? s->request_time : "");
-    close_map(w);
+    json_map_open(w, "labels");
+    json_kv_str(w, OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VALUE);
+    json_kv_str(w, OTA_LABEL_POD_UID, s->pod_uid);
+    json_map_close(w);
+    json_map_open(w, "annotations");
+    json_kv_str(w, OTA_ANN_JOB_REVISION, s->revision_hash);
+    json_kv_str(w, OTA_ANN_JOB_REQUEST_TIME, s->request_time != NULL ? s->request_time : "");
+    json_map_close(w);
 }
 
 /* The parts every container shares: tiny resources, no privileges, a
  * working directory that exists in any image (the mount), the volume. */
-static void container_common(gen *w, int volume_read_only)
+static void container_common(json_writer *w, int volume_read_only)
 {
-    str(w, "workingDir");
-    str(w, "/" PREPULL_JOB_VOLUME);
-    open_map(w, "resources");
-    open_map(w, "requests");
-    kv_str(w, "cpu", "1m");
-    kv_str(w, "memory", "8Mi");
-    close_map(w);
+    json_kv_str(w, "workingDir", "/" PREPULL_JOB_VOLUME);
+    json_map_open(w, "resources");
+    json_map_open(w, "requests");
+    json_kv_str(w, "cpu", "1m");
+    json_kv_str(w, "memory", "8Mi");
+    json_map_close(w);
     /* Limits too: namespaces with a ResourceQuota on limits reject pods
      * without them.  32Mi leaves room for the runtime's own setup. */
-    open_map(w, "limits");
-    kv_str(w, "cpu", "100m");
-    kv_str(w, "memory", "32Mi");
-    close_map(w);
-    close_map(w);
-    open_array(w, "volumeMounts");
-    open_map(w, NULL);
-    kv_str(w, "name", PREPULL_JOB_VOLUME);
-    kv_str(w, "mountPath", "/" PREPULL_JOB_VOLUME);
-    kv_bool(w, "readOnly", volume_read_only);
-    close_map(w);
-    close_array(w);
-    open_map(w, "securityContext");
-    kv_bool(w, "allowPrivilegeEscalation", 0);
-    kv_bool(w, "readOnlyRootFilesystem", 1);
-    open_map(w, "capabilities");
-    open_array(w, "drop");
-    str(w, "ALL");
-    close_array(w);
-    close_map(w);
-    close_map(w);
+    json_map_open(w, "limits");
+    json_kv_str(w, "cpu", "100m");
+    json_kv_str(w, "memory", "32Mi");
+    json_map_close(w);
+    json_map_close(w);
+    json_array_open(w, "volumeMounts");
+    json_map_open(w, NULL);
+    json_kv_str(w, "name", PREPULL_JOB_VOLUME);
+    json_kv_str(w, "mountPath", "/" PREPULL_JOB_VOLUME);
+    json_kv_bool(w, "readOnly", volume_read_only);
+    json_map_close(w);
+    json_array_close(w);
+    json_map_open(w, "securityContext");
+    json_kv_bool(w, "allowPrivilegeEscalation", 0);
+    json_kv_bool(w, "readOnlyRootFilesystem", 1);
+    json_map_open(w, "capabilities");
+    json_array_open(w, "drop");
+    json_str(w, "ALL");
+    json_array_close(w);
+    json_map_close(w);
+    json_map_close(w);
 }
 
-static void container(gen *w, const char *name, const char *image, const char *policy,
+static void container(json_writer *w, const char *name, const char *image, const char *policy,
                       const char *const *command, size_t n_command, int volume_read_only)
 {
-    open_map(w, NULL);
-    kv_str(w, "name", name);
-    kv_str(w, "image", image);
-    kv_str(w, "imagePullPolicy", policy);
-    open_array(w, "command");
+    json_map_open(w, NULL);
+    json_kv_str(w, "name", name);
+    json_kv_str(w, "image", image);
+    json_kv_str(w, "imagePullPolicy", policy);
+    json_array_open(w, "command");
     for (size_t i = 0; i < n_command; i++)
-        str(w, command[i]);
-    close_array(w);
+        json_str(w, command[i]);
+    json_array_close(w);
     container_common(w, volume_read_only);
-    close_map(w);
+    json_map_close(w);
 }
 
 /* ---- validation ------------------------------------------------------------ */
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...)
+/* Writes the message into err; returns -1. */
+__attribute__((format(printf, 3, 4))) static int set_error(char *err, size_t errlen,
+                                                           const char *fmt, ...)
 {
     if (errlen > 0) {
         va_list ap;
@@ -234,24 +176,24 @@ static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char 
         const char *image =
             i < s->n_init_images ? s->init_images[i] : s->images[i - s->n_init_images];
         if (image == NULL)
-            return fail(err, errlen, "image %zu is missing", i);
+            return set_error(err, errlen, "image %zu is missing", i);
         imageref r;
         if (imageref_parse(&r, image, strlen(image), a, err, errlen) != 0)
             return -1;
         const char *normal = imageref_format(&r, a);
         if (normal == NULL)
-            return fail(err, errlen, "out of memory");
+            return set_error(err, errlen, "out of memory");
         size_t j = 0;
         while (j < n && strcmp(t[j].normal, normal) != 0)
             j++;
         if (j < n)
             continue; /* same image under another spelling: pulled once */
         if (n == PREPULL_JOB_MAX_IMAGES)
-            return fail(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
+            return set_error(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
         t[n++] = (target){image, normal, imageref_pull_policy(&r)};
     }
     if (n == 0)
-        return fail(err, errlen, "no image to pull");
+        return set_error(err, errlen, "no image to pull");
     return (int)n;
 }
 
@@ -269,63 +211,63 @@ static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
     };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
         if (required[i].value == NULL || required[i].value[0] == '\0')
-            return fail(err, errlen, "%s is missing", required[i].name);
+            return set_error(err, errlen, "%s is missing", required[i].name);
     if (s->backoff_limit < 0 || s->backoff_limit > 2)
-        return fail(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
+        return set_error(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
     if (s->active_deadline_seconds <= 0)
-        return fail(err, errlen, "active deadline %ld s is not above 0",
-                    s->active_deadline_seconds);
+        return set_error(err, errlen, "active deadline %ld s is not above 0",
+                         s->active_deadline_seconds);
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         if (s->pull_secrets[i] == NULL || s->pull_secrets[i][0] == '\0')
-            return fail(err, errlen, "pull secret %zu has no name", i);
+            return set_error(err, errlen, "pull secret %zu has no name", i);
     return 0;
 }
 
 /* ---- the Job --------------------------------------------------------------- */
 
-static void pod_spec(gen *w, const prepull_job_spec *s, const target *helper, const target *t,
-                     size_t n, arena *a)
+static void pod_spec(json_writer *w, const prepull_job_spec *s, const target *helper,
+                     const target *t, size_t n, arena *a)
 {
     static const char *const copy[] = {HELPER_BUSYBOX, "cp", HELPER_BUSYBOX, PREPULL_JOB_TRUE};
     static const char *const run_true[] = {PREPULL_JOB_TRUE};
 
-    open_map(w, "spec");
-    kv_str(w, "restartPolicy", "Never");
-    kv_str(w, "nodeName", s->node_name);
-    open_array(w, "tolerations");
-    open_map(w, NULL);
-    kv_str(w, "operator", "Exists");
-    close_map(w);
-    close_array(w);
-    kv_bool(w, "automountServiceAccountToken", 0);
-    kv_bool(w, "enableServiceLinks", 0);
-    open_map(w, "securityContext");
-    kv_bool(w, "runAsNonRoot", 1);
-    kv_int(w, "runAsUser", NON_ROOT_ID);
-    kv_int(w, "runAsGroup", NON_ROOT_ID);
-    open_map(w, "seccompProfile");
-    kv_str(w, "type", "RuntimeDefault");
-    close_map(w);
-    close_map(w);
+    json_map_open(w, "spec");
+    json_kv_str(w, "restartPolicy", "Never");
+    json_kv_str(w, "nodeName", s->node_name);
+    json_array_open(w, "tolerations");
+    json_map_open(w, NULL);
+    json_kv_str(w, "operator", "Exists");
+    json_map_close(w);
+    json_array_close(w);
+    json_kv_bool(w, "automountServiceAccountToken", 0);
+    json_kv_bool(w, "enableServiceLinks", 0);
+    json_map_open(w, "securityContext");
+    json_kv_bool(w, "runAsNonRoot", 1);
+    json_kv_int(w, "runAsUser", NON_ROOT_ID);
+    json_kv_int(w, "runAsGroup", NON_ROOT_ID);
+    json_map_open(w, "seccompProfile");
+    json_kv_str(w, "type", "RuntimeDefault");
+    json_map_close(w);
+    json_map_close(w);
     if (s->n_pull_secrets > 0) {
-        open_array(w, "imagePullSecrets");
+        json_array_open(w, "imagePullSecrets");
         for (size_t i = 0; i < s->n_pull_secrets; i++) {
-            open_map(w, NULL);
-            kv_str(w, "name", s->pull_secrets[i]);
-            close_map(w);
+            json_map_open(w, NULL);
+            json_kv_str(w, "name", s->pull_secrets[i]);
+            json_map_close(w);
         }
-        close_array(w);
+        json_array_close(w);
     }
-    open_array(w, "volumes");
-    open_map(w, NULL);
-    kv_str(w, "name", PREPULL_JOB_VOLUME);
-    open_map(w, "emptyDir");
-    kv_str(w, "sizeLimit", "16Mi"); /* a static busybox is 1-2 MB */
-    close_map(w);
-    close_map(w);
-    close_array(w);
+    json_array_open(w, "volumes");
+    json_map_open(w, NULL);
+    json_kv_str(w, "name", PREPULL_JOB_VOLUME);
+    json_map_open(w, "emptyDir");
+    json_kv_str(w, "sizeLimit", "16Mi"); /* a static busybox is 1-2 MB */
+    json_map_close(w);
+    json_map_close(w);
+    json_array_close(w);
 
-    open_array(w, "initContainers");
+    json_array_open(w, "initContainers");
     container(w, PREPULL_JOB_HELPER_CONTAINER, helper->image, helper->policy, copy,
               sizeof(copy) / sizeof(copy[0]), 0);
     for (size_t i = 0; i < n; i++) {
@@ -336,13 +278,13 @@ static void pod_spec(gen *w, const prepull_job_spec *s, const target *helper, co
         }
         container(w, name, t[i].image, t[i].policy, run_true, 1, 1);
     }
-    close_array(w);
+    json_array_close(w);
     /* ota-helper has just pulled the helper image on this node: asking the
      * registry again (Always, for a :latest helper) could only fail. */
-    open_array(w, "containers");
+    json_array_open(w, "containers");
     container(w, PREPULL_JOB_DONE_CONTAINER, helper->image, "IfNotPresent", run_true, 1, 1);
-    close_array(w);
-    close_map(w);
+    json_array_close(w);
+    json_map_close(w);
 }
 
 int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, size_t *len,
@@ -350,7 +292,7 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
 {
     target t[PREPULL_JOB_MAX_IMAGES];
     int n = -1;
-    gen w = {NULL, 0};
+    json_writer w = {0};
     int rc = -1;
 
     if (check_spec(s, err, errlen) != 0)
@@ -366,59 +308,53 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
     char name[PREPULL_JOB_NAME_MAX + 1];
     prepull_job_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
 
-    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
-    w.g = yajl_gen_alloc(&funcs);
-    if (w.g == NULL) {
-        fail(err, errlen, "out of memory");
+    if (json_writer_init(&w, a) != 0) {
+        set_error(err, errlen, "out of memory");
         goto cleanup;
     }
-    yajl_gen_config(w.g, yajl_gen_beautify, 1);
-    yajl_gen_config(w.g, yajl_gen_indent_string, "  ");
+    json_writer_indent(&w, "  ");
 
-    open_map(&w, NULL);
-    kv_str(&w, "apiVersion", "batch/v1");
-    kv_str(&w, "kind", "Job");
-    open_map(&w, "metadata");
-    kv_str(&w, "name", name);
-    kv_str(&w, "namespace", s->pod_namespace);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "apiVersion", "batch/v1");
+    json_kv_str(&w, "kind", "Job");
+    json_map_open(&w, "metadata");
+    json_kv_str(&w, "name", name);
+    json_kv_str(&w, "namespace", s->pod_namespace);
     object_meta_marks(&w, s);
-    open_array(&w, "ownerReferences");
-    open_map(&w, NULL);
-    kv_str(&w, "apiVersion", "v1");
-    kv_str(&w, "kind", "Pod");
-    kv_str(&w, "name", s->pod_name);
-    kv_str(&w, "uid", s->pod_uid);
-    kv_bool(&w, "controller", 0);
-    kv_bool(&w, "blockOwnerDeletion", 0);
-    close_map(&w);
-    close_array(&w);
-    close_map(&w);
+    json_array_open(&w, "ownerReferences");
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "apiVersion", "v1");
+    json_kv_str(&w, "kind", "Pod");
+    json_kv_str(&w, "name", s->pod_name);
+    json_kv_str(&w, "uid", s->pod_uid);
+    json_kv_bool(&w, "controller", 0);
+    json_kv_bool(&w, "blockOwnerDeletion", 0);
+    json_map_close(&w);
+    json_array_close(&w);
+    json_map_close(&w);
 
-    open_map(&w, "spec");
-    kv_int(&w, "backoffLimit", s->backoff_limit);
-    kv_int(&w, "activeDeadlineSeconds", s->active_deadline_seconds);
+    json_map_open(&w, "spec");
+    json_kv_int(&w, "backoffLimit", s->backoff_limit);
+    json_kv_int(&w, "activeDeadlineSeconds", s->active_deadline_seconds);
     /* no ttlSecondsAfterFinished: see prepull_job.h */
-    open_map(&w, "template");
-    open_map(&w, "metadata");
+    json_map_open(&w, "template");
+    json_map_open(&w, "metadata");
     object_meta_marks(&w, s);
-    close_map(&w);
+    json_map_close(&w);
     pod_spec(&w, s, &helper, t, (size_t)n, a);
-    close_map(&w);
-    close_map(&w);
-    close_map(&w);
+    json_map_close(&w);
+    json_map_close(&w);
+    json_map_close(&w);
 
-    const unsigned char *buf = NULL;
-    if (!w.failed && yajl_gen_get_buf(w.g, &buf, len) != yajl_gen_status_ok)
-        w.failed = 1;
-    if (w.failed) {
-        fail(err, errlen, "could not write the Job");
+    const char *text = json_writer_finish(&w, len); /* arena memory */
+    if (text == NULL) {
+        set_error(err, errlen, "could not write the Job");
         goto cleanup;
     }
-    *json = (const char *)buf;
+    *json = text;
     rc = 0;
 
 cleanup:
-    if (w.g != NULL)
-        yajl_gen_free(w.g); /* the buffer is arena memory and stays */
+    json_writer_free(&w);
     return rc;
 }

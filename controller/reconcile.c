@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
-
 #include "arena.h"
 #include "imageref.h"
-#include "jgen.h"
+#include "json.h"
 #include "ota_names.h"
 #include "ota_state.h"
 #include "prepull_job.h"
@@ -123,95 +121,66 @@ typedef struct cond_patch {
  * conditions are left alone. */
 static char *status_patch(const cond_patch *conds, size_t n, const char *now)
 {
-    yajl_gen g = yajl_gen_alloc(NULL);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, NULL) != 0)
         return NULL;
-    yajl_gen_map_open(g);
-    jgen_str(g, "status");
-    yajl_gen_map_open(g);
-    jgen_str(g, "conditions");
-    yajl_gen_array_open(g);
+    json_map_open(&w, NULL);
+    json_map_open(&w, "status");
+    json_array_open(&w, "conditions");
     for (size_t i = 0; i < n; i++) {
-        yajl_gen_map_open(g);
-        jgen_str(g, "type");
-        jgen_str(g, conds[i].type);
+        json_map_open(&w, NULL);
+        json_kv_str(&w, "type", conds[i].type);
         if (conds[i].delete) {
-            jgen_str(g, "$patch");
-            jgen_str(g, "delete");
+            json_kv_str(&w, "$patch", "delete");
         } else {
-            jgen_str(g, "status");
-            jgen_str(g, conds[i].status);
-            if (conds[i].reason != NULL) {
-                jgen_str(g, "reason");
-                jgen_str(g, conds[i].reason);
-            }
-            jgen_str(g, "message");
-            jgen_str(g, conds[i].message);
-            jgen_str(g, "lastTransitionTime");
-            jgen_str(g, now);
+            json_kv_str(&w, "status", conds[i].status);
+            if (conds[i].reason != NULL)
+                json_kv_str(&w, "reason", conds[i].reason);
+            json_kv_str(&w, "message", conds[i].message);
+            json_kv_str(&w, "lastTransitionTime", now);
         }
-        yajl_gen_map_close(g);
+        json_map_close(&w);
     }
-    yajl_gen_array_close(g);
-    yajl_gen_map_close(g);
-    yajl_gen_map_close(g);
-    return jgen_take(g);
+    json_array_close(&w);
+    json_map_close(&w);
+    json_map_close(&w);
+    return json_writer_take(&w);
 }
 
 static char *event_body(const kobj *pod, const char *reason, const char *type,
                         const char *message, const char *now)
 {
-    yajl_gen g = yajl_gen_alloc(NULL);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, NULL) != 0)
         return NULL;
     char generate[300];
     snprintf(generate, sizeof(generate), "%.240s.", pod->meta.name);
-    yajl_gen_map_open(g);
-    jgen_str(g, "apiVersion");
-    jgen_str(g, "v1");
-    jgen_str(g, "kind");
-    jgen_str(g, "Event");
-    jgen_str(g, "metadata");
-    yajl_gen_map_open(g);
-    jgen_str(g, "generateName");
-    jgen_str(g, generate);
-    jgen_str(g, "namespace");
-    jgen_str(g, pod->meta.namespace);
-    yajl_gen_map_close(g);
-    jgen_str(g, "involvedObject");
-    yajl_gen_map_open(g);
-    jgen_str(g, "apiVersion");
-    jgen_str(g, "v1");
-    jgen_str(g, "kind");
-    jgen_str(g, "Pod");
-    jgen_str(g, "namespace");
-    jgen_str(g, pod->meta.namespace);
-    jgen_str(g, "name");
-    jgen_str(g, pod->meta.name);
-    jgen_str(g, "uid");
-    jgen_str(g, pod->meta.uid);
-    yajl_gen_map_close(g);
-    jgen_str(g, "reason");
-    jgen_str(g, reason);
-    jgen_str(g, "message");
-    jgen_str(g, message);
-    jgen_str(g, "type");
-    jgen_str(g, type);
-    jgen_str(g, "source");
-    yajl_gen_map_open(g);
-    jgen_str(g, "component");
-    jgen_str(g, "ota-controller");
-    yajl_gen_map_close(g);
-    jgen_str(g, "reportingComponent");
-    jgen_str(g, "ota-controller");
-    jgen_str(g, "firstTimestamp");
-    jgen_str(g, now);
-    jgen_str(g, "lastTimestamp");
-    jgen_str(g, now);
-    jgen_str(g, "count");
-    yajl_gen_integer(g, 1);
-    yajl_gen_map_close(g);
-    return jgen_take(g);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "apiVersion", "v1");
+    json_kv_str(&w, "kind", "Event");
+    json_map_open(&w, "metadata");
+    json_kv_str(&w, "generateName", generate);
+    json_kv_str(&w, "namespace", pod->meta.namespace);
+    json_map_close(&w);
+    json_map_open(&w, "involvedObject");
+    json_kv_str(&w, "apiVersion", "v1");
+    json_kv_str(&w, "kind", "Pod");
+    json_kv_str(&w, "namespace", pod->meta.namespace);
+    json_kv_str(&w, "name", pod->meta.name);
+    json_kv_str(&w, "uid", pod->meta.uid);
+    json_map_close(&w);
+    json_kv_str(&w, "reason", reason);
+    json_kv_str(&w, "message", message);
+    json_kv_str(&w, "type", type);
+    json_map_open(&w, "source");
+    json_kv_str(&w, "component", "ota-controller");
+    json_map_close(&w);
+    json_kv_str(&w, "reportingComponent", "ota-controller");
+    json_kv_str(&w, "firstTimestamp", now);
+    json_kv_str(&w, "lastTimestamp", now);
+    json_kv_int(&w, "count", 1);
+    json_map_close(&w);
+    return json_writer_take(&w);
 }
 
 static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,

@@ -12,6 +12,7 @@
 #define INFORMER_PAGE 500
 #define INFORMER_MAX_OBJECT (8u << 20) /* etcd's own limit is 1.5 MiB */
 #define INFORMER_MAX_DEPTH 64
+#define WHY_410 "resourceVersion too old (410 Gone)"
 
 static void start_list(informer *inf, const char *continue_token);
 static void start_watch(informer *inf);
@@ -87,21 +88,49 @@ static kobj *decode(informer *inf, yajl_val obj)
     return o;
 }
 
+/* The cache cannot be followed from here: the next start lists. */
+static void ask_relist(informer *inf, const char *why)
+{
+    inf->want_relist = 1;
+    inf->relist_why = why;
+}
+
+void informer_lost_object(informer *inf, const char *ref)
+{
+    metrics_add(&inf->store_failures, 1);
+    log_msg(LOG_ERROR, "cache lost an object", "%s: no memory to keep %s; relisting", inf->name,
+            ref);
+    ask_relist(inf, "the cache lost an object (out of memory)");
+}
+
+/* Puts a decoded object into s: 0, or -1 when s could not take it (o is
+ * gone, informer_lost_object has asked for a relist): the caller ends its
+ * list or watch. */
+static int keep(informer *inf, store *s, kobj *o)
+{
+    char ref[300];
+    kobj_ref(o, ref, sizeof(ref)); /* store_put frees o when it fails */
+    if (store_put(s, o->meta.uid, o) == 0)
+        return 0;
+    informer_lost_object(inf, ref);
+    return -1;
+}
+
 /* ---- list --------------------------------------------------------------- */
 
 static int on_list_item(void *data, const char *json, size_t len)
 {
     informer *inf = data;
     char err[256];
-    yajl_val tree = kobj_parse(json, len, INFORMER_MAX_DEPTH, err, sizeof(err));
+    yajl_val tree = json_parse_tree(json, len, INFORMER_MAX_DEPTH, err, sizeof(err));
     if (tree == NULL) {
         log_msg(LOG_WARN, "skipping a list item that does not parse", "%s: %s", inf->name, err);
         return 1;
     }
     kobj *o = decode(inf, tree);
     yajl_tree_free(tree);
-    if (o != NULL)
-        store_put(&inf->fresh, o->meta.uid, o);
+    if (o != NULL && keep(inf, &inf->fresh, o) != 0)
+        return 0; /* ends the list; on_list_done relists */
     return 1;
 }
 
@@ -121,6 +150,7 @@ static void commit_list(informer *inf)
              inf->list.resource_version);
     inf->synced = 1;
     inf->want_relist = 0;
+    inf->relist_why = NULL;
     metrics_add(&inf->relists, 1);
     log_msg(LOG_INFO, "listed", "%s: %zu objects at resourceVersion %s", inf->name,
             inf->objects.len, inf->resource_version);
@@ -212,7 +242,7 @@ static int on_watch_line(void *data, const char *line, size_t len)
 {
     informer *inf = data;
     char err[256];
-    yajl_val ev = kobj_parse(line, len, INFORMER_MAX_DEPTH, err, sizeof(err));
+    yajl_val ev = json_parse_tree(line, len, INFORMER_MAX_DEPTH, err, sizeof(err));
     if (ev == NULL) {
         log_msg(LOG_WARN, "skipping a watch event that does not parse", "%s: %s", inf->name, err);
         return 0;
@@ -228,7 +258,7 @@ static int on_watch_line(void *data, const char *line, size_t len)
     if (strcmp(t, "ERROR") == 0) {
         yajl_val code = yajl_tree_get(ev, (const char **)p_code, yajl_t_number);
         if (code != NULL && YAJL_IS_INTEGER(code) && YAJL_GET_INTEGER(code) == 410)
-            inf->want_relist = 1; /* our resourceVersion is too old */
+            ask_relist(inf, WHY_410); /* our resourceVersion is too old */
         stop = 1;
     } else if (obj != NULL && strcmp(t, "BOOKMARK") == 0) {
         note_resource_version(inf, obj);
@@ -236,8 +266,10 @@ static int on_watch_line(void *data, const char *line, size_t len)
         note_resource_version(inf, obj);
         kobj *o = decode(inf, obj);
         if (o != NULL) {
-            store_put(&inf->objects, o->meta.uid, o);
-            changed = 1;
+            if (keep(inf, &inf->objects, o) == 0)
+                changed = 1;
+            else
+                stop = 1; /* lost: on_watch_done relists */
         }
     } else if (obj != NULL && strcmp(t, "DELETED") == 0) {
         note_resource_version(inf, obj);
@@ -267,10 +299,13 @@ static void on_watch_done(void *data, const kube_result *r)
     informer *inf = data;
     linesplit_free(&inf->lines);
     if (r->status == 410)
-        inf->want_relist = 1;
+        ask_relist(inf, WHY_410);
     if (inf->want_relist) {
         metrics_add(&inf->restarts, 1);
-        retry_later(inf, "resourceVersion too old (410 Gone): relisting");
+        char why[200];
+        snprintf(why, sizeof(why), "%s: relisting",
+                 inf->relist_why != NULL ? inf->relist_why : WHY_410);
+        retry_later(inf, why);
         inf->retry_at = kube_now_ns(); /* relist at once; the list itself backs off */
         return;
     }

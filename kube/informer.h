@@ -5,7 +5,8 @@
  * items decoded as the body streams), a watch from the list's
  * resourceVersion with bookmarks, 410 Gone -> relist, any other failure ->
  * re-watch from the last resourceVersion after a jittered backoff.  The cache
- * maps uid -> kobj (the few fields the controller needs).
+ * maps uid -> kobj (the few fields the controller needs); an object it
+ * cannot keep (out of memory) -> relist.
  */
 #ifndef OTA_INFORMER_H
 #define OTA_INFORMER_H
@@ -46,6 +47,7 @@ typedef struct informer {
     informer_state state;
     int synced;                 /* a first list has completed */
     int want_relist;            /* set by 410: the next start lists */
+    const char *relist_why;     /* static text: why want_relist was set, for the log */
     int watch_got_event;        /* the running watch delivered something */
     listsplit list;
     linesplit lines;
@@ -56,6 +58,7 @@ typedef struct informer {
     void *data;
     metrics_counter restarts;   /* watches re-opened after a failure or 410 */
     metrics_counter relists;
+    metrics_counter store_failures; /* objects the cache could not keep */
 } informer;
 
 void informer_init(informer *inf, kube_client *client, kobj_kind kind, const char *name,
@@ -64,5 +67,13 @@ void informer_init(informer *inf, kube_client *client, kobj_kind kind, const cha
 /* Starts listing, or restarts after a backoff once it is due. */
 void informer_tick(informer *inf, uint64_t now);
 void informer_free(informer *inf);
+
+/* The informer was sent an object that its cache (or the list being read)
+ * could not keep: store_put ran out of memory.  The cache now misses the
+ * object, and no later event need bring it back, so this counts it
+ * (store_failures), logs it and asks for a relist, which rebuilds the whole
+ * cache; the caller ends its list or watch, as after 410 Gone.  ref names
+ * the object for the log. */
+void informer_lost_object(informer *inf, const char *ref);
 
 #endif

@@ -195,14 +195,11 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
 static void decode_job(yajl_val obj, kobj_job *job)
 {
     static const char *const p_conds[] = {"status", "conditions", NULL};
-    static const char *const p_active[] = {"status", "active", NULL};
     job->pod_uid = dup_or_null(member_str(labels_of(obj), OTA_LABEL_POD_UID));
     job->revision_hash = dup_or_null(member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
     job->request_time = dup_or_null(member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
     static const char *const p_start[] = {"status", "startTime", NULL};
     job->start_epoch = kobj_parse_time(get_str(obj, p_start));
-    yajl_val active = get(obj, p_active);
-    job->active = YAJL_IS_INTEGER(active) ? YAJL_GET_INTEGER(active) : 0;
     yajl_val conds = get(obj, p_conds);
     if (!YAJL_IS_ARRAY(conds))
         return;
@@ -235,7 +232,6 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = strdup(reason);
         jp->waiting_message = dup_or_null(member_str(waiting, "message"));
-        jp->waiting_image = dup_or_null(member_str(st, "image"));
     }
 }
 
@@ -308,41 +304,6 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     return o;
 }
 
-yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size_t errlen)
-{
-    /* Depth first, in one pass that skips strings, before yajl builds a
-     * tree it would free recursively. */
-    int depth = 0, in_string = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = json[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = 0;
-        } else if (c == '"') {
-            in_string = 1;
-        } else if (c == '{' || c == '[') {
-            if (++depth > max_depth) {
-                snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
-                return NULL;
-            }
-        } else if (c == '}' || c == ']') {
-            depth--;
-        }
-    }
-    char *text = malloc(len + 1);
-    if (text == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    memcpy(text, json, len);
-    text[len] = '\0';
-    yajl_val v = yajl_tree_parse(text, err, errlen);
-    free(text);
-    return v;
-}
-
 static ota_cond cond_view(const kobj_cond *c)
 {
     return (ota_cond){c->present, sv_from(c->status), sv_from(c->reason), sv_from(c->message)};
@@ -367,7 +328,6 @@ kobj *kobj_copy_job_pod(const kobj *o)
     c->u.job_pod.job_name = dup_or_null(o->u.job_pod.job_name);
     c->u.job_pod.waiting_reason = dup_or_null(o->u.job_pod.waiting_reason);
     c->u.job_pod.waiting_message = dup_or_null(o->u.job_pod.waiting_message);
-    c->u.job_pod.waiting_image = dup_or_null(o->u.job_pod.waiting_image);
     return c;
 }
 
@@ -403,7 +363,6 @@ void kobj_free(kobj *o)
         free(o->u.job_pod.job_name);
         free(o->u.job_pod.waiting_reason);
         free(o->u.job_pod.waiting_message);
-        free(o->u.job_pod.waiting_image);
         break;
     case KOBJ_NODE:
         free_list(o->u.node.images, o->u.node.n_images);

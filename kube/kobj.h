@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include <yajl/yajl_tree.h>
+#include "json.h" /* json_parse_tree makes the trees kobj_decode reads */
 
 #include "ota_state.h"
 
@@ -65,14 +65,12 @@ typedef struct kobj_job {
     char *request_time;   /* annotation */
     int complete, failed;
     char *failed_reason, *failed_message;
-    long long active;
     long long start_epoch; /* status.startTime, seconds since 1970; 0 if unset */
 } kobj_job;
 
 typedef struct kobj_job_pod {
     char *job_name;   /* job-name label */
     char *waiting_reason, *waiting_message; /* the first waiting container's */
-    char *waiting_image;
 } kobj_job_pod;
 
 typedef struct kobj_node {
@@ -93,15 +91,10 @@ typedef struct kobj {
     } u;
 } kobj;
 
-/* Decodes one object of the given kind from a parsed tree.  Returns a new
- * kobj (free with kobj_free), or NULL when the object lacks a name/uid or
- * memory runs out. */
+/* Decodes one object of the given kind from a parsed tree (json_parse_tree).
+ * Returns a new kobj (free with kobj_free), or NULL when the object lacks a
+ * name/uid or memory runs out. */
 kobj *kobj_decode(kobj_kind kind, yajl_val obj);
-
-/* Parses json[0..len) (not NUL-terminated) after checking its nesting is at
- * most max_depth, since yajl's tree free recurses.  NULL with a message in
- * err on failure; free with yajl_tree_free. */
-yajl_val kobj_parse(const char *json, size_t len, int max_depth, char *err, size_t errlen);
 
 /* The OTA rulebook's view of a cached pod (lib/ota_state.h): string views
  * into o, valid while o is. */

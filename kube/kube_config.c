@@ -17,9 +17,11 @@
 #define KUBECONFIG_MAX_BYTES (1u << 20)
 #define TOKEN_MAX_BYTES (64u << 10)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Writes the message into err; returns -1. */
+static int set_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int set_error(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -114,7 +116,7 @@ static int decode_data(yaml_node_t *n, char **out, size_t *len, const char *fiel
         return 0;
     *out = base64_decode_malloc(s, strlen(s), len);
     if (*out == NULL)
-        return fail(err, errlen, "kubeconfig: %s is not valid base64", field);
+        return set_error(err, errlen, "kubeconfig: %s is not valid base64", field);
     return 0;
 }
 
@@ -124,19 +126,20 @@ int kube_config_load_file(kube_config *c, const char *path, char *err, size_t er
     size_t len = 0;
     char *text = read_file(path, KUBECONFIG_MAX_BYTES, &len);
     if (text == NULL)
-        return fail(err, errlen, "cannot read kubeconfig %s: %s", path, strerror(errno));
+        return set_error(err, errlen, "cannot read kubeconfig %s: %s", path, strerror(errno));
 
     yaml_parser_t parser;
     yaml_document_t doc;
     int rc = -1, have_doc = 0;
     if (!yaml_parser_initialize(&parser)) {
         free(text);
-        return fail(err, errlen, "out of memory");
+        return set_error(err, errlen, "out of memory");
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        fail(err, errlen, "kubeconfig %s: %s at line %zu", path,
-             parser.problem != NULL ? parser.problem : "invalid YAML", parser.problem_mark.line + 1);
+        set_error(err, errlen, "kubeconfig %s: %s at line %zu", path,
+                  parser.problem != NULL ? parser.problem : "invalid YAML",
+                  parser.problem_mark.line + 1);
         goto cleanup;
     }
     have_doc = 1;
@@ -144,8 +147,8 @@ int kube_config_load_file(kube_config *c, const char *path, char *err, size_t er
     const char *context_name = scalar(map_get(&doc, root, "current-context"));
     yaml_node_t *context = named_entry(&doc, root, "contexts", context_name, "context");
     if (context == NULL) {
-        fail(err, errlen, "kubeconfig %s: current-context \"%s\" not found", path,
-             context_name != NULL ? context_name : "");
+        set_error(err, errlen, "kubeconfig %s: current-context \"%s\" not found", path,
+                  context_name != NULL ? context_name : "");
         goto cleanup;
     }
     yaml_node_t *cluster =
@@ -153,7 +156,7 @@ int kube_config_load_file(kube_config *c, const char *path, char *err, size_t er
     yaml_node_t *user =
         named_entry(&doc, root, "users", scalar(map_get(&doc, context, "user")), "user");
     if (cluster == NULL || scalar(map_get(&doc, cluster, "server")) == NULL) {
-        fail(err, errlen, "kubeconfig %s: the current context's cluster has no server", path);
+        set_error(err, errlen, "kubeconfig %s: the current context's cluster has no server", path);
         goto cleanup;
     }
     c->server = trimmed_copy(scalar(map_get(&doc, cluster, "server")));
@@ -193,14 +196,14 @@ int kube_config_load_incluster(kube_config *c, const char *sa_dir, char *err, si
     memset(c, 0, sizeof(*c));
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (host == NULL || port == NULL || host[0] == '\0' || port[0] == '\0')
-        return fail(err, errlen,
-                    "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset (use --kubeconfig)");
+        return set_error(err, errlen,
+                         "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset (use --kubeconfig)");
     char path[4096];
     int v6 = strchr(host, ':') != NULL;
     size_t n = strlen(host) + strlen(port) + 16;
     c->server = malloc(n);
     if (c->server == NULL)
-        return fail(err, errlen, "out of memory");
+        return set_error(err, errlen, "out of memory");
     snprintf(c->server, n, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port);
     snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
     c->ca_file = strdup(path);
@@ -215,8 +218,8 @@ int kube_config_load_incluster(kube_config *c, const char *sa_dir, char *err, si
     if (kube_config_token(c) == NULL) {
         int e = errno;
         kube_config_free(c);
-        return fail(err, errlen, "cannot read service-account token %s/token: %s", sa_dir,
-                    strerror(e));
+        return set_error(err, errlen, "cannot read service-account token %s/token: %s", sa_dir,
+                         strerror(e));
     }
     return 0;
 }

@@ -10,10 +10,9 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "jgen.h"
+#include "json.h"
 #include "log.h"
 
 static void set_leader(leader *l, int on)
@@ -53,41 +52,28 @@ static char *lease_body(leader *l, const char *holder, long duration_s)
 {
     char now[40];
     micro_time(now, sizeof(now));
-    yajl_gen g = yajl_gen_alloc(NULL);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, NULL) != 0)
         return NULL;
     int taking = strcmp(l->holder, l->cfg.identity) != 0 && holder[0] != '\0';
-    yajl_gen_map_open(g);
-    jgen_str(g, "apiVersion");
-    jgen_str(g, "coordination.k8s.io/v1");
-    jgen_str(g, "kind");
-    jgen_str(g, "Lease");
-    jgen_str(g, "metadata");
-    yajl_gen_map_open(g);
-    jgen_str(g, "name");
-    jgen_str(g, l->cfg.name);
-    jgen_str(g, "namespace");
-    jgen_str(g, l->cfg.namespace);
-    if (l->exists) {
-        jgen_str(g, "resourceVersion");
-        jgen_str(g, l->resource_version);
-    }
-    yajl_gen_map_close(g);
-    jgen_str(g, "spec");
-    yajl_gen_map_open(g);
-    jgen_str(g, "holderIdentity");
-    jgen_str(g, holder);
-    jgen_str(g, "leaseDurationSeconds");
-    yajl_gen_integer(g, duration_s);
-    jgen_str(g, "acquireTime");
-    jgen_str(g, taking || l->acquire_time[0] == '\0' ? now : l->acquire_time);
-    jgen_str(g, "renewTime");
-    jgen_str(g, now);
-    jgen_str(g, "leaseTransitions");
-    yajl_gen_integer(g, l->transitions + (taking && l->exists ? 1 : 0));
-    yajl_gen_map_close(g);
-    yajl_gen_map_close(g);
-    return jgen_take(g);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "apiVersion", "coordination.k8s.io/v1");
+    json_kv_str(&w, "kind", "Lease");
+    json_map_open(&w, "metadata");
+    json_kv_str(&w, "name", l->cfg.name);
+    json_kv_str(&w, "namespace", l->cfg.namespace);
+    if (l->exists)
+        json_kv_str(&w, "resourceVersion", l->resource_version);
+    json_map_close(&w);
+    json_map_open(&w, "spec");
+    json_kv_str(&w, "holderIdentity", holder);
+    json_kv_int(&w, "leaseDurationSeconds", duration_s);
+    json_kv_str(&w, "acquireTime", taking || l->acquire_time[0] == '\0' ? now : l->acquire_time);
+    json_kv_str(&w, "renewTime", now);
+    json_kv_int(&w, "leaseTransitions", l->transitions + (taking && l->exists ? 1 : 0));
+    json_map_close(&w);
+    json_map_close(&w);
+    return json_writer_take(&w);
 }
 
 static const char *tree_str(yajl_val v, const char *a, const char *b)

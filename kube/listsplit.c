@@ -14,37 +14,41 @@ enum { META_OTHER, META_RV, META_CONTINUE };
 
 #define LISTSPLIT_MAX_DEPTH 64
 
-static int fail(listsplit *s, const char *msg)
+/* Writes the message into s->err and marks the split failed; returns -1.
+ * (The yajl callbacks below return 1 to go on and 0 to stop.) */
+static int set_error(listsplit *s, const char *msg)
 {
     snprintf(s->err, sizeof(s->err), "%s", msg);
     s->failed = 1;
-    return 0;
+    return -1;
 }
 
+/* Adds p[0..n) to the open item: 0, or -1 with the error set. */
 static int append(listsplit *s, const char *p, size_t n)
 {
     if (s->item_len + n > s->max_item)
-        return fail(s, "a list item is larger than the bound");
+        return set_error(s, "a list item is larger than the bound");
     if (s->item_len + n > s->item_cap) {
         size_t cap = s->item_cap == 0 ? 8192 : s->item_cap;
         while (cap < s->item_len + n)
             cap *= 2;
         char *grown = realloc(s->item, cap);
         if (grown == NULL)
-            return fail(s, "out of memory");
+            return set_error(s, "out of memory");
         s->item = grown;
         s->item_cap = cap;
     }
     memcpy(s->item + s->item_len, p, n);
     s->item_len += n;
-    return 1;
+    return 0;
 }
 
+/* A map or an array opens: 0, or -1 (too deep) with the error set. */
 static int on_open(listsplit *s)
 {
     if (++s->depth > LISTSPLIT_MAX_DEPTH)
-        return fail(s, "list nesting too deep");
-    return 1;
+        return set_error(s, "list nesting too deep");
+    return 0;
 }
 
 static int cb_start_map(void *ctx)
@@ -56,7 +60,7 @@ static int cb_start_map(void *ctx)
         s->item_len = 0;
         s->item_start = yajl_get_bytes_consumed(s->h) - 1;
     }
-    return on_open(s);
+    return on_open(s) == 0;
 }
 
 static int cb_end_map(void *ctx)
@@ -65,12 +69,14 @@ static int cb_end_map(void *ctx)
     s->depth--;
     if (s->depth == 2 && s->item_open) {
         size_t end = yajl_get_bytes_consumed(s->h);
-        if (!append(s, s->chunk + s->item_start, end - s->item_start))
+        if (append(s, s->chunk + s->item_start, end - s->item_start) != 0)
             return 0;
         s->item_open = 0;
         s->n_items++;
-        if (!s->on_item(s->data, s->item, s->item_len))
-            return fail(s, "stopped by the caller");
+        if (!s->on_item(s->data, s->item, s->item_len)) {
+            set_error(s, "stopped by the caller");
+            return 0;
+        }
     }
     if (s->depth == 1)
         s->root_key = KEY_OTHER;
@@ -79,7 +85,7 @@ static int cb_end_map(void *ctx)
 
 static int cb_start_array(void *ctx)
 {
-    return on_open(ctx);
+    return on_open(ctx) == 0;
 }
 
 static int cb_end_array(void *ctx)
@@ -112,8 +118,10 @@ static int cb_string(void *ctx, const unsigned char *v, size_t len)
     if (s->depth == 2 && s->root_key == KEY_METADATA && s->meta_key != META_OTHER) {
         char *dst = s->meta_key == META_RV ? s->resource_version : s->continue_token;
         size_t cap = s->meta_key == META_RV ? sizeof(s->resource_version) : sizeof(s->continue_token);
-        if (len >= cap)
-            return fail(s, "list metadata value too long");
+        if (len >= cap) {
+            set_error(s, "list metadata value too long");
+            return 0;
+        }
         memcpy(dst, v, len);
         dst[len] = '\0';
         s->meta_key = META_OTHER;
@@ -184,7 +192,7 @@ int listsplit_feed(listsplit *s, const char *chunk, size_t n)
         return -1;
     }
     /* an item continues into the next chunk: keep what we have of it */
-    if (s->item_open && !append(s, chunk + s->item_start, n - s->item_start))
+    if (s->item_open && append(s, chunk + s->item_start, n - s->item_start) != 0)
         return -1;
     return 0;
 }

@@ -3,9 +3,7 @@
  */
 #include "metrics.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 /* From 100 µs (a decision) to 5 s (the apiserver's patience is 10 s). */
 const double metrics_bucket_bounds[METRICS_N_BUCKETS] = {
@@ -23,43 +21,12 @@ void metrics_observe(metrics_histogram *h, uint64_t ns)
     metrics_add(&h->count, 1);
 }
 
-void metrics_printf(metrics_text *t, const char *fmt, ...)
+void metrics_header(strbuf *t, const char *name, const char *type, const char *help)
 {
-    if (t->failed)
-        return;
-    for (;;) {
-        size_t room = t->cap - t->len;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->data != NULL ? t->data + t->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = t->cap == 0 ? 4096 : t->cap * 2;
-        while (cap - t->len <= (size_t)n)
-            cap *= 2;
-        char *p = realloc(t->data, cap);
-        if (p == NULL) {
-            t->failed = 1;
-            return;
-        }
-        t->data = p;
-        t->cap = cap;
-    }
+    strbuf_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void metrics_header(metrics_text *t, const char *name, const char *type, const char *help)
-{
-    metrics_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-void metrics_histogram_render(metrics_text *t, const char *name, const char *labels,
+void metrics_histogram_render(strbuf *t, const char *name, const char *labels,
                               metrics_histogram *const *hs, size_t n)
 {
     const char *sep = labels[0] != '\0' ? "," : "";
@@ -68,25 +35,18 @@ void metrics_histogram_render(metrics_text *t, const char *name, const char *lab
         for (size_t i = 0; i < n; i++)
             cumulative += metrics_get(&hs[i]->buckets[b]);
         if (b < METRICS_N_BUCKETS)
-            metrics_printf(t, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep,
-                           metrics_bucket_bounds[b], (unsigned long long)cumulative);
+            strbuf_printf(t, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, sep,
+                          metrics_bucket_bounds[b], (unsigned long long)cumulative);
         else
-            metrics_printf(t, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
-                           (unsigned long long)cumulative);
+            strbuf_printf(t, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+                          (unsigned long long)cumulative);
     }
     for (size_t i = 0; i < n; i++) {
         sum_ns += metrics_get(&hs[i]->sum_ns);
         count += metrics_get(&hs[i]->count);
     }
     const char *open = labels[0] != '\0' ? "{" : "", *close = labels[0] != '\0' ? "}" : "";
-    metrics_printf(t, "%s_sum%s%s%s %.9f\n", name, open, labels, close, (double)sum_ns / 1e9);
-    metrics_printf(t, "%s_count%s%s%s %llu\n", name, open, labels, close,
-                   (unsigned long long)count);
-}
-
-void metrics_text_free(metrics_text *t)
-{
-    free(t->data);
-    t->data = NULL;
-    t->len = t->cap = 0;
+    strbuf_printf(t, "%s_sum%s%s%s %.9f\n", name, open, labels, close, (double)sum_ns / 1e9);
+    strbuf_printf(t, "%s_count%s%s%s %llu\n", name, open, labels, close,
+                  (unsigned long long)count);
 }

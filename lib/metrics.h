@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strbuf.h"
+
 typedef _Atomic uint64_t metrics_counter;
 
 /* Only the owning thread may call this. */
@@ -39,20 +41,14 @@ typedef struct metrics_histogram {
 
 void metrics_observe(metrics_histogram *h, uint64_t ns);
 
-/* Text being rendered, in malloc memory. */
-typedef struct metrics_text {
-    char *data;
-    size_t len, cap;
-    int failed; /* out of memory: data is incomplete */
-} metrics_text;
+/* Rendering appends Prometheus text to a strbuf; sample lines are written
+ * with strbuf_printf. */
 
-void metrics_printf(metrics_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "# HELP name help\n# TYPE name type\n" */
-void metrics_header(metrics_text *t, const char *name, const char *type, const char *help);
+void metrics_header(strbuf *t, const char *name, const char *type, const char *help);
 /* The _bucket, _sum and _count lines of the sum of n histograms. labels is
  * "" or `key="value"` pairs without braces. */
-void metrics_histogram_render(metrics_text *t, const char *name, const char *labels,
+void metrics_histogram_render(strbuf *t, const char *name, const char *labels,
                               metrics_histogram *const *hs, size_t n);
-void metrics_text_free(metrics_text *t);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include "admit.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "jpatch.h"
@@ -21,19 +22,23 @@ static const struct {
     {ADMIT_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
 };
 
-const char *const admit_rule_names[ADMIT_N_RULES] = {
-    "own-node-only",
-    "need-upgrade-owned-by-controller",
-    "pull-needs-upgrade",
-    "image-ready-owned-by-controller",
-    "result-owned-by-controller",
-    "bad-pull-request",
-    "pull-wrong-revision",
-    "pull-requested-by-node-users",
-    "unknown-update-strategy",
-    "ota-requires-ondelete",
-    "bad-prepull-timeout",
+const char *const admit_rule_names[] = {
+    [ADMIT_RULE_OWN_NODE_ONLY] = "own-node-only",
+    [ADMIT_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER] = "need-upgrade-owned-by-controller",
+    [ADMIT_RULE_PULL_NEEDS_UPGRADE] = "pull-needs-upgrade",
+    [ADMIT_RULE_IMAGE_READY_OWNED_BY_CONTROLLER] = "image-ready-owned-by-controller",
+    [ADMIT_RULE_RESULT_OWNED_BY_CONTROLLER] = "result-owned-by-controller",
+    [ADMIT_RULE_BAD_PULL_REQUEST] = "bad-pull-request",
+    [ADMIT_RULE_PULL_WRONG_REVISION] = "pull-wrong-revision",
+    [ADMIT_RULE_PULL_REQUESTED_BY_NODE_USERS] = "pull-requested-by-node-users",
+    [ADMIT_RULE_UNKNOWN_UPDATE_STRATEGY] = "unknown-update-strategy",
+    [ADMIT_RULE_OTA_REQUIRES_ONDELETE] = "ota-requires-ondelete",
+    [ADMIT_RULE_BAD_PREPULL_TIMEOUT] = "bad-prepull-timeout",
 };
+/* A rule added to the enum without a name here shortens the table (or, in
+ * the middle, leaves a NULL that test_admit.c's test_rule_names finds). */
+static_assert(sizeof(admit_rule_names) / sizeof(admit_rule_names[0]) == ADMIT_N_RULES,
+              "one name per enum admit_rule");
 
 int admit_rule_index(const char *rule)
 {

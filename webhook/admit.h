@@ -26,8 +26,15 @@ typedef enum admit_result {
     ADMIT_INVALID, /* not a review we can read: HTTP 400 */
 } admit_result;
 
-/* ADMIT_MUT_* of ota_podstatus.h, plus: */
-#define ADMIT_MUT_ONDELETE (1u << 8)
+/* Bits of admit_outcome.mutations: the ADMIT_MUT_* of admit_podstatus.h (the
+ * low bits), then ours above them.  ADMIT_N_MUTATION_BITS is one past the
+ * highest, so it counts every bit a mutation can set (stats.h sizes its
+ * counters by it; test_admit.c checks every named bit is below it). */
+enum admit_mutation_bit {
+    ADMIT_MUT_ONDELETE_BIT = 8,
+    ADMIT_N_MUTATION_BITS
+};
+#define ADMIT_MUT_ONDELETE (1u << ADMIT_MUT_ONDELETE_BIT)
 
 typedef struct admit_config {
     const char *controller_username;
@@ -56,8 +63,22 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
 
 /* Every rule a denial can name (ota_state.c, ota_daemonset.c), for the
  * metrics' rule label; a unit test checks each denial's rule is listed. */
-#define ADMIT_N_RULES 11
-extern const char *const admit_rule_names[ADMIT_N_RULES];
+enum admit_rule {
+    ADMIT_RULE_OWN_NODE_ONLY,
+    ADMIT_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER,
+    ADMIT_RULE_PULL_NEEDS_UPGRADE,
+    ADMIT_RULE_IMAGE_READY_OWNED_BY_CONTROLLER,
+    ADMIT_RULE_RESULT_OWNED_BY_CONTROLLER,
+    ADMIT_RULE_BAD_PULL_REQUEST,
+    ADMIT_RULE_PULL_WRONG_REVISION,
+    ADMIT_RULE_PULL_REQUESTED_BY_NODE_USERS,
+    ADMIT_RULE_UNKNOWN_UPDATE_STRATEGY,
+    ADMIT_RULE_OTA_REQUIRES_ONDELETE,
+    ADMIT_RULE_BAD_PREPULL_TIMEOUT,
+    ADMIT_N_RULES
+};
+/* The rules' names, indexed by enum admit_rule (ADMIT_N_RULES of them). */
+extern const char *const admit_rule_names[];
 /* Index in admit_rule_names, or -1. */
 int admit_rule_index(const char *rule);
 

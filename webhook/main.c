@@ -118,7 +118,7 @@ static void parse_options(int argc, char **argv, options *o)
                 .bind_address = ":9443",
                 .health_address = ":8081",
                 .metrics_address = ":8080",
-                .threads = cpus <= 0 ? 1 : cpus > STATS_MAX_BLOCKS ? STATS_MAX_BLOCKS : (int)cpus,
+                .threads = cpus > 0 ? (int)cpus : 1,
                 .max_request_bytes = 8u << 20,
                 .controller_username = OTA_DEFAULT_CONTROLLER_USERNAME,
                 .read_timeout_ms = 10000,
@@ -160,7 +160,7 @@ static void parse_options(int argc, char **argv, options *o)
             o->http2 = 1;
             break;
         case OPT_THREADS:
-            o->server.threads = (int)parse_number("threads", optarg, 1, STATS_MAX_BLOCKS);
+            o->server.threads = (int)parse_number("threads", optarg, 1, 256);
             break;
         case OPT_MAX_BYTES:
             o->server.max_request_bytes =

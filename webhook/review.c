@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_parse.h>
 
 #include "base64.h"
+#include "json.h"
 #include "ota_names.h"
 
 enum jtype { J_ANY, J_OBJ, J_ARR, J_STR, J_BOOL, J_NUM };
@@ -183,16 +183,19 @@ typedef struct decoder {
     int failed;
 } decoder;
 
-static int fail(decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes the message into the caller's err and marks the decode failed;
+ * returns -1.  (The yajl callbacks below return 1 to go on and 0 to stop:
+ * they turn a helper's -1 into 0.) */
+static int set_error(decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int fail(decoder *d, const char *fmt, ...)
+static int set_error(decoder *d, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->err, d->errlen, fmt, ap);
     va_end(ap);
     d->failed = 1;
-    return 0; /* tells yajl to stop */
+    return -1;
 }
 
 static review_object *object_of(decoder *d, enum which w)
@@ -239,18 +242,21 @@ static const char *jtype_name(enum jtype t)
     }
 }
 
+/* The value arriving for n has the JSON type the node wants: 0, or -1 with
+ * the error set. */
 static int check_type(decoder *d, enum node n, enum which w, enum jtype got)
 {
     enum jtype want = node_info[n].type;
     if (want == J_ANY || want == got)
-        return 1;
+        return 0;
     if (n == N_ROOT)
-        return fail(d, "the body must be a JSON object (an AdmissionReview), got %s", jtype_name(got));
+        return set_error(d, "the body must be a JSON object (an AdmissionReview), got %s",
+                         jtype_name(got));
     if (n == N_OBJECT || n == N_OLD_OBJECT)
         w = n == N_OBJECT ? W_OBJECT : W_OLD;
-    return fail(d, "%s%s must be %s, got %s",
-                w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
-                node_info[n].path, jtype_name(want), jtype_name(got));
+    return set_error(d, "%s%s must be %s, got %s",
+                     w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
+                     node_info[n].path, jtype_name(want), jtype_name(got));
 }
 
 /*
@@ -308,26 +314,27 @@ static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
 }
 
 /* A view of a string yajl hands us: in place when it lies within the body
- * (no escapes), else copied, since yajl reuses its decode buffer. */
+ * (no escapes), else copied, since yajl reuses its decode buffer.  0, or -1
+ * with the error set. */
 static int keep_string(decoder *d, enum node n, enum which w, const unsigned char *s, size_t len,
                        sv *out)
 {
     const char *p = (const char *)s;
     if (p >= d->rv->body && p + len <= d->rv->body + d->rv->body_len) {
         *out = (sv){p, len};
-        return 1;
+        return 0;
     }
     /* The body is UTF-8, but yajl decodes a lone low surrogate escape
      * ("\udc00") to the CESU-8 bytes of it. */
     if (utf8_valid_prefix(s, len) != len)
-        return fail(d, "%s%s: a \\u escape is a lone UTF-16 surrogate",
-                    w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
-                    node_info[n].path);
+        return set_error(d, "%s%s: a \\u escape is a lone UTF-16 surrogate",
+                         w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
+                         node_info[n].path);
     char *copy = arena_strndup(d->a, p, len);
     if (copy == NULL)
-        return fail(d, "out of memory");
+        return set_error(d, "out of memory");
     *out = (sv){copy, len};
-    return 1;
+    return 0;
 }
 
 static sv *string_field(decoder *d, enum node n, enum which w)
@@ -394,7 +401,7 @@ static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t 
         object_of(d, w)->update_strategy_extra = 1;
         return 1;
     }
-    if (!check_type(d, n, w, got))
+    if (check_type(d, n, w, got) != 0)
         return 0;
     if (got != J_STR)
         return 1;
@@ -404,7 +411,9 @@ static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t 
         return 1;
     }
     sv *field = string_field(d, n, w);
-    return field == NULL ? 1 : keep_string(d, n, w, s, len, field);
+    if (field != NULL && keep_string(d, n, w, s, len, field) != 0)
+        return 0;
+    return 1;
 }
 
 static int cb_null(void *ctx)
@@ -412,8 +421,10 @@ static int cb_null(void *ctx)
     decoder *d = ctx;
     enum which w;
     enum node n = value_node(d, &w);
-    if (n == N_ROOT)
-        return fail(d, "the body must be a JSON object (an AdmissionReview), got null");
+    if (n == N_ROOT) {
+        set_error(d, "the body must be a JSON object (an AdmissionReview), got null");
+        return 0;
+    }
     /* A null element of status.conditions still holds a place in the array:
      * the indexes in our patch paths count it. */
     if (n == N_CONDITION)
@@ -439,13 +450,14 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
     return on_scalar(ctx, J_STR, s, len);
 }
 
+/* Enters a map or an array: 0, or -1 (too deep) with the error set. */
 static int push(decoder *d, enum node n, enum which w, int array)
 {
     if (d->depth >= REVIEW_MAX_DEPTH)
-        return fail(d, "JSON nesting deeper than %d levels", REVIEW_MAX_DEPTH);
+        return set_error(d, "JSON nesting deeper than %d levels", REVIEW_MAX_DEPTH);
     d->stack[d->depth++] = (frame){(uint8_t)n, (uint8_t)w, (uint8_t)array};
     d->pending = N_SKIP;
-    return 1;
+    return 0;
 }
 
 static int cb_start_map(void *ctx)
@@ -455,7 +467,7 @@ static int cb_start_map(void *ctx)
     enum node n = value_node(d, &w);
     if (n == N_STRATEGY_OTHER)
         object_of(d, w)->update_strategy_extra = 1;
-    else if (n != N_SKIP && !check_type(d, n, w, J_OBJ))
+    else if (n != N_SKIP && check_type(d, n, w, J_OBJ) != 0)
         return 0;
     review_object *o = object_of(d, w);
     switch (n) {
@@ -488,7 +500,7 @@ static int cb_start_map(void *ctx)
     default:
         break;
     }
-    return push(d, n, w, 0);
+    return push(d, n, w, 0) == 0;
 }
 
 static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
@@ -565,11 +577,11 @@ static int cb_start_array(void *ctx)
     enum node n = value_node(d, &w);
     if (n == N_STRATEGY_OTHER)
         object_of(d, w)->update_strategy_extra = 1;
-    else if (n != N_SKIP && !check_type(d, n, w, J_ARR))
+    else if (n != N_SKIP && check_type(d, n, w, J_ARR) != 0)
         return 0;
     if (n == N_CONDITIONS)
         object_of(d, w)->has_conditions = 1;
-    return push(d, n, w, 1);
+    return push(d, n, w, 1) == 0;
 }
 
 static int cb_end_array(void *ctx)
@@ -596,29 +608,31 @@ static void copy_yajl_error(decoder *d, const char *body, size_t len, size_t at)
 {
     unsigned char *msg = yajl_get_error(d->h, 0, (const unsigned char *)body, len);
     if (msg == NULL) {
-        fail(d, "invalid JSON");
+        set_error(d, "invalid JSON");
         return;
     }
     size_t n = strlen((char *)msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         n--;
-    fail(d, "invalid JSON: %.*s (at byte %zu)", (int)n, msg, at);
+    set_error(d, "invalid JSON: %.*s (at byte %zu)", (int)n, msg, at);
     yajl_free_error(d->h, msg);
 }
 
+/* apiVersion, kind, request and its uid are there: 0, or -1 with the error
+ * set. */
 static int check_envelope(decoder *d)
 {
     review *rv = d->rv;
     if (!sv_eq(rv->api_version, REVIEW_API_VERSION))
-        return fail(d, "apiVersion must be %s, got \"%.*s\"", REVIEW_API_VERSION,
-                    SV_ARG(rv->api_version));
+        return set_error(d, "apiVersion must be %s, got \"%.*s\"", REVIEW_API_VERSION,
+                         SV_ARG(rv->api_version));
     if (!sv_eq(rv->kind, REVIEW_KIND))
-        return fail(d, "kind must be %s, got \"%.*s\"", REVIEW_KIND, SV_ARG(rv->kind));
+        return set_error(d, "kind must be %s, got \"%.*s\"", REVIEW_KIND, SV_ARG(rv->kind));
     if (!rv->has_request)
-        return fail(d, "request is missing");
+        return set_error(d, "request is missing");
     if (sv_empty(rv->uid))
-        return fail(d, "request.uid is missing");
-    return 1;
+        return set_error(d, "request.uid is missing");
+    return 0;
 }
 
 int review_decode(review *rv, const char *body, size_t len, arena *a, char *err, size_t errlen)
@@ -629,19 +643,19 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
     decoder d = {.rv = rv, .a = a, .err = err, .errlen = errlen};
     err[0] = '\0';
     if (len == 0) {
-        fail(&d, "the request body is empty");
+        set_error(&d, "the request body is empty");
         return -1;
     }
     /* Outside strings JSON is ASCII, so this checks every string. */
     size_t bad = utf8_valid_prefix((const unsigned char *)body, len);
     if (bad != len) {
-        fail(&d, "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu", bad);
+        set_error(&d, "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu", bad);
         return -1;
     }
     yajl_alloc_funcs funcs = arena_yajl_funcs(a);
     d.h = yajl_alloc(&decode_callbacks, &funcs, &d);
     if (d.h == NULL) {
-        fail(&d, "out of memory");
+        set_error(&d, "out of memory");
         return -1;
     }
     yajl_status st = yajl_parse(d.h, (const unsigned char *)body, len);
@@ -662,99 +676,58 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
 
 /* ---- encoding ---------------------------------------------------------- */
 
-#define GEN_STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
-
-static void gen_sv(yajl_gen g, sv s)
-{
-    yajl_gen_string(g, (const unsigned char *)(s.ptr != NULL ? s.ptr : ""), s.len);
-}
-
-static const char *gen_finish(yajl_gen g, size_t *len)
-{
-    const unsigned char *buf = NULL;
-    if (yajl_gen_get_buf(g, &buf, len) != yajl_gen_status_ok)
-        return NULL;
-    /* The buffer is arena memory: it outlives yajl_gen_free, which only
-     * returns blocks to the no-op free. */
-    yajl_gen_free(g);
-    return (const char *)buf;
-}
-
 const char *review_encode_response(const review_response *r, arena *a, size_t *len)
 {
-    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
-    yajl_gen g = yajl_gen_alloc(&funcs);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, a) != 0)
         return NULL;
-    yajl_gen_map_open(g);
-    GEN_STR(g, "apiVersion");
-    GEN_STR(g, REVIEW_API_VERSION);
-    GEN_STR(g, "kind");
-    GEN_STR(g, REVIEW_KIND);
-    GEN_STR(g, "response");
-    yajl_gen_map_open(g);
-    GEN_STR(g, "uid");
-    gen_sv(g, r->uid);
-    GEN_STR(g, "allowed");
-    yajl_gen_bool(g, r->allowed);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "apiVersion", REVIEW_API_VERSION);
+    json_kv_str(&w, "kind", REVIEW_KIND);
+    json_map_open(&w, "response");
+    json_str(&w, "uid");
+    json_sv(&w, r->uid);
+    json_kv_bool(&w, "allowed", r->allowed);
     if (!r->allowed) {
-        GEN_STR(g, "status");
-        yajl_gen_map_open(g);
-        GEN_STR(g, "code");
-        yajl_gen_integer(g, r->code);
-        GEN_STR(g, "reason");
-        GEN_STR(g, r->code == 403 ? "Forbidden" : "BadRequest");
-        GEN_STR(g, "message");
-        GEN_STR(g, r->message != NULL ? r->message : "denied");
-        yajl_gen_map_close(g);
+        json_map_open(&w, "status");
+        json_kv_int(&w, "code", r->code);
+        json_kv_str(&w, "reason", r->code == 403 ? "Forbidden" : "BadRequest");
+        json_kv_str(&w, "message", r->message != NULL ? r->message : "denied");
+        json_map_close(&w);
     }
     if (r->patch != NULL) {
-        size_t b64_len;
+        size_t b64_len = 0;
         char *b64 = base64_encode(a, r->patch, r->patch_len, &b64_len);
-        if (b64 == NULL) {
-            yajl_gen_free(g);
-            return NULL;
-        }
-        GEN_STR(g, "patchType");
-        GEN_STR(g, "JSONPatch");
-        GEN_STR(g, "patch");
-        yajl_gen_string(g, (const unsigned char *)b64, b64_len);
+        json_kv_str(&w, "patchType", "JSONPatch");
+        json_str(&w, "patch");
+        json_strn(&w, b64, b64_len); /* NULL when out of memory: fails the writer */
     }
     if (r->n_warnings > 0) {
-        GEN_STR(g, "warnings");
-        yajl_gen_array_open(g);
+        json_array_open(&w, "warnings");
         for (size_t i = 0; i < r->n_warnings; i++)
-            GEN_STR(g, r->warnings[i]);
-        yajl_gen_array_close(g);
+            json_str(&w, r->warnings[i]);
+        json_array_close(&w);
     }
-    yajl_gen_map_close(g);
-    yajl_gen_map_close(g);
-    return gen_finish(g, len);
+    json_map_close(&w);
+    json_map_close(&w);
+    return json_writer_finish(&w, len);
 }
 
 const char *review_encode_status(int code, const char *reason, const char *message, arena *a,
                                  size_t *len)
 {
-    yajl_alloc_funcs funcs = arena_yajl_funcs(a);
-    yajl_gen g = yajl_gen_alloc(&funcs);
-    if (g == NULL)
+    json_writer w;
+    if (json_writer_init(&w, a) != 0)
         return NULL;
-    yajl_gen_map_open(g);
-    GEN_STR(g, "kind");
-    GEN_STR(g, "Status");
-    GEN_STR(g, "apiVersion");
-    GEN_STR(g, "v1");
-    GEN_STR(g, "metadata");
-    yajl_gen_map_open(g);
-    yajl_gen_map_close(g);
-    GEN_STR(g, "status");
-    GEN_STR(g, "Failure");
-    GEN_STR(g, "message");
-    GEN_STR(g, message);
-    GEN_STR(g, "reason");
-    GEN_STR(g, reason);
-    GEN_STR(g, "code");
-    yajl_gen_integer(g, code);
-    yajl_gen_map_close(g);
-    return gen_finish(g, len);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "kind", "Status");
+    json_kv_str(&w, "apiVersion", "v1");
+    json_map_open(&w, "metadata");
+    json_map_close(&w);
+    json_kv_str(&w, "status", "Failure");
+    json_kv_str(&w, "message", message);
+    json_kv_str(&w, "reason", reason);
+    json_kv_int(&w, "code", code);
+    json_map_close(&w);
+    return json_writer_finish(&w, len);
 }

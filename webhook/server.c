@@ -278,20 +278,22 @@ static void handle_metrics(worker *w, h2o_req_t *req)
         return;
     }
     server *srv = w->srv;
-    stats *blocks[STATS_MAX_BLOCKS]; /* --threads is at most this */
+    /* One per worker thread (--threads, or one per CPU): request memory,
+     * not a VLA. */
+    stats **blocks = h2o_mem_alloc_pool(&req->pool, sizeof(*blocks) * (size_t)srv->cfg.threads);
     for (int i = 0; i < srv->cfg.threads; i++)
         blocks[i] = &srv->workers[i].stats;
-    metrics_text t = {0};
+    strbuf t = {0};
     stats_render(&t, blocks, (size_t)srv->cfg.threads, srv->tls);
     if (t.failed) {
-        metrics_text_free(&t);
+        strbuf_free(&t);
         send_text(req, 500, "Internal Server Error", "out of memory\n");
         return;
     }
     char *body = h2o_mem_alloc_pool(&req->pool, t.len);
     memcpy(body, t.data, t.len);
     size_t len = t.len;
-    metrics_text_free(&t);
+    strbuf_free(&t);
     send_response(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body, len);
 }
 

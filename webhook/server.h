@@ -19,7 +19,7 @@ typedef struct server_config {
     const char *bind_address;    /* TLS admission port, "HOST:PORT" or ":PORT" */
     const char *health_address;  /* plain /healthz, /readyz */
     const char *metrics_address; /* plain /metrics */
-    int threads;                 /* 1..STATS_MAX_BLOCKS */
+    int threads;
     size_t max_request_bytes;
     const char *controller_username;
     unsigned read_timeout_ms;     /* a stalled request or handshake is cut after this */

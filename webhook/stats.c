@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *const path_names[STATS_N_PATHS] = {"/mutate", "/validate", "other"};
 
@@ -23,7 +24,7 @@ void stats_record(stats *s, enum stats_path path, enum stats_result result, uint
         int i = admit_rule_index(out->rule);
         metrics_add(&s->denials[i < 0 ? ADMIT_N_RULES : i], 1);
     }
-    for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++)
+    for (unsigned bit = 0; bit < ADMIT_N_MUTATION_BITS; bit++)
         if (out->mutations & (1u << bit))
             metrics_add(&s->mutations[bit], 1);
 }
@@ -38,47 +39,52 @@ static uint64_t sum(stats *const *blocks, size_t n, size_t offset)
 
 #define SUM(field) sum(blocks, n, offsetof(stats, field))
 
-void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tls)
+void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls)
 {
     metrics_header(t, "ota_webhook_requests_total", "counter",
                    "Admission requests by path and result.");
     for (int p = 0; p < STATS_N_PATHS; p++)
         for (int r = 0; r < STATS_N_RESULTS; r++)
-            metrics_printf(t, "ota_webhook_requests_total{path=\"%s\",result=\"%s\"} %llu\n",
-                           path_names[p], result_names[r],
-                           (unsigned long long)SUM(requests[p][r]));
+            strbuf_printf(t, "ota_webhook_requests_total{path=\"%s\",result=\"%s\"} %llu\n",
+                          path_names[p], result_names[r],
+                          (unsigned long long)SUM(requests[p][r]));
 
     metrics_header(t, "ota_webhook_request_duration_seconds", "histogram",
                    "Time from a complete request to its response being queued.");
+    /* One per worker thread (--threads, or one per CPU): no VLA. */
+    metrics_histogram **hs = calloc(n > 0 ? n : 1, sizeof(*hs));
+    if (hs == NULL) {
+        t->failed = 1; /* a page without this family is not served */
+        return;
+    }
     for (int p = 0; p < STATS_N_PATHS; p++) {
-        metrics_histogram *hs[STATS_MAX_BLOCKS];
-        for (size_t i = 0; i < n && i < STATS_MAX_BLOCKS; i++)
+        for (size_t i = 0; i < n; i++)
             hs[i] = &blocks[i]->latency[p];
         char labels[64];
         snprintf(labels, sizeof(labels), "path=\"%s\"", path_names[p]);
-        metrics_histogram_render(t, "ota_webhook_request_duration_seconds", labels, hs,
-                                 n < STATS_MAX_BLOCKS ? n : STATS_MAX_BLOCKS);
+        metrics_histogram_render(t, "ota_webhook_request_duration_seconds", labels, hs, n);
     }
+    free(hs);
 
     metrics_header(t, "ota_webhook_denials_total", "counter", "Denied requests by rule.");
     for (int r = 0; r <= ADMIT_N_RULES; r++)
-        metrics_printf(t, "ota_webhook_denials_total{rule=\"%s\"} %llu\n",
-                       r < ADMIT_N_RULES ? admit_rule_names[r] : "other",
-                       (unsigned long long)SUM(denials[r]));
+        strbuf_printf(t, "ota_webhook_denials_total{rule=\"%s\"} %llu\n",
+                      r < ADMIT_N_RULES ? admit_rule_names[r] : "other",
+                      (unsigned long long)SUM(denials[r]));
 
     metrics_header(t, "ota_webhook_mutations_total", "counter",
                    "Patches returned, by what they change.");
-    for (unsigned bit = 0; bit < STATS_N_MUTATIONS; bit++) {
+    for (unsigned bit = 0; bit < ADMIT_N_MUTATION_BITS; bit++) {
         const char *name = admit_mutation_name(bit);
         if (name != NULL)
-            metrics_printf(t, "ota_webhook_mutations_total{kind=\"%s\"} %llu\n", name,
-                           (unsigned long long)SUM(mutations[bit]));
+            strbuf_printf(t, "ota_webhook_mutations_total{kind=\"%s\"} %llu\n", name,
+                          (unsigned long long)SUM(mutations[bit]));
     }
 
     metrics_header(t, "ota_webhook_cert_reloads_total", "counter",
                    "Serving certificate reloads by result.");
-    metrics_printf(t, "ota_webhook_cert_reloads_total{result=\"success\"} %llu\n",
-                   (unsigned long long)metrics_get(&tls->reloads_ok));
-    metrics_printf(t, "ota_webhook_cert_reloads_total{result=\"failure\"} %llu\n",
-                   (unsigned long long)metrics_get(&tls->reloads_failed));
+    strbuf_printf(t, "ota_webhook_cert_reloads_total{result=\"success\"} %llu\n",
+                  (unsigned long long)metrics_get(&tls->reloads_ok));
+    strbuf_printf(t, "ota_webhook_cert_reloads_total{result=\"failure\"} %llu\n",
+                  (unsigned long long)metrics_get(&tls->reloads_failed));
 }

@@ -26,24 +26,18 @@ enum stats_result {
     STATS_N_RESULTS
 };
 
-#define STATS_N_MUTATIONS 9 /* bits of admit_outcome.mutations */
-
 typedef struct stats {
     metrics_counter requests[STATS_N_PATHS][STATS_N_RESULTS];
     metrics_histogram latency[STATS_N_PATHS];
     metrics_counter denials[ADMIT_N_RULES + 1]; /* last: a rule not in the list */
-    metrics_counter mutations[STATS_N_MUTATIONS];
+    metrics_counter mutations[ADMIT_N_MUTATION_BITS]; /* by bit of admit_outcome.mutations */
 } stats;
 
 /* Counts one request (owning thread only). */
 void stats_record(stats *s, enum stats_path path, enum stats_result result, uint64_t ns,
                   const admit_outcome *out);
 
-/* Threads' blocks one render sums at most (--threads is bounded by it). */
-#define STATS_MAX_BLOCKS 256
-
-/* Renders the sum over n (<= STATS_MAX_BLOCKS) blocks, plus the certificate
- * counters, into t. */
-void stats_render(metrics_text *t, stats *const *blocks, size_t n, tls_store *tls);
+/* Renders the sum over n blocks, plus the certificate counters, into t. */
+void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls);
 
 #endif

@@ -66,7 +66,7 @@ KF_UNUSED static char *kf_read(const char *name, size_t *len)
 KF_UNUSED static kobj *kf_decode_text(kobj_kind kind, const char *json)
 {
     char err[256] = "";
-    yajl_val v = kobj_parse(json, strlen(json), 64, err, sizeof(err));
+    yajl_val v = json_parse_tree(json, strlen(json), 64, err, sizeof(err));
     if (v == NULL)
         fail_msg("fixture does not parse: %s\n%s", err, json);
     kobj *o = kobj_decode(kind, v);

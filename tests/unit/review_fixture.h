@@ -155,8 +155,8 @@ FX_UNUSED static int fx_base64_decode(const char *in, size_t n, char *out, size_
     for (size_t i = 0; i < n; i += 4) {
         uint32_t v = 0;
         int pad = 0;
-        for (int j = 0; j < 4; j++) {
-            char c = in[i + (size_t)j];
+        for (size_t j = 0; j < 4; j++) {
+            char c = in[i + j];
             const char *p = c != '\0' ? strchr(alphabet, c) : NULL;
             if (c == '=' && i + 4 == n && j >= 2 && (j == 3 || in[i + 3] == '=')) {
                 pad++;

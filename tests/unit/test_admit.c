@@ -270,6 +270,9 @@ static void test_mutation_and_result_names(void **state)
         }
         named++;
         FX_CHECK(name, strcmp(all, name) == 0, "bit %u: \"%s\"", bit, all);
+        /* /metrics counts bits below ADMIT_N_MUTATION_BITS only */
+        FX_CHECK(name, bit < ADMIT_N_MUTATION_BITS, "bit %u is not below %d", bit,
+                 ADMIT_N_MUTATION_BITS);
     }
     assert_int_equal(named, 5);
     assert_string_equal(admit_mutation_name(8), "ondelete");

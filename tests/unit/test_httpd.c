@@ -21,12 +21,12 @@
 static char seen[8][64];
 static int n_seen;
 
-static int route(void *data, const char *path, metrics_text *body)
+static int route(void *data, const char *path, strbuf *body)
 {
     (void)data;
     if (n_seen < 8)
         snprintf(seen[n_seen++], sizeof(seen[0]), "%s", path);
-    metrics_printf(body, "%s\n", path);
+    strbuf_printf(body, "%s\n", path);
     return 200;
 }
 

@@ -1,7 +1,7 @@
 /*
  * test_metrics.c - Prometheus text rendering: histogram buckets (le is
  * "less or equal", cumulative, summed over threads), _sum and _count, the
- * HELP/TYPE header, and the growing text buffer.
+ * HELP/TYPE header (the text buffer itself: test_strbuf.c).
  */
 #include "review_fixture.h"
 
@@ -67,7 +67,7 @@ static void test_histogram_render(void **state)
     metrics_observe(&b, 2000000);
     metrics_observe(&b, 7000000000); /* 7 s: +Inf */
     metrics_histogram *const hs[] = {&a, &b};
-    metrics_text t = {0};
+    strbuf t = {0};
     metrics_header(&t, "ota_webhook_request_duration_seconds", "histogram", "Time to decide.");
     metrics_histogram_render(&t, "ota_webhook_request_duration_seconds", "path=\"/mutate\"", hs, 2);
     metrics_histogram_render(&t, "x", "", hs, 1);
@@ -107,7 +107,7 @@ static void test_histogram_render(void **state)
         "x_bucket{le=\"+Inf\"} 2\n"
         "x_sum 0.002050000\n"
         "x_count 2\n");
-    metrics_text_free(&t);
+    strbuf_free(&t);
     assert_null(t.data);
     assert_int_equal(t.len, 0);
     assert_int_equal(t.cap, 0);
@@ -117,50 +117,12 @@ static void test_histogram_render(void **state)
 static void test_histogram_render_empty(void **state)
 {
     (void)state;
-    metrics_text t = {0};
+    strbuf t = {0};
     metrics_histogram_render(&t, "h", "a=\"b\"", NULL, 0);
     assert_false(t.failed);
     assert_contains(t.data, "h_bucket{a=\"b\",le=\"+Inf\"} 0\nh_sum{a=\"b\"} 0.000000000\n"
                             "h_count{a=\"b\"} 0\n");
-    metrics_text_free(&t);
-}
-
-/* The buffer grows across many appends and one huge one. */
-static void test_printf_growth(void **state)
-{
-    (void)state;
-    metrics_text t = {0};
-    metrics_printf(&t, "%s", "");
-    assert_false(t.failed);
-    assert_int_equal(t.len, 0);
-    for (int i = 0; i < 3000; i++)
-        metrics_printf(&t, "line_%d %d\n", i, i * 2);
-    char big[20000];
-    memset(big, 'x', sizeof(big) - 1);
-    big[sizeof(big) - 1] = '\0';
-    metrics_printf(&t, "%s\n", big);
-    assert_false(t.failed);
-    assert_true(t.cap > t.len);
-    assert_int_equal(strlen(t.data), t.len);
-    /* spot checks */
-    assert_true(strncmp(t.data, "line_0 0\nline_1 2\n", 18) == 0);
-    assert_non_null(strstr(t.data, "\nline_2999 5998\nxxxx"));
-    assert_int_equal(t.data[t.len - 1], '\n');
-    assert_int_equal(t.data[t.len - 2], 'x');
-    metrics_text_free(&t);
-    metrics_text_free(&t); /* twice is harmless */
-}
-
-/* Once failed, nothing more is written. */
-static void test_printf_after_failure(void **state)
-{
-    (void)state;
-    metrics_text t = {0};
-    metrics_printf(&t, "a");
-    t.failed = 1;
-    metrics_printf(&t, "b");
-    assert_int_equal(t.len, 1);
-    metrics_text_free(&t);
+    strbuf_free(&t);
 }
 
 int main(void)
@@ -170,8 +132,6 @@ int main(void)
         cmocka_unit_test(test_observe_buckets),
         cmocka_unit_test(test_histogram_render),
         cmocka_unit_test(test_histogram_render_empty),
-        cmocka_unit_test(test_printf_growth),
-        cmocka_unit_test(test_printf_after_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,7 +84,7 @@ static void test_same_answer_both_ways(void **state)
                  "%s", err);
         ota_pod from_review = review_pod_view(&rv.object);
 
-        yajl_val tree = kobj_parse(pod, strlen(pod), 64, err, sizeof(err));
+        yajl_val tree = json_parse_tree(pod, strlen(pod), 64, err, sizeof(err));
         FX_CHECK(rows[i].name, tree != NULL, "%s", err);
         kobj *cached = kobj_decode(KOBJ_POD, tree);
         yajl_tree_free(tree);
