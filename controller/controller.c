@@ -80,10 +80,10 @@ int controller_init(controller *c, kube_client *client, const controller_config 
                       informer_specs[i].path, informer_specs[i].selector, mark_dirty, c);
     c->informers[INF_JOB_PODS].merge = keep_pull_error;
     store_init(&c->nodes);
-    store_init(&c->events_sent);
+    strset_init(&c->events_sent);
     store_init(&c->job_waiting);
-    store_init(&c->in_flight);
-    store_init(&c->recent);
+    strset_init(&c->in_flight);
+    strset_init(&c->recent);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
     else
@@ -96,10 +96,10 @@ void controller_free(controller *c)
     for (int i = 0; i < INF_COUNT; i++)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
-    store_free(&c->events_sent);
+    strset_free(&c->events_sent);
     store_free(&c->job_waiting);
-    store_free(&c->in_flight);
-    store_free(&c->recent);
+    strset_free(&c->in_flight);
+    strset_free(&c->recent);
     for (size_t i = 0; i < c->n_recent; i++)
         free(c->recent_keys[i].key);
     free(c->recent_keys);
@@ -117,7 +117,7 @@ int controller_synced(const controller *c)
 
 static void recent_add(controller *c, const char *key, uint64_t until)
 {
-    if (store_has(&c->recent, key))
+    if (strset_has(&c->recent, key))
         return;
     if (c->n_recent == c->cap_recent) {
         size_t cap = c->cap_recent == 0 ? 64 : c->cap_recent * 2;
@@ -128,7 +128,7 @@ static void recent_add(controller *c, const char *key, uint64_t until)
         c->cap_recent = cap;
     }
     char *k = strdup(key);
-    if (k == NULL || store_put(&c->recent, key, NULL) != 0) {
+    if (k == NULL || strset_add(&c->recent, key) != 0) {
         free(k);
         return;
     }
@@ -140,7 +140,7 @@ static void recent_expire(controller *c, uint64_t now)
     size_t kept = 0;
     for (size_t i = 0; i < c->n_recent; i++) {
         if (c->recent_keys[i].until <= now) {
-            store_delete(&c->recent, c->recent_keys[i].key);
+            strset_remove(&c->recent, c->recent_keys[i].key);
             free(c->recent_keys[i].key);
         } else {
             c->recent_keys[kept++] = c->recent_keys[i];
@@ -198,7 +198,7 @@ static void on_executed(void *data, const kube_result *r)
     exec_ctx *x = data;
     controller *c = x->c;
     uint64_t now = kube_now_ns();
-    store_delete(&c->in_flight, x->key);
+    strset_remove(&c->in_flight, x->key);
     int ok = (r->status >= 200 && r->status < 300) ||
              (x->kind == ACTION_CREATE_JOB && r->status == 409) || /* made before a restart */
              (x->kind == ACTION_DELETE_JOB && r->status == 404) || /* gone already */
@@ -209,7 +209,7 @@ static void on_executed(void *data, const kube_result *r)
         if (r->status >= 200 && r->status < 300)
             count_outcome(c, x);
         if (x->kind == ACTION_CREATE_EVENT)
-            store_put(&c->events_sent, x->key, NULL);
+            strset_add(&c->events_sent, x->key);
         recent_add(c, x->key, now + RECENT_OK_NS);
     } else {
         log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
@@ -233,9 +233,9 @@ static int still_leading(void *data)
 
 static void execute(controller *c, const action *a)
 {
-    if (store_has(&c->in_flight, a->key) || store_has(&c->recent, a->key))
+    if (strset_has(&c->in_flight, a->key) || strset_has(&c->recent, a->key))
         return;
-    if (a->kind == ACTION_CREATE_EVENT && store_has(&c->events_sent, a->key))
+    if (a->kind == ACTION_CREATE_EVENT && strset_has(&c->events_sent, a->key))
         return; /* every event is sent once */
     if (a->kind != ACTION_GET_NODE && !c->leading)
         return; /* only the leader writes */
@@ -278,9 +278,9 @@ static void execute(controller *c, const action *a)
     call.body = a->body;
     call.body_len = a->body != NULL ? strlen(a->body) : 0;
     call.data = x;
-    if (x->key == NULL || store_put(&c->in_flight, a->key, NULL) != 0 ||
+    if (x->key == NULL || strset_add(&c->in_flight, a->key) != 0 ||
         kube_client_call(c->client, &call) != 0) {
-        store_delete(&c->in_flight, a->key);
+        strset_remove(&c->in_flight, a->key);
         free(x->key);
         free(x->name);
         free(x);

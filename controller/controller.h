@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "reconcile.h"
 #include "store.h"
+#include "strset.h"
 
 typedef struct controller_config {
     reconcile_config reconcile;
@@ -40,10 +41,10 @@ typedef struct controller {
     leader election;
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
-    store events_sent; /* keys of Events created (each is sent once) */
-    store job_waiting; /* see reconcile_input.job_waiting */
-    store in_flight;  /* action keys being executed */
-    store recent;     /* action keys done lately (see recent_keys) */
+    strset events_sent; /* keys of Events created (each is sent once) */
+    store job_waiting;  /* see reconcile_input.job_waiting */
+    strset in_flight;   /* action keys being executed */
+    strset recent;      /* action keys done lately (see recent_keys) */
     recent_key *recent_keys;
     size_t n_recent, cap_recent;
     int dirty;

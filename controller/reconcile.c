@@ -218,7 +218,7 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 {
     char key[512];
     snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
-    if (store_has(p->in->events_sent, key))
+    if (strset_has(p->in->events_sent, key))
         return;
     char *body = event_body(pod, reason, type, message, p->in->now);
     if (body == NULL) {

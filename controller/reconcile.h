@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "store.h"
+#include "strset.h"
 
 typedef enum action_kind {
     ACTION_PATCH_POD_STATUS, /* strategic merge patch of pods/status */
@@ -48,7 +49,7 @@ typedef struct reconcile_config {
  * each is sent once. */
 typedef struct reconcile_input {
     const store *daemonsets, *revisions, *pods, *jobs, *job_pods, *nodes;
-    const store *events_sent;
+    const strset *events_sent;
     /* "namespace/job name" -> the last kobj_job_pod seen waiting on an
      * image: the Job controller deletes the pod at the deadline, and the
      * kubelet's reason must outlive it. */
