@@ -158,17 +158,32 @@ static void recent_expire(controller *c, uint64_t now)
 typedef struct exec_ctx {
     controller *c;
     action_kind kind;
+    action_outcome outcome;
     char *key, *name;
 } exec_ctx;
 
+pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome)
+{
+    if (kind == ACTION_CREATE_JOB)
+        return PULL_STARTED;
+    if (kind != ACTION_PATCH_POD_STATUS)
+        return PULL_N_OUTCOMES;
+    switch (outcome) {
+    case ACTION_OUTCOME_PULL_SUCCEEDED:
+        return PULL_SUCCEEDED;
+    case ACTION_OUTCOME_PULL_FAILED:
+        return PULL_FAILED;
+    case ACTION_OUTCOME_NONE:
+        break;
+    }
+    return PULL_N_OUTCOMES;
+}
+
 static void count_outcome(controller *c, const exec_ctx *x)
 {
-    if (x->kind == ACTION_CREATE_JOB)
-        metrics_add(&c->pulls[PULL_STARTED], 1);
-    else if (x->kind == ACTION_PATCH_POD_STATUS && strstr(x->key, ":ready") != NULL)
-        metrics_add(&c->pulls[PULL_SUCCEEDED], 1);
-    else if (x->kind == ACTION_PATCH_POD_STATUS && strstr(x->key, ":failed:") != NULL)
-        metrics_add(&c->pulls[PULL_FAILED], 1);
+    pull_outcome o = controller_pull_outcome(x->kind, x->outcome);
+    if (o != PULL_N_OUTCOMES)
+        metrics_add(&c->pulls[o], 1);
 }
 
 static void on_node(controller *c, const char *name, const kube_result *r)
@@ -272,6 +287,7 @@ static void execute(controller *c, const action *a)
         return;
     x->c = c;
     x->kind = a->kind;
+    x->outcome = a->outcome;
     x->key = strdup(a->key);
     x->name = a->name != NULL ? strdup(a->name) : NULL;
     call.path = path;
@@ -420,7 +436,8 @@ void controller_render_metrics(controller *c, metrics_text *t)
     metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
                    "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
     metrics_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);
-    static const char *const outcomes[PULL_N_OUTCOMES] = {"started", "succeeded", "failed"};
+    static const char *const outcomes[PULL_N_OUTCOMES] = {
+        [PULL_STARTED] = "started", [PULL_SUCCEEDED] = "succeeded", [PULL_FAILED] = "failed"};
     metrics_header(t, "ota_controller_pulls_total", "counter", "Pre-pulls by outcome.");
     for (int i = 0; i < PULL_N_OUTCOMES; i++)
         metrics_printf(t, "ota_controller_pulls_total{outcome=\"%s\"} %llu\n", outcomes[i],

@@ -27,7 +27,7 @@ typedef struct controller_config {
 enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_COUNT };
 
 /* Pulls by outcome, for /metrics. */
-enum { PULL_STARTED, PULL_SUCCEEDED, PULL_FAILED, PULL_N_OUTCOMES };
+typedef enum pull_outcome { PULL_STARTED, PULL_SUCCEEDED, PULL_FAILED, PULL_N_OUTCOMES } pull_outcome;
 
 typedef struct recent_key {
     char *key;
@@ -62,5 +62,12 @@ void controller_tick(controller *c, uint64_t now);
 int controller_synced(const controller *c);
 void controller_render_metrics(controller *c, metrics_text *t);
 void controller_free(controller *c);
+
+/* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */
+
+/* Which pull counter an action done (2xx) adds to: a created Job starts a
+ * pull, a status patch reporting its outcome ends one.  PULL_N_OUTCOMES
+ * when it counts for none. */
+pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
 
 #endif

@@ -24,11 +24,20 @@ typedef enum action_kind {
     ACTION_GET_NODE,         /* read a node's status.images for the shortcut */
 } action_kind;
 
+/* What an action reports, for the executor to count (pulls by outcome)
+ * without reading keys or bodies. */
+typedef enum action_outcome {
+    ACTION_OUTCOME_NONE,           /* no pull's outcome */
+    ACTION_OUTCOME_PULL_SUCCEEDED, /* a status patch: PodImageReady True */
+    ACTION_OUTCOME_PULL_FAILED,    /* a status patch: PodImageReady False, PullImageFail */
+} action_outcome;
+
 typedef struct action {
     action_kind kind;
     char *namespace, *name; /* the target (for GET_NODE: name only) */
     char *body;             /* JSON, or NULL */
     char *key;              /* what this action is about: equal keys are duplicates */
+    action_outcome outcome;
 } action;
 
 typedef struct action_list {
