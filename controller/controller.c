@@ -12,8 +12,6 @@
 #include "ota_names.h"
 
 #define PASS_MIN_INTERVAL_NS (100ull * 1000000ull)
-#define RECENT_OK_NS (3ull * 1000000000ull)     /* a write just done: the cache lags */
-#define RECENT_FAILED_NS (5ull * 1000000000ull) /* a write that failed: try again later */
 
 static const struct {
     kobj_kind kind;
@@ -135,22 +133,31 @@ static void recent_add(controller *c, const char *key, uint64_t until)
     c->recent_keys[c->n_recent++] = (recent_key){k, until};
 }
 
-static void recent_expire(controller *c, uint64_t now)
+size_t controller_recent_expire(recent_key *keys, size_t n, uint64_t now, int *fell_due)
 {
     size_t kept = 0;
-    for (size_t i = 0; i < c->n_recent; i++) {
-        if (c->recent_keys[i].until <= now) {
-            strset_remove(&c->recent, c->recent_keys[i].key);
-            free(c->recent_keys[i].key);
-        } else {
-            c->recent_keys[kept++] = c->recent_keys[i];
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].until > now) {
+            recent_key k = keys[kept];
+            keys[kept++] = keys[i];
+            keys[i] = k;
         }
     }
-    /* What was held back (a write that failed, or one the cache has not
-     * shown yet) is due again: a pass must look, even if nothing changes. */
-    if (kept != c->n_recent)
-        c->dirty = 1;
+    *fell_due = kept != n;
+    return kept;
+}
+
+static void recent_expire(controller *c, uint64_t now)
+{
+    int fell_due;
+    size_t kept = controller_recent_expire(c->recent_keys, c->n_recent, now, &fell_due);
+    for (size_t i = kept; i < c->n_recent; i++) {
+        strset_remove(&c->recent, c->recent_keys[i].key);
+        free(c->recent_keys[i].key);
+    }
     c->n_recent = kept;
+    if (fell_due)
+        c->dirty = 1; /* a pass must look at what was held back */
 }
 
 /* ---- executor ----------------------------------------------------------- */
@@ -208,29 +215,42 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     store_put(&c->nodes, name, node);
 }
 
+exec_outcome controller_exec_outcome(action_kind kind, long status)
+{
+    if (status >= 200 && status < 300)
+        return EXEC_DONE;
+    if (kind == ACTION_CREATE_JOB && status == 409)
+        return EXEC_MADE_BEFORE;
+    if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
+        return EXEC_GONE;
+    return EXEC_FAILED;
+}
+
+uint64_t controller_hold_ns(exec_outcome outcome)
+{
+    return outcome == EXEC_FAILED ? RECENT_FAILED_NS : RECENT_OK_NS;
+}
+
 static void on_executed(void *data, const kube_result *r)
 {
     exec_ctx *x = data;
     controller *c = x->c;
     uint64_t now = kube_now_ns();
     strset_remove(&c->in_flight, x->key);
-    int ok = (r->status >= 200 && r->status < 300) ||
-             (x->kind == ACTION_CREATE_JOB && r->status == 409) || /* made before a restart */
-             (x->kind == ACTION_DELETE_JOB && r->status == 404) || /* gone already */
-             (x->kind == ACTION_PATCH_POD_STATUS && r->status == 404); /* pod deleted */
+    exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
-    } else if (ok) {
-        if (r->status >= 200 && r->status < 300)
+    } else if (outcome != EXEC_FAILED) {
+        if (outcome == EXEC_DONE)
             count_outcome(c, x);
         if (x->kind == ACTION_CREATE_EVENT)
             strset_add(&c->events_sent, x->key);
-        recent_add(c, x->key, now + RECENT_OK_NS);
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else {
         log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
                 x->name != NULL ? x->name : "", r->status,
                 r->error != NULL ? r->error : (r->body != NULL ? r->body : ""));
-        recent_add(c, x->key, now + RECENT_FAILED_NS);
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
     free(x->key);
@@ -238,12 +258,16 @@ static void on_executed(void *data, const kube_result *r)
     free(x);
 }
 
-/* Only the leader writes: a write still waiting for its turn, or for its
- * next attempt, when the lease is lost never goes out. */
+int controller_may_send(action_kind kind, int leading)
+{
+    return kind == ACTION_GET_NODE || leading;
+}
+
+/* Asked by the client before each attempt: leadership as it is now. */
 static int still_leading(void *data)
 {
     exec_ctx *x = data;
-    return x->kind == ACTION_GET_NODE || x->c->leading;
+    return controller_may_send(x->kind, x->c->leading);
 }
 
 static void execute(controller *c, const action *a)
@@ -252,7 +276,7 @@ static void execute(controller *c, const action *a)
         return;
     if (a->kind == ACTION_CREATE_EVENT && strset_has(&c->events_sent, a->key))
         return; /* every event is sent once */
-    if (a->kind != ACTION_GET_NODE && !c->leading)
+    if (!controller_may_send(a->kind, c->leading))
         return; /* only the leader writes */
     char path[1024];
     kube_call call = {.on_done = on_executed, .wanted = still_leading};
