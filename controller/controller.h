@@ -27,7 +27,12 @@ typedef struct controller_config {
 enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_COUNT };
 
 /* Pulls by outcome, for /metrics. */
-typedef enum pull_outcome { PULL_STARTED, PULL_SUCCEEDED, PULL_FAILED, PULL_N_OUTCOMES } pull_outcome;
+typedef enum pull_outcome {
+    PULL_STARTED,
+    PULL_SUCCEEDED,
+    PULL_FAILED,
+    PULL_N_OUTCOMES
+} pull_outcome;
 
 /* How long an action's key is held back after its call: the same action
  * of the passes in between is skipped. */

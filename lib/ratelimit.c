@@ -46,8 +46,8 @@ uint64_t ratelimit_reserve(ratelimit *r, uint64_t now_ns)
 
 void ratelimit_unreserve(ratelimit *r)
 {
-    /* tokens is right at last_ns, in the future during a pause: one more
-     * there is exactly the slot given up */
+    /* tokens is as of last_ns (the pause's end, during a pause): the token
+     * comes back there, as the slot given up */
     r->tokens = r->tokens + 1 > r->burst ? r->burst : r->tokens + 1;
 }
 
