@@ -8,12 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "ota_names.h"
 
 #define PASS_MIN_INTERVAL_NS (100ull * 1000000ull)
-#define RECENT_OK_NS (3ull * 1000000000ull)     /* a write just done: the cache lags */
-#define RECENT_FAILED_NS (5ull * 1000000000ull) /* a write that failed: try again later */
 
 static const struct {
     kobj_kind kind;
@@ -80,10 +79,10 @@ int controller_init(controller *c, kube_client *client, const controller_config 
                       informer_specs[i].path, informer_specs[i].selector, mark_dirty, c);
     c->informers[INF_JOB_PODS].merge = keep_pull_error;
     store_init(&c->nodes);
-    store_init(&c->events_sent);
+    strset_init(&c->events_sent);
     store_init(&c->job_waiting);
-    store_init(&c->in_flight);
-    store_init(&c->recent);
+    strset_init(&c->in_flight);
+    strset_init(&c->recent);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
     else
@@ -96,10 +95,10 @@ void controller_free(controller *c)
     for (int i = 0; i < INF_COUNT; i++)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
-    store_free(&c->events_sent);
+    strset_free(&c->events_sent);
     store_free(&c->job_waiting);
-    store_free(&c->in_flight);
-    store_free(&c->recent);
+    strset_free(&c->in_flight);
+    strset_free(&c->recent);
     for (size_t i = 0; i < c->n_recent; i++)
         free(c->recent_keys[i].key);
     free(c->recent_keys);
@@ -117,7 +116,7 @@ int controller_synced(const controller *c)
 
 static void recent_add(controller *c, const char *key, uint64_t until)
 {
-    if (store_has(&c->recent, key))
+    if (strset_has(&c->recent, key))
         return;
     if (c->n_recent == c->cap_recent) {
         size_t cap = c->cap_recent == 0 ? 64 : c->cap_recent * 2;
@@ -128,29 +127,38 @@ static void recent_add(controller *c, const char *key, uint64_t until)
         c->cap_recent = cap;
     }
     char *k = strdup(key);
-    if (k == NULL || store_put(&c->recent, key, NULL) != 0) {
+    if (k == NULL || strset_add(&c->recent, key) != 0) {
         free(k);
         return;
     }
     c->recent_keys[c->n_recent++] = (recent_key){k, until};
 }
 
-static void recent_expire(controller *c, uint64_t now)
+size_t controller_recent_expire(recent_key *keys, size_t n, uint64_t now, int *fell_due)
 {
     size_t kept = 0;
-    for (size_t i = 0; i < c->n_recent; i++) {
-        if (c->recent_keys[i].until <= now) {
-            store_delete(&c->recent, c->recent_keys[i].key);
-            free(c->recent_keys[i].key);
-        } else {
-            c->recent_keys[kept++] = c->recent_keys[i];
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].until > now) {
+            recent_key k = keys[kept];
+            keys[kept++] = keys[i];
+            keys[i] = k;
         }
     }
-    /* What was held back (a write that failed, or one the cache has not
-     * shown yet) is due again: a pass must look, even if nothing changes. */
-    if (kept != c->n_recent)
-        c->dirty = 1;
+    *fell_due = kept != n;
+    return kept;
+}
+
+static void recent_expire(controller *c, uint64_t now)
+{
+    int fell_due;
+    size_t kept = controller_recent_expire(c->recent_keys, c->n_recent, now, &fell_due);
+    for (size_t i = kept; i < c->n_recent; i++) {
+        strset_remove(&c->recent, c->recent_keys[i].key);
+        free(c->recent_keys[i].key);
+    }
     c->n_recent = kept;
+    if (fell_due)
+        c->dirty = 1; /* a pass must look at what was held back */
 }
 
 /* ---- executor ----------------------------------------------------------- */
@@ -158,17 +166,32 @@ static void recent_expire(controller *c, uint64_t now)
 typedef struct exec_ctx {
     controller *c;
     action_kind kind;
+    action_outcome outcome;
     char *key, *name;
 } exec_ctx;
 
+pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome)
+{
+    if (kind == ACTION_CREATE_JOB)
+        return PULL_STARTED;
+    if (kind != ACTION_PATCH_POD_STATUS)
+        return PULL_N_OUTCOMES;
+    switch (outcome) {
+    case ACTION_OUTCOME_PULL_SUCCEEDED:
+        return PULL_SUCCEEDED;
+    case ACTION_OUTCOME_PULL_FAILED:
+        return PULL_FAILED;
+    case ACTION_OUTCOME_NONE:
+        break;
+    }
+    return PULL_N_OUTCOMES;
+}
+
 static void count_outcome(controller *c, const exec_ctx *x)
 {
-    if (x->kind == ACTION_CREATE_JOB)
-        metrics_add(&c->pulls[PULL_STARTED], 1);
-    else if (x->kind == ACTION_PATCH_POD_STATUS && strstr(x->key, ":ready") != NULL)
-        metrics_add(&c->pulls[PULL_SUCCEEDED], 1);
-    else if (x->kind == ACTION_PATCH_POD_STATUS && strstr(x->key, ":failed:") != NULL)
-        metrics_add(&c->pulls[PULL_FAILED], 1);
+    pull_outcome o = controller_pull_outcome(x->kind, x->outcome);
+    if (o != PULL_N_OUTCOMES)
+        metrics_add(&c->pulls[o], 1);
 }
 
 static void on_node(controller *c, const char *name, const kube_result *r)
@@ -193,29 +216,42 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     store_put(&c->nodes, name, node);
 }
 
+exec_outcome controller_exec_outcome(action_kind kind, long status)
+{
+    if (status >= 200 && status < 300)
+        return EXEC_DONE;
+    if (kind == ACTION_CREATE_JOB && status == 409)
+        return EXEC_MADE_BEFORE;
+    if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
+        return EXEC_GONE;
+    return EXEC_FAILED;
+}
+
+uint64_t controller_hold_ns(exec_outcome outcome)
+{
+    return outcome == EXEC_FAILED ? RECENT_FAILED_NS : RECENT_OK_NS;
+}
+
 static void on_executed(void *data, const kube_result *r)
 {
     exec_ctx *x = data;
     controller *c = x->c;
-    uint64_t now = kube_now_ns();
-    store_delete(&c->in_flight, x->key);
-    int ok = (r->status >= 200 && r->status < 300) ||
-             (x->kind == ACTION_CREATE_JOB && r->status == 409) || /* made before a restart */
-             (x->kind == ACTION_DELETE_JOB && r->status == 404) || /* gone already */
-             (x->kind == ACTION_PATCH_POD_STATUS && r->status == 404); /* pod deleted */
+    uint64_t now = clock_mono_ns();
+    strset_remove(&c->in_flight, x->key);
+    exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
-    } else if (ok) {
-        if (r->status >= 200 && r->status < 300)
+    } else if (outcome != EXEC_FAILED) {
+        if (outcome == EXEC_DONE)
             count_outcome(c, x);
         if (x->kind == ACTION_CREATE_EVENT)
-            store_put(&c->events_sent, x->key, NULL);
-        recent_add(c, x->key, now + RECENT_OK_NS);
+            strset_add(&c->events_sent, x->key);
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else {
         log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
                 x->name != NULL ? x->name : "", r->status,
                 r->error != NULL ? r->error : (r->body != NULL ? r->body : ""));
-        recent_add(c, x->key, now + RECENT_FAILED_NS);
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
     free(x->key);
@@ -223,21 +259,25 @@ static void on_executed(void *data, const kube_result *r)
     free(x);
 }
 
-/* Only the leader writes: a write still waiting for its turn, or for its
- * next attempt, when the lease is lost never goes out. */
+int controller_may_send(action_kind kind, int leading)
+{
+    return kind == ACTION_GET_NODE || leading;
+}
+
+/* Asked by the client before each attempt: leadership as it is now. */
 static int still_leading(void *data)
 {
     exec_ctx *x = data;
-    return x->kind == ACTION_GET_NODE || x->c->leading;
+    return controller_may_send(x->kind, x->c->leading);
 }
 
 static void execute(controller *c, const action *a)
 {
-    if (store_has(&c->in_flight, a->key) || store_has(&c->recent, a->key))
+    if (strset_has(&c->in_flight, a->key) || strset_has(&c->recent, a->key))
         return;
-    if (a->kind == ACTION_CREATE_EVENT && store_has(&c->events_sent, a->key))
+    if (a->kind == ACTION_CREATE_EVENT && strset_has(&c->events_sent, a->key))
         return; /* every event is sent once */
-    if (a->kind != ACTION_GET_NODE && !c->leading)
+    if (!controller_may_send(a->kind, c->leading))
         return; /* only the leader writes */
     char path[1024];
     kube_call call = {.on_done = on_executed, .wanted = still_leading};
@@ -272,15 +312,16 @@ static void execute(controller *c, const action *a)
         return;
     x->c = c;
     x->kind = a->kind;
+    x->outcome = a->outcome;
     x->key = strdup(a->key);
     x->name = a->name != NULL ? strdup(a->name) : NULL;
     call.path = path;
     call.body = a->body;
     call.body_len = a->body != NULL ? strlen(a->body) : 0;
     call.data = x;
-    if (x->key == NULL || store_put(&c->in_flight, a->key, NULL) != 0 ||
+    if (x->key == NULL || strset_add(&c->in_flight, a->key) != 0 ||
         kube_client_call(c->client, &call) != 0) {
-        store_delete(&c->in_flight, a->key);
+        strset_remove(&c->in_flight, a->key);
         free(x->key);
         free(x->name);
         free(x);
@@ -366,7 +407,7 @@ static void run_pass(controller *c, uint64_t now)
         execute(c, &actions.v[i]);
     c->queue_depth = actions.waiting;
     action_list_free(&actions);
-    metrics_observe(&c->pass_latency, kube_now_ns() - now);
+    metrics_observe(&c->pass_latency, clock_mono_ns() - now);
 }
 
 void controller_tick(controller *c, uint64_t now)
@@ -420,7 +461,8 @@ void controller_render_metrics(controller *c, strbuf *t)
     metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
                    "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
     strbuf_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);
-    static const char *const outcomes[PULL_N_OUTCOMES] = {"started", "succeeded", "failed"};
+    static const char *const outcomes[PULL_N_OUTCOMES] = {
+        [PULL_STARTED] = "started", [PULL_SUCCEEDED] = "succeeded", [PULL_FAILED] = "failed"};
     metrics_header(t, "ota_controller_pulls_total", "counter", "Pre-pulls by outcome.");
     for (int i = 0; i < PULL_N_OUTCOMES; i++)
         strbuf_printf(t, "ota_controller_pulls_total{outcome=\"%s\"} %llu\n", outcomes[i],

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "reconcile.h"
 #include "store.h"
+#include "strset.h"
 
 typedef struct controller_config {
     reconcile_config reconcile;
@@ -26,7 +27,25 @@ typedef struct controller_config {
 enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_COUNT };
 
 /* Pulls by outcome, for /metrics. */
-enum { PULL_STARTED, PULL_SUCCEEDED, PULL_FAILED, PULL_N_OUTCOMES };
+typedef enum pull_outcome {
+    PULL_STARTED,
+    PULL_SUCCEEDED,
+    PULL_FAILED,
+    PULL_N_OUTCOMES
+} pull_outcome;
+
+/* How long an action's key is held back after its call: the same action
+ * of the passes in between is skipped. */
+#define RECENT_OK_NS (3ull * 1000000000ull)     /* a write just done: the cache lags */
+#define RECENT_FAILED_NS (5ull * 1000000000ull) /* a write that failed: try again later */
+
+/* How an action's call ended. */
+typedef enum exec_outcome {
+    EXEC_DONE,        /* 2xx */
+    EXEC_MADE_BEFORE, /* 409 on create-job: made before a restart (names are deterministic) */
+    EXEC_GONE,        /* 404 on delete-job (gone already), or on a status patch (pod deleted) */
+    EXEC_FAILED,      /* anything else: held back RECENT_FAILED_NS, then tried again */
+} exec_outcome;
 
 typedef struct recent_key {
     char *key;
@@ -40,10 +59,10 @@ typedef struct controller {
     leader election;
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
-    store events_sent; /* keys of Events created (each is sent once) */
-    store job_waiting; /* see reconcile_input.job_waiting */
-    store in_flight;  /* action keys being executed */
-    store recent;     /* action keys done lately (see recent_keys) */
+    strset events_sent; /* keys of Events created (each is sent once) */
+    store job_waiting;  /* see reconcile_input.job_waiting */
+    strset in_flight;   /* action keys being executed */
+    strset recent;      /* action keys done lately (see recent_keys) */
     recent_key *recent_keys;
     size_t n_recent, cap_recent;
     int dirty;
@@ -61,5 +80,31 @@ void controller_tick(controller *c, uint64_t now);
 int controller_synced(const controller *c);
 void controller_render_metrics(controller *c, strbuf *t);
 void controller_free(controller *c);
+
+/* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */
+
+/* Which pull counter an action done (2xx) adds to: a created Job starts a
+ * pull, a status patch reporting its outcome ends one.  PULL_N_OUTCOMES
+ * when it counts for none. */
+pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
+
+/* The outcome of an action's call from its HTTP status (0: no answer). */
+exec_outcome controller_exec_outcome(action_kind kind, long status);
+/* How long the action's key is then held back (RECENT_OK_NS or
+ * RECENT_FAILED_NS). */
+uint64_t controller_hold_ns(exec_outcome outcome);
+
+/* Only the leader writes: whether an action may go out now.  Asked when a
+ * pass hands it over and again before each attempt of its call (its turn
+ * in the rate limit, a retry), so a write still waiting when the lease is
+ * lost never goes out.  Reading a node is no write. */
+int controller_may_send(action_kind kind, int leading);
+
+/* The keys held back until their time: those due at now (until <= now)
+ * are moved behind the others, which keep their order.  Returns how many
+ * are kept (keys[0..kept)); *fell_due is 1 when any fell due: what was held
+ * back (a write that failed, or one the cache did not show yet) must be
+ * looked at again by a pass, even if nothing else changes. */
+size_t controller_recent_expire(recent_key *keys, size_t n, uint64_t now, int *fell_due);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "controller.h"
+#include "clock.h"
 #include "httpd.h"
 #include "kube_client.h"
 #include "kube_config.h"
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
 
     uint64_t release_deadline = 0;
     for (;;) {
-        uint64_t now = kube_now_ns();
+        uint64_t now = clock_mono_ns();
         if (stop_signal && !a.stopping) {
             a.stopping = 1;
             log_msg(LOG_INFO, "shutting down", "signal %d", (int)stop_signal);

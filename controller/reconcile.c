@@ -82,7 +82,7 @@ static char *dup_or_null(const char *s)
 
 /* Takes ownership of body. */
 static void emit(pass *p, action_kind kind, const char *ns, const char *name, char *body,
-                 const char *key)
+                 const char *key, action_outcome outcome)
 {
     action_list *l = p->out;
     if (l->n == l->cap) {
@@ -97,7 +97,7 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         l->cap = cap;
     }
     action *a = &l->v[l->n];
-    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key)};
+    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome};
     if ((ns != NULL && a->namespace == NULL) || (name != NULL && a->name == NULL) ||
         a->key == NULL) {
         free(a->namespace);
@@ -188,18 +188,18 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 {
     char key[512];
     snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
-    if (store_has(p->in->events_sent, key))
+    if (strset_has(p->in->events_sent, key))
         return;
     char *body = event_body(pod, reason, type, message, p->in->now);
     if (body == NULL) {
         p->failed = 1;
         return;
     }
-    emit(p, ACTION_CREATE_EVENT, pod->meta.namespace, NULL, body, key);
+    emit(p, ACTION_CREATE_EVENT, pod->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
 }
 
 static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
-                        const char *what)
+                        const char *what, action_outcome outcome)
 {
     char *body = status_patch(conds, n, p->in->now);
     if (body == NULL) {
@@ -208,7 +208,7 @@ static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_
     }
     char key[512];
     snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
-    emit(p, ACTION_PATCH_POD_STATUS, pod->meta.namespace, pod->meta.name, body, key);
+    emit(p, ACTION_PATCH_POD_STATUS, pod->meta.namespace, pod->meta.name, body, key, outcome);
 }
 
 /* ---- indexes ------------------------------------------------------------ */
@@ -303,7 +303,8 @@ static void delete_job(pass *p, const kobj *job)
         return;
     char key[512];
     snprintf(key, sizeof(key), "delete-job:%s", job->meta.uid);
-    emit(p, ACTION_DELETE_JOB, job->meta.namespace, job->meta.name, NULL, key);
+    emit(p, ACTION_DELETE_JOB, job->meta.namespace, job->meta.name, NULL, key,
+         ACTION_OUTCOME_NONE);
 }
 
 static long deadline_of(const pass *p, const ds_view *v)
@@ -373,7 +374,7 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job)
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job->meta.name);
-    emit_status(p, pod, &c, 1, what);
+    emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
     emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job->meta.name);
 }
 
@@ -383,7 +384,7 @@ static void report_success(pass *p, const kobj *pod, const char *hash, const cha
     char message[300];
     snprintf(message, sizeof(message), OTA_MSG_REVISION_PREFIX "%s", hash);
     cond_patch c = {OTA_COND_IMAGE_READY, "True", OTA_REASON_PULL_SUCCESS, message, 0};
-    emit_status(p, pod, &c, 1, "ready");
+    emit_status(p, pod, &c, 1, "ready", ACTION_OUTCOME_PULL_SUCCEEDED);
     char text[400];
     snprintf(text, sizeof(text), "images of revision %s are on node %s (%s)", hash,
              pod->u.pod.node_name != NULL ? pod->u.pod.node_name : "?", how);
@@ -466,7 +467,7 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
     if (node == NULL && pod->u.pod.node_name != NULL) {
         char key[300];
         snprintf(key, sizeof(key), "node:%s", pod->u.pod.node_name);
-        emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key);
+        emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key, ACTION_OUTCOME_NONE);
         /* decide once we know what the node has; meanwhile no later
          * request takes the slot this one may need (FIFO) */
         p->cands[p->n_cands++] = (candidate){pod, v, request_time, 1};
@@ -506,7 +507,7 @@ static void reconcile_pod(pass *p, const kobj *pod)
             conds[nconds++] = (cond_patch){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
         char what[400];
         snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
-        emit_status(p, pod, conds, nconds, what);
+        emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
         return; /* the rest waits for the pod as written */
     }
     /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
@@ -522,7 +523,7 @@ static void report_render_failure(pass *p, const kobj *pod, const char *job, con
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job);
-    emit_status(p, pod, &c, 1, what);
+    emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
     emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job);
 }
 
@@ -577,7 +578,7 @@ static void start_jobs(pass *p)
         body[len] = '\0';
         char key[400];
         snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
-        emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key);
+        emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
         char text[400];
         snprintf(text, sizeof(text), "pulling the images of revision %s on node %s with job %s",
                  hash, c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?", name);

@@ -5,8 +5,9 @@
  * Level-triggered, like every Kubernetes controller: each pass looks at the
  * whole state and says what is missing, so a restart, a lost watch event or
  * a failed call is repaired by the next pass.  Nothing here does I/O; the
- * executor (controller.c) runs the actions, and names Jobs deterministically
- * so that a repeated create is a harmless 409.
+ * executor (controller.c) runs the actions.  Jobs are named here, from the
+ * request alone (prepull_job_name), so that a repeated create is a harmless
+ * 409.
  */
 #ifndef OTA_RECONCILE_H
 #define OTA_RECONCILE_H
@@ -14,6 +15,7 @@
 #include <stddef.h>
 
 #include "store.h"
+#include "strset.h"
 
 typedef enum action_kind {
     ACTION_PATCH_POD_STATUS, /* strategic merge patch of pods/status */
@@ -23,11 +25,20 @@ typedef enum action_kind {
     ACTION_GET_NODE,         /* read a node's status.images for the shortcut */
 } action_kind;
 
+/* What an action reports, for the executor to count (pulls by outcome)
+ * without reading keys or bodies. */
+typedef enum action_outcome {
+    ACTION_OUTCOME_NONE,           /* no pull's outcome */
+    ACTION_OUTCOME_PULL_SUCCEEDED, /* a status patch: PodImageReady True */
+    ACTION_OUTCOME_PULL_FAILED,    /* a status patch: PodImageReady False, PullImageFail */
+} action_outcome;
+
 typedef struct action {
     action_kind kind;
     char *namespace, *name; /* the target (for GET_NODE: name only) */
     char *body;             /* JSON, or NULL */
     char *key;              /* what this action is about: equal keys are duplicates */
+    action_outcome outcome;
 } action;
 
 typedef struct action_list {
@@ -48,7 +59,7 @@ typedef struct reconcile_config {
  * each is sent once. */
 typedef struct reconcile_input {
     const store *daemonsets, *revisions, *pods, *jobs, *job_pods, *nodes;
-    const store *events_sent;
+    const strset *events_sent;
     /* "namespace/job name" -> the last kobj_job_pod seen waiting on an
      * image: the Job controller deletes the pod at the deadline, and the
      * kubelet's reason must outlive it. */

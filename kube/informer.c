@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 
 #define INFORMER_PAGE 500
@@ -47,7 +48,7 @@ static void retry_later(informer *inf, const char *why)
 {
     uint64_t delay = backoff_next(&inf->retry);
     inf->state = INFORMER_WAITING;
-    inf->retry_at = kube_now_ns() + delay;
+    inf->retry_at = clock_mono_ns() + delay;
     log_msg(LOG_WARN, "watch interrupted", "%s: %s; again in %.1f s", inf->name, why,
             (double)delay / 1e9);
 }
@@ -306,7 +307,7 @@ static void on_watch_done(void *data, const kube_result *r)
         snprintf(why, sizeof(why), "%s: relisting",
                  inf->relist_why != NULL ? inf->relist_why : WHY_410);
         retry_later(inf, why);
-        inf->retry_at = kube_now_ns(); /* relist at once; the list itself backs off */
+        inf->retry_at = clock_mono_ns(); /* relist at once; the list itself backs off */
         return;
     }
     if (r->status == 200 && r->error == NULL) {

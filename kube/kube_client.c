@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 
 #include "backoff.h"
+#include "clock.h"
 #include "log.h"
 #include "ratelimit.h"
 
@@ -55,13 +56,6 @@ struct kube_client {
     kube_stats stats;
     int closing; /* in kube_client_free: no new calls */
 };
-
-uint64_t kube_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int verb_index(const char *method)
 {
@@ -113,7 +107,7 @@ kube_client *kube_client_new(kube_config *cfg, double qps, int burst, char *err,
     }
     c->cfg = cfg;
     curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    ratelimit_init(&c->limiter, qps, burst, kube_now_ns());
+    ratelimit_init(&c->limiter, qps, burst, clock_mono_ns());
     return c;
 }
 
@@ -337,10 +331,10 @@ static int start(kube_client *c, pending_call *p)
 }
 
 /* Starts what the rate limit and retry times allow; returns how long until
- * the next waiting call could start (INT64_MAX-ish when none waits). */
+ * the next waiting call could start (UINT64_MAX when none waits). */
 static uint64_t start_ready(kube_client *c)
 {
-    uint64_t now = kube_now_ns(), next = UINT64_MAX;
+    uint64_t now = clock_mono_ns(), next = UINT64_MAX;
     pending_call **pp = &c->waiting_head, *prev = NULL;
     while (*pp != NULL) {
         pending_call *p = *pp;
@@ -392,19 +386,27 @@ static void pause_calls(kube_client *c, uint64_t until)
     for (pending_call *p = c->waiting_head; p != NULL; p = p->next) {
         if (p->reserved) {
             p->reserved = 0;
-            c->limiter.tokens += 1; /* the promise withdrawn */
+            ratelimit_unreserve(&c->limiter);
         }
     }
-    ratelimit_pause_until(&c->limiter, kube_now_ns(), until);
+    ratelimit_pause_until(&c->limiter, clock_mono_ns(), until);
 }
 
-static int retryable(const pending_call *p, long status, CURLcode code)
+kube_retry_decision kube_retry_decide(const kube_retry_input *in)
 {
-    if (p->call.no_retry || p->aborted || p->attempts >= KUBE_MAX_ATTEMPTS)
-        return 0;
-    if (code != CURLE_OK)
-        return 1; /* connection refused/reset, timeout: the apiserver restarting */
-    return status == 429 || status >= 500;
+    kube_retry_decision d = {0};
+    int told = in->status == 429 && in->retry_after_s >= 0;
+    if (told) {
+        d.pause = 1;
+        d.pause_ns = (uint64_t)in->retry_after_s * 1000000000ull;
+    }
+    if (in->no_retry || in->aborted || in->attempts >= in->max_attempts)
+        return d;
+    /* connection refused/reset, timeout: the apiserver restarting */
+    d.retry = in->transport_error || in->status == 429 || in->status >= 500;
+    if (d.retry)
+        d.delay_ns = told ? d.pause_ns : in->backoff_ns;
+    return d;
 }
 
 static void finish(kube_client *c, pending_call *p, CURLcode code)
@@ -425,14 +427,21 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
     c->n_running--;
     curl_multi_remove_handle(c->multi, p->easy);
 
-    /* 429 means the server is overloaded: everyone waits, also after a
-     * call that is not retried here (a watch, a Lease read). */
-    if (status == 429 && p->retry_after_s >= 0)
-        pause_calls(c, kube_now_ns() + (uint64_t)p->retry_after_s * 1000000000ull);
-    if (retryable(p, status, code)) {
-        uint64_t delay = backoff_next(&p->retry_backoff);
-        if (status == 429 && p->retry_after_s >= 0)
-            delay = (uint64_t)p->retry_after_s * 1000000000ull;
+    kube_retry_input in = {
+        .no_retry = p->call.no_retry,
+        .aborted = p->aborted,
+        .attempts = p->attempts,
+        .max_attempts = KUBE_MAX_ATTEMPTS,
+        .status = status,
+        .transport_error = code != CURLE_OK,
+        .retry_after_s = p->retry_after_s,
+        /* taken even when unused: a call not retried ends here */
+        .backoff_ns = backoff_next(&p->retry_backoff),
+    };
+    kube_retry_decision d = kube_retry_decide(&in);
+    if (d.pause)
+        pause_calls(c, clock_mono_ns() + d.pause_ns);
+    if (d.retry) {
         log_msg(LOG_DEBUG, "retrying API call", "%s %s: %s (attempt %d)", p->method, p->path,
                 status == 0 ? p->error : "server busy", p->attempts);
         curl_easy_cleanup(p->easy);
@@ -442,7 +451,7 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
         p->resp_len = 0;
         p->retry_after_s = -1;
         p->reserved = 0;
-        p->not_before = kube_now_ns() + delay;
+        p->not_before = clock_mono_ns() + d.delay_ns;
         enqueue(c, p);
         return;
     }

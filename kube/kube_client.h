@@ -76,7 +76,34 @@ size_t kube_client_pending(const kube_client *c);
 
 kube_stats *kube_client_stats(kube_client *c);
 
-/* Monotonic nanoseconds, the clock every controller timer uses. */
-uint64_t kube_now_ns(void);
+/* ---- what to do when a call ends (pure: the client carries it out) ---- */
+
+typedef struct kube_retry_input {
+    int no_retry;         /* the caller retries itself (watches, Lease calls) */
+    int aborted;          /* on_chunk said stop, or the body was too big */
+    int attempts;         /* made so far, this one included */
+    int max_attempts;
+    long status;          /* HTTP status, 0 when no answer came */
+    int transport_error;  /* refused, reset, timed out: curl failed */
+    long retry_after_s;   /* the answer's Retry-After in seconds, -1 if none */
+    uint64_t backoff_ns;  /* the call's next backoff delay */
+} kube_retry_input;
+
+typedef struct kube_retry_decision {
+    int retry;            /* queue the call again */
+    uint64_t delay_ns;    /* ... to start no sooner than this from now */
+    int pause;            /* every call waits pause_ns from now, and those that
+                           * reserved a rate-limit token give it back and take a
+                           * new one after the pause */
+    uint64_t pause_ns;
+} kube_retry_decision;
+
+/* Retried where client-go retries (a broken connection, 429, 5xx), unless
+ * the caller reconnects itself, the body was refused or the attempts are
+ * spent; after a 429's Retry-After, else after the backoff delay.  A 429
+ * with Retry-After means the server is overloaded: every call waits, also
+ * after a call that is not retried (a watch, a Lease read). */
+kube_retry_decision kube_retry_decide(const kube_retry_input *in);
+
 
 #endif

@@ -1,25 +1,28 @@
 /*
  * leader.c - see leader.h.  One step at a time: GET the Lease, then create it
- * (404), take it (free or expired), renew it (ours), or wait.
+ * (404), take it (free or expired), renew it (ours), or wait.  leader_decide
+ * says which; leader_tick and the callbacks only carry it out.
  */
 #include "leader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include <yajl/yajl_tree.h>
 
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 
+#define LEASE_MAX_DEPTH 64 /* a Lease with its managedFields is 7 deep */
+
 static void set_leader(leader *l, int on)
 {
-    if (l->is_leader == on)
+    if (l->st.is_leader == on)
         return;
-    l->is_leader = on;
+    l->st.is_leader = on;
     log_msg(LOG_INFO, on ? "became leader" : "lost leadership", "lease %s/%s as %s",
             l->cfg.namespace, l->cfg.name, l->cfg.identity);
     if (l->on_change != NULL)
@@ -36,22 +39,10 @@ void leader_init(leader *l, kube_client *client, const leader_config *cfg,
     l->data = data;
 }
 
-/* MicroTime, as Lease timestamps are written. */
-static void micro_time(char *buf, size_t size)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    struct tm tm;
-    gmtime_r(&tv.tv_sec, &tm);
-    char base[32];
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, size, "%s.%06ldZ", base, (long)tv.tv_usec);
-}
-
 static char *lease_body(leader *l, const char *holder, long duration_s)
 {
     char now[40];
-    micro_time(now, sizeof(now));
+    clock_rfc3339_micro(now, sizeof(now)); /* MicroTime, as Lease times are written */
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
         return NULL;
@@ -90,37 +81,126 @@ static long long tree_int(yajl_val v, const char *a, const char *b)
     return n != NULL && YAJL_IS_INTEGER(n) ? YAJL_GET_INTEGER(n) : 0;
 }
 
-/* Remembers the Lease as read; returns 0 if it does not parse. */
-static int observe(leader *l, const char *body, uint64_t now)
+int leader_lease_read(const char *body, size_t len, leader_lease *out)
 {
     char err[128];
-    yajl_val v = yajl_tree_parse(body, err, sizeof(err));
+    yajl_val v = json_parse_tree(body, len, LEASE_MAX_DEPTH, err, sizeof(err));
     if (v == NULL)
-        return 0;
-    char record[512];
-    snprintf(record, sizeof(record), "%s|%s|%lld", tree_str(v, "spec", "holderIdentity"),
+        return -1;
+    snprintf(out->record, sizeof(out->record), "%s|%s|%lld", tree_str(v, "spec", "holderIdentity"),
              tree_str(v, "spec", "renewTime"), tree_int(v, "spec", "leaseDurationSeconds"));
-    if (strcmp(record, l->record) != 0) {
-        snprintf(l->record, sizeof(l->record), "%s", record);
-        l->observed_at = now; /* our own clock, not the writer's */
-    }
-    snprintf(l->holder, sizeof(l->holder), "%s", tree_str(v, "spec", "holderIdentity"));
-    snprintf(l->resource_version, sizeof(l->resource_version), "%s",
+    snprintf(out->holder, sizeof(out->holder), "%s", tree_str(v, "spec", "holderIdentity"));
+    snprintf(out->resource_version, sizeof(out->resource_version), "%s",
              tree_str(v, "metadata", "resourceVersion"));
-    snprintf(l->acquire_time, sizeof(l->acquire_time), "%s", tree_str(v, "spec", "acquireTime"));
-    l->transitions = tree_int(v, "spec", "leaseTransitions");
-    l->exists = 1;
+    snprintf(out->acquire_time, sizeof(out->acquire_time), "%s",
+             tree_str(v, "spec", "acquireTime"));
+    out->transitions = tree_int(v, "spec", "leaseTransitions");
     yajl_tree_free(v);
+    return 0;
+}
+
+/* Remembers the Lease as read; *changed says whether its record differs
+ * from the last one seen.  Returns 0 if it does not parse. */
+static int observe(leader *l, const char *body, size_t len, int *changed)
+{
+    leader_lease lease;
+    *changed = 0;
+    if (leader_lease_read(body, len, &lease) != 0)
+        return 0;
+    if (strcmp(lease.record, l->record) != 0) {
+        snprintf(l->record, sizeof(l->record), "%s", lease.record);
+        *changed = 1;
+    }
+    snprintf(l->holder, sizeof(l->holder), "%s", lease.holder);
+    snprintf(l->resource_version, sizeof(l->resource_version), "%s", lease.resource_version);
+    snprintf(l->acquire_time, sizeof(l->acquire_time), "%s", lease.acquire_time);
+    l->transitions = lease.transitions;
+    l->exists = 1;
     return 1;
 }
 
-static void write_lease(leader *l, const char *holder, long duration_s);
+leader_decision leader_decide(const leader_config *cfg, const leader_state *st,
+                              const leader_observation *obs, uint64_t now)
+{
+    leader_decision d = {LEADER_WAIT, *st};
+    leader_state *s = &d.state;
+    if (obs->changed)
+        s->observed_at = now; /* our own clock, not the writer's */
+    switch (obs->event) {
+    case LEADER_TICK:
+        if (!s->busy && now >= s->next_try)
+            d.step = LEADER_GET;
+        break;
+    case LEADER_READ_MISSING:
+        d.step = LEADER_CREATE;
+        break;
+    case LEADER_READ: {
+        int ours = strcmp(obs->holder, cfg->identity) == 0;
+        int expired = obs->holder[0] == '\0' || s->observed_at == 0 ||
+                      now > s->observed_at + cfg->lease_ns;
+        if (ours) {
+            d.step = LEADER_RENEW;
+        } else if (expired) {
+            d.step = LEADER_TAKE;
+        } else {
+            s->is_leader = 0; /* someone else holds a live lease */
+            s->next_try = now + cfg->retry_ns;
+        }
+        break;
+    }
+    case LEADER_WRITTEN:
+        s->last_renew = now;
+        s->is_leader = 1;
+        s->next_try = now + cfg->retry_ns;
+        break;
+    case LEADER_READ_FAILED:
+    case LEADER_WRITE_FAILED:
+        /* 409: another candidate wrote first.  Anything else: try again
+         * soon; the renew deadline below ends a leadership that fails. */
+        s->next_try = now + cfg->retry_ns;
+        break;
+    }
+    /* Stop writing the moment the renew deadline passes without a renewal:
+     * another candidate may take over one lease duration after our last
+     * renewal, which is later than this. */
+    if (s->is_leader && now > s->last_renew + cfg->renew_deadline_ns)
+        s->is_leader = 0;
+    return d;
+}
+
+static void write_lease(leader *l, const char *holder, long duration_s, int create);
+static void read_lease(leader *l, uint64_t now);
+
+/* Does what leader_decide says. */
+static void step(leader *l, const leader_observation *obs, uint64_t now)
+{
+    leader_decision d = leader_decide(&l->cfg, &l->st, obs, now);
+    int on = d.state.is_leader;
+    d.state.is_leader = l->st.is_leader;
+    l->st = d.state;
+    set_leader(l, on);
+    long duration_s = (long)(l->cfg.lease_ns / 1000000000ull);
+    switch (d.step) {
+    case LEADER_WAIT:
+        break;
+    case LEADER_GET:
+        read_lease(l, now);
+        break;
+    case LEADER_CREATE:
+        write_lease(l, l->cfg.identity, duration_s, 1);
+        break;
+    case LEADER_TAKE:
+    case LEADER_RENEW:
+        write_lease(l, l->cfg.identity, duration_s, 0);
+        break;
+    }
+}
 
 /* A call of ours ended.  Returns 1 when a release is under way, which is
  * then done: nothing else is to happen. */
 static int call_ended(leader *l)
 {
-    l->busy = 0;
+    l->st.busy = 0;
     if (l->releasing)
         l->released = 1;
     return l->releasing;
@@ -129,95 +209,83 @@ static int call_ended(leader *l)
 static void on_written(void *data, const kube_result *r)
 {
     leader *l = data;
-    uint64_t now = kube_now_ns();
+    uint64_t now = clock_mono_ns();
     if (call_ended(l))
         return;
+    leader_observation obs = {LEADER_WRITE_FAILED, NULL, 0};
     if (r->status == 200 || r->status == 201) {
-        observe(l, r->body, now);
-        l->last_renew = now;
-        set_leader(l, 1);
-        l->next_try = now + l->cfg.retry_ns;
-        return;
+        observe(l, r->body, r->body_len, &obs.changed);
+        obs.event = LEADER_WRITTEN;
+    } else if (r->status == 409) {
+        l->exists = 1; /* another candidate made it */
     }
-    /* 409: another candidate wrote first.  Anything else: try again soon;
-     * leader_tick drops leadership when the renew deadline passes. */
-    l->next_try = now + l->cfg.retry_ns;
-    if (r->status == 409)
-        l->exists = 1;
+    step(l, &obs, now);
 }
 
-static void write_lease(leader *l, const char *holder, long duration_s)
+/* create: POST a new Lease, else PUT over the one read. */
+static void write_lease(leader *l, const char *holder, long duration_s, int create)
 {
     char *body = lease_body(l, holder, duration_s);
     if (body == NULL)
         return;
     char path[512];
-    if (l->exists)
-        snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
-                 l->cfg.namespace, l->cfg.name);
-    else
+    if (create)
         snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
                  l->cfg.namespace);
-    kube_call call = {.method = l->exists ? "PUT" : "POST", .path = path,
+    else
+        snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
+                 l->cfg.namespace, l->cfg.name);
+    kube_call call = {.method = create ? "POST" : "PUT", .path = path,
                       .content_type = "application/json", .body = body,
                       .body_len = strlen(body), .on_done = on_written, .data = l,
                       .no_retry = 1, .timeout_ms = 5000};
-    l->busy = kube_client_call(l->client, &call) == 0;
+    l->st.busy = kube_client_call(l->client, &call) == 0;
     free(body);
 }
 
 static void on_read(void *data, const kube_result *r)
 {
     leader *l = data;
-    uint64_t now = kube_now_ns();
+    uint64_t now = clock_mono_ns();
     if (call_ended(l))
         return;
-    long duration_s = (long)(l->cfg.lease_ns / 1000000000ull);
+    leader_observation obs = {LEADER_READ_FAILED, NULL, 0};
     if (r->status == 404) {
         l->exists = 0;
         l->holder[0] = '\0';
-        write_lease(l, l->cfg.identity, duration_s);
-        return;
+        obs.event = LEADER_READ_MISSING;
+    } else if (r->status == 200 && observe(l, r->body, r->body_len, &obs.changed)) {
+        obs.event = LEADER_READ;
+        obs.holder = l->holder;
     }
-    if (r->status != 200 || !observe(l, r->body, now)) {
-        l->next_try = now + l->cfg.retry_ns;
-        return;
+    step(l, &obs, now);
+}
+
+static void read_lease(leader *l, uint64_t now)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
+             l->cfg.namespace, l->cfg.name);
+    kube_call call = {.method = "GET", .path = path, .on_done = on_read, .data = l,
+                      .no_retry = 1, .timeout_ms = 5000};
+    l->st.busy = kube_client_call(l->client, &call) == 0;
+    if (!l->st.busy) {
+        leader_observation failed = {LEADER_READ_FAILED, NULL, 0};
+        step(l, &failed, now);
     }
-    int ours = strcmp(l->holder, l->cfg.identity) == 0;
-    int expired = l->holder[0] == '\0' || l->observed_at == 0 ||
-                  now > l->observed_at + l->cfg.lease_ns;
-    if (ours || expired) {
-        write_lease(l, l->cfg.identity, duration_s);
-        return;
-    }
-    set_leader(l, 0); /* someone else holds a live lease */
-    l->next_try = now + l->cfg.retry_ns;
 }
 
 void leader_tick(leader *l, uint64_t now)
 {
     if (l->releasing)
         return;
-    /* Stop writing the moment the renew deadline passes without a renewal:
-     * another candidate may take over one lease duration after our last
-     * renewal, which is later than this. */
-    if (l->is_leader && now > l->last_renew + l->cfg.renew_deadline_ns)
-        set_leader(l, 0);
-    if (l->busy || now < l->next_try)
-        return;
-    char path[512];
-    snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
-             l->cfg.namespace, l->cfg.name);
-    kube_call call = {.method = "GET", .path = path, .on_done = on_read, .data = l,
-                      .no_retry = 1, .timeout_ms = 5000};
-    l->busy = kube_client_call(l->client, &call) == 0;
-    if (!l->busy)
-        l->next_try = now + l->cfg.retry_ns;
+    leader_observation tick = {LEADER_TICK, NULL, 0};
+    step(l, &tick, now);
 }
 
 void leader_release(leader *l)
 {
-    if (!l->is_leader || !l->exists) {
+    if (!l->st.is_leader || !l->exists) {
         l->releasing = 1;
         l->released = 1;
         set_leader(l, 0);
@@ -225,9 +293,9 @@ void leader_release(leader *l)
     }
     set_leader(l, 0);
     /* the release write goes out even if a read is in flight */
-    write_lease(l, "", 1);
+    write_lease(l, "", 1, 0);
     l->releasing = 1;
-    if (!l->busy)
+    if (!l->st.busy)
         l->released = 1;
 }
 

@@ -12,6 +12,7 @@
 #ifndef OTA_LEADER_H
 #define OTA_LEADER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kube_client.h"
@@ -21,18 +22,81 @@ typedef struct leader_config {
     uint64_t lease_ns, renew_deadline_ns, retry_ns;
 } leader_config;
 
+/* ---- the decision (pure: leader_tick and the callbacks carry it out) ---- */
+
+/* Where the election stands between two steps. */
+typedef struct leader_state {
+    int is_leader;
+    int busy;             /* a call of ours is in flight (kept by the caller) */
+    uint64_t next_try;    /* when to read the Lease again */
+    uint64_t last_renew;  /* our last successful write, monotonic */
+    uint64_t observed_at; /* when the Lease's record last changed, by our clock; 0: never */
+} leader_state;
+
+/* What happened since the last step. */
+typedef enum leader_event {
+    LEADER_TICK,         /* time passed; no call of ours ended */
+    LEADER_READ_MISSING, /* GET: 404, there is no Lease */
+    LEADER_READ_FAILED,  /* GET: no answer, another status, a body that does not parse,
+                          * or the call could not start */
+    LEADER_READ,         /* GET: the Lease, as observed */
+    LEADER_WRITTEN,      /* PUT/POST: 200 or 201, the Lease is ours */
+    LEADER_WRITE_FAILED, /* PUT/POST: 409 (another candidate wrote first), or anything else */
+} leader_event;
+
+typedef struct leader_observation {
+    leader_event event;
+    const char *holder; /* LEADER_READ: spec.holderIdentity, "" when free */
+    int changed;        /* LEADER_READ, LEADER_WRITTEN: the Lease's holder, renewTime or
+                         * duration differ from what was seen before */
+} leader_observation;
+
+typedef enum leader_step {
+    LEADER_WAIT,   /* nothing to send before next_try, or before our call ends */
+    LEADER_GET,    /* read the Lease */
+    LEADER_CREATE, /* POST a Lease held by us: there is none */
+    LEADER_TAKE,   /* PUT us as holder: it is free, or expired as observed here */
+    LEADER_RENEW,  /* PUT: it is ours */
+} leader_step;
+
+typedef struct leader_decision {
+    leader_step step;
+    leader_state state; /* after the step (busy as it was) */
+} leader_decision;
+
+/* One step of the election: the state and what was observed in, what to
+ * send and the new state out.  A Lease is expired when it is free or its
+ * record has not changed for a lease duration by our clock (no trust in
+ * the writer's); we stop being leader the moment the renew deadline passes
+ * without a renewal, which is before another candidate may take over (a
+ * lease duration after our last renewal). */
+leader_decision leader_decide(const leader_config *cfg, const leader_state *st,
+                              const leader_observation *obs, uint64_t now);
+
+/* The fields of a Lease the election keeps. */
+typedef struct leader_lease {
+    char holder[256];
+    char record[512]; /* holder + renewTime + duration, to spot changes */
+    char resource_version[64];
+    char acquire_time[40];
+    long long transitions;
+} leader_lease;
+
+/* Reads a Lease from its JSON body[0..len), its nesting bounded first (a
+ * hostile, deeply nested body must not exhaust the stack when the tree is
+ * freed).  0, or -1 when it does not parse. */
+int leader_lease_read(const char *body, size_t len, leader_lease *out);
+
+/* ---- the election on a kube_client ---- */
+
 typedef struct leader {
     kube_client *client;
     leader_config cfg;
-    int is_leader;
-    int busy;              /* a request of ours is in flight */
+    leader_state st;
     int releasing, released;
-    uint64_t next_try;     /* when to try (or renew) again */
-    uint64_t last_renew;   /* our last successful write, monotonic */
-    /* the last Lease we saw, and when its record last changed (locally) */
+    /* the last Lease we saw (its record's last change: st.observed_at) */
     char holder[256];
     char record[512];      /* holder + renewTime + duration, to spot changes */
-    uint64_t observed_at;
     char resource_version[64];
     char acquire_time[40];
     long long transitions;

@@ -44,6 +44,13 @@ uint64_t ratelimit_reserve(ratelimit *r, uint64_t now_ns)
     return ready > now_ns ? ready - now_ns : 0;
 }
 
+void ratelimit_unreserve(ratelimit *r)
+{
+    /* tokens is as of last_ns (the pause's end, during a pause): the token
+     * comes back there, as the slot given up */
+    r->tokens = r->tokens + 1 > r->burst ? r->burst : r->tokens + 1;
+}
+
 void ratelimit_pause_until(ratelimit *r, uint64_t now_ns, uint64_t until_ns)
 {
     advance(r, now_ns);

@@ -38,6 +38,12 @@ int ratelimit_init(ratelimit *r, double qps, int burst, uint64_t now_ns);
  * token is taken either way: the caller commits to sending after the wait. */
 uint64_t ratelimit_reserve(ratelimit *r, uint64_t now_ns);
 
+/* Withdraws a reservation: the token taken by ratelimit_reserve for a call
+ * that will not go out at the time it was promised (a 429 paused every
+ * call meanwhile) is given back; the call reserves again when its turn
+ * comes.  The bucket never holds more than burst tokens. */
+void ratelimit_unreserve(ratelimit *r);
+
 /* No call goes out before until_ns (a 429's Retry-After); afterwards calls
  * resume one token at a time.  A pause never shortens an earlier one. */
 void ratelimit_pause_until(ratelimit *r, uint64_t now_ns, uint64_t until_ns);

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "controller.h"
+#include "clock.h"
 #include "informer.h"
 #include "kube_client.h"
 #include "log.h"
@@ -90,7 +91,7 @@ static void test_lost_object_relists(void **state)
         }
         assert_int_equal(metrics_get(&inf.store_failures), (uint64_t)r->lost);
         assert_int_equal(inf.want_relist, r->lost > 0);
-        informer_tick(&inf, kube_now_ns());
+        informer_tick(&inf, clock_mono_ns());
         if (inf.state != r->want)
             fail_msg("%s: state %d, want %d", r->name, inf.state, r->want);
         /* ends the queued call (status 0) while inf still exists */

@@ -2,8 +2,9 @@
  * test_ratelimit.c - the client-go token bucket on an injected clock: the
  * first burst goes out at once, then one call per 1/qps, idle time refills
  * at most burst tokens; a 429 pause holds every call and lets them resume
- * at the steady rate; Retry-After in seconds and in the three HTTP-date
- * forms, bounded to 0..600 s.
+ * at the steady rate; a reservation withdrawn (a 429 came before its
+ * slot) gives its token back, never beyond burst; Retry-After in seconds
+ * and in the three HTTP-date forms, bounded to 0..600 s.
  */
 #include "review_fixture.h"
 
@@ -125,6 +126,73 @@ static void test_init_rejects(void **state)
     assert_int_equal(ratelimit_init(&rl, RATELIMIT_DEFAULT_QPS, RATELIMIT_DEFAULT_BURST, T0), 0);
 }
 
+/* ---- withdrawn reservations ------------------------------------------------ */
+
+typedef enum bucket_op { RESERVE, UNRESERVE, PAUSE, DONE } bucket_op;
+
+typedef struct op_step {
+    bucket_op op;
+    uint64_t at_ms; /* since T0 */
+    int n;          /* RESERVE, UNRESERVE: how many */
+    uint64_t ms;    /* RESERVE: the wait of the last; PAUSE: until T0 + ms */
+} op_step;
+
+typedef struct unreserve_row {
+    const char *name;
+    double qps;
+    int burst;
+    op_step steps[8];
+} unreserve_row;
+
+/* clang-format off */
+static const unreserve_row unreserves[] = {
+    {"a withdrawn reservation frees its slot for the next call", 20, 30,
+     {{RESERVE, 0, 31, 50}, {UNRESERVE, 0, 1, 0}, {RESERVE, 0, 1, 50}, {RESERVE, 0, 1, 100},
+      {DONE, 0, 0, 0}}},
+    {"withdrawing never fills the bucket beyond burst", 20, 30,
+     {{UNRESERVE, 0, 1, 0}, {RESERVE, 0, 30, 0}, {RESERVE, 0, 1, 50}, {DONE, 0, 0, 0}}},
+    /* ea45a62: three calls were promised slots at 50, 100 and 150 ms when
+     * a 429 came at 25 ms with Retry-After 2 s.  They give their tokens
+     * back and take new ones after the pause, one slot apart (had they kept
+     * them, each would wait a slot more: the bucket's debt stays) */
+    {"calls that reserved before a 429 take a new token after the pause", 20, 30,
+     {{RESERVE, 0, 33, 150}, {UNRESERVE, 25, 3, 0}, {PAUSE, 25, 0, 2025},
+      {RESERVE, 50, 1, 2000}, {RESERVE, 50, 1, 2050}, {RESERVE, 50, 1, 2100}, {DONE, 0, 0, 0}}},
+};
+/* clang-format on */
+
+static void test_unreserve_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(unreserves) / sizeof(unreserves[0]); i++) {
+        const unreserve_row *r = &unreserves[i];
+        ratelimit rl;
+        FX_CHECK(r->name, ratelimit_init(&rl, r->qps, r->burst, T0) == 0, "init");
+        for (size_t k = 0; k < 8 && r->steps[k].op != DONE; k++) {
+            const op_step *s = &r->steps[k];
+            uint64_t now = T0 + s->at_ms * MS;
+            if (s->op == PAUSE) {
+                ratelimit_pause_until(&rl, now, T0 + s->ms * MS);
+                continue;
+            }
+            uint64_t wait = 0;
+            for (int j = 0; j < s->n; j++) {
+                if (s->op == UNRESERVE) {
+                    ratelimit_unreserve(&rl);
+                    continue;
+                }
+                wait = ratelimit_reserve(&rl, now);
+                if (j + 1 < s->n && s->ms == 0)
+                    FX_CHECK(r->name, wait == 0, "step %zu call %d waits %llu ns", k, j,
+                             (unsigned long long)wait);
+            }
+            if (s->op == RESERVE)
+                FX_CHECK(r->name, wait == s->ms * MS, "step %zu: wait %llu ns, want %llu ms", k,
+                         (unsigned long long)wait, (unsigned long long)s->ms);
+        }
+    }
+}
+
 /* ---- Retry-After ----------------------------------------------------------- */
 
 #define RFC_NOW 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT, RFC 9110's example */
@@ -227,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_long_run_rate),
         cmocka_unit_test(test_pause_resumes_without_burst),
         cmocka_unit_test(test_init_rejects),
+        cmocka_unit_test(test_unreserve_table),
         cmocka_unit_test(test_retry_after_table),
         cmocka_unit_test(test_retry_after_length),
     };

@@ -16,6 +16,7 @@
 #include "prepull_job.h"
 #include "reconcile.h"
 #include "store.h"
+#include "strset.h"
 
 #define NS "edge"
 #define DS_UID "3b1f6c2e-8d4a-4c7b-9e2f-1a5d7c9b0e3f"
@@ -45,7 +46,8 @@
 /* ---- the world -------------------------------------------------------------- */
 
 typedef struct world {
-    store ds, revs, pods, jobs, job_pods, nodes, events_sent, job_waiting;
+    store ds, revs, pods, jobs, job_pods, nodes, job_waiting;
+    strset events_sent;
     reconcile_config cfg;
     reconcile_input in;
     action_list out;
@@ -54,10 +56,11 @@ typedef struct world {
 static void world_init(world *w)
 {
     memset(w, 0, sizeof(*w));
-    store *all[] = {&w->ds,    &w->revs,  &w->pods,        &w->jobs,
-                    &w->job_pods, &w->nodes, &w->events_sent, &w->job_waiting};
+    store *all[] = {&w->ds,       &w->revs,  &w->pods,
+                    &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         store_init(all[i]);
+    strset_init(&w->events_sent);
     w->cfg = (reconcile_config){
         .max_concurrent_pulls = 10, .pull_timeout_s = 600, .helper_image = HELPER, .backoff_limit = 0};
     w->in = (reconcile_input){
@@ -77,10 +80,11 @@ static void world_init(world *w)
 
 static void world_free(world *w)
 {
-    store *all[] = {&w->ds,    &w->revs,  &w->pods,        &w->jobs,
-                    &w->job_pods, &w->nodes, &w->events_sent, &w->job_waiting};
+    store *all[] = {&w->ds,       &w->revs,  &w->pods,
+                    &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         store_free(all[i]);
+    strset_free(&w->events_sent);
     action_list_free(&w->out);
 }
 
@@ -1031,7 +1035,7 @@ static void test_events_sent_once(void **state)
     /* the executor records what it sent */
     for (size_t i = 0; i < w.out.n; i++)
         if (w.out.v[i].kind == ACTION_CREATE_EVENT)
-            assert_int_equal(store_put(&w.events_sent, w.out.v[i].key, NULL), 0);
+            assert_int_equal(strset_add(&w.events_sent, w.out.v[i].key), 0);
     run(&w);
     expect_count(&w, ACTION_CREATE_EVENT, 0);
     /* the decisions themselves are repeated (a lost create is retried) */
@@ -1205,7 +1209,7 @@ static void test_outcome_event_per_request(void **state)
         assert_non_null(find_event(&w, outcomes[k], "edge-agent-x7k2p"));
         for (size_t i = 0; i < w.out.n; i++)
             if (w.out.v[i].kind == ACTION_CREATE_EVENT)
-                assert_int_equal(store_put(&w.events_sent, w.out.v[i].key, NULL), 0);
+                assert_int_equal(strset_add(&w.events_sent, w.out.v[i].key), 0);
         run(&w);
         expect_count(&w, ACTION_CREATE_EVENT, 0);
 
@@ -1272,6 +1276,85 @@ static void test_fifo_node_being_read(void **state)
     world_free(&w);
 }
 
+/* ---- outcomes as the executor counts them ------------------------------------- */
+
+/* Each way a pass can report on a request, and the outcome its status patch
+ * carries: the executor counts pulls by it (it used to look for ":ready" and
+ * ":failed:" in the key).  Everything else a pass emits carries none. */
+typedef enum outcome_setup {
+    SETUP_JOB_COMPLETE,
+    SETUP_JOB_FAILED,
+    SETUP_IMAGES_ON_NODE,
+    SETUP_INVALID_IMAGE,
+    SETUP_NEW_REQUEST,  /* a Job to create, and its events */
+    SETUP_STALE_POD,    /* PodNeedUpgrade only */
+} outcome_setup;
+
+typedef struct outcome_row {
+    const char *name;
+    outcome_setup setup;
+    int has_status;         /* a status patch about edge-agent-x7k2p is expected */
+    action_outcome status;  /* the outcome it carries */
+} outcome_row;
+
+static const outcome_row outcome_rows[] = {
+    {"Job complete: succeeded", SETUP_JOB_COMPLETE, 1, ACTION_OUTCOME_PULL_SUCCEEDED},
+    {"Job failed: failed", SETUP_JOB_FAILED, 1, ACTION_OUTCOME_PULL_FAILED},
+    {"images already on the node: succeeded", SETUP_IMAGES_ON_NODE, 1,
+     ACTION_OUTCOME_PULL_SUCCEEDED},
+    {"no Job can be rendered: failed", SETUP_INVALID_IMAGE, 1, ACTION_OUTCOME_PULL_FAILED},
+    {"a Job to create: no outcome yet", SETUP_NEW_REQUEST, 0, ACTION_OUTCOME_NONE},
+    {"PodNeedUpgrade: no pull outcome", SETUP_STALE_POD, 1, ACTION_OUTCOME_NONE},
+};
+
+static void outcome_world(world *w, outcome_setup setup)
+{
+    char name[64];
+    job_name_of(name, "edge-agent-x7k2p", "u-x7k2p", H, RT1);
+    if (setup == SETUP_INVALID_IMAGE) {
+        add_ds(w, "edge-agent", DS_UID, "{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\"}", 0);
+        add_rev(w, DS_UID, H, 3, "[]",
+                "[{\"name\":\"agent\",\"image\":\"Registry.Example.com/Edge/AGENT:v3\"}]", "[]");
+    } else {
+        standard(w);
+    }
+    add_node(w, NODE,
+             setup == SETUP_IMAGES_ON_NODE ? "[\"nginx:1.25\",\"" AGENT_IMAGE "\",\"" INIT_IMAGE "\"]"
+                                           : "[]");
+    add_pod(w, "edge-agent-x7k2p", "u-x7k2p", OLD, setup == SETUP_STALE_POD ? "[]" : PULLING(RT1));
+    if (setup == SETUP_JOB_COMPLETE || setup == SETUP_JOB_FAILED)
+        add_job(w, name, "u-x7k2p", H, RT1, setup == SETUP_JOB_COMPLETE ? JOB_COMPLETE : JOB_DEADLINE,
+                0);
+}
+
+static void test_outcomes_tagged(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(outcome_rows) / sizeof(outcome_rows[0]); i++) {
+        const outcome_row *r = &outcome_rows[i];
+        world w;
+        world_init(&w);
+        outcome_world(&w, r->setup);
+        run(&w);
+        print_message("row %s\n", r->name);
+        const action *status = find(&w, ACTION_PATCH_POD_STATUS, "edge-agent-x7k2p");
+        if ((status != NULL) != r->has_status) {
+            dump(&w.out);
+            fail_msg("row \"%s\": status patch %s", r->name, status != NULL ? "emitted" : "missing");
+        }
+        for (size_t k = 0; k < w.out.n; k++) {
+            const action *a = &w.out.v[k];
+            action_outcome want = a == status ? r->status : ACTION_OUTCOME_NONE;
+            if (a->outcome != want) {
+                dump(&w.out);
+                fail_msg("row \"%s\": %s %s carries outcome %d, want %d", r->name,
+                         action_kind_name(a->kind), a->key, (int)a->outcome, (int)want);
+            }
+        }
+        world_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1297,6 +1380,7 @@ int main(void)
         cmocka_unit_test(test_fifo_tie),
         cmocka_unit_test(test_outcome_event_per_request),
         cmocka_unit_test(test_fifo_node_being_read),
+        cmocka_unit_test(test_outcomes_tagged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

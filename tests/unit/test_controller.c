@@ -1,0 +1,230 @@
+/*
+ * test_controller.c - the executor's decisions, as tables: how a call
+ * ended by action and HTTP status, and how long its key is then held back;
+ * that only the leader writes, also when a call waits for its turn or its
+ * next attempt; that a held-back key falling due makes a pass due; which
+ * pull counter an action done adds to (by the outcome reconcile gave it,
+ * not by its key).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller.h"
+
+/* Fails the running test, naming the table row, when cond is false. */
+#define ROW_CHECK(row, cond, ...)                                                                  \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            print_error("row \"%s\": check failed: %s\n  ", (row), #cond);                         \
+            print_error(__VA_ARGS__);                                                              \
+            print_error("\n");                                                                     \
+            fail();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+#define N_ROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- how a call ended ---------------------------------------------------------- */
+
+typedef struct exec_row {
+    const char *name;
+    action_kind kind;
+    long status; /* 0: no answer */
+    exec_outcome want;
+    uint64_t hold_ns;
+} exec_row;
+
+#define OK RECENT_OK_NS
+#define HELD RECENT_FAILED_NS
+
+static const exec_row exec_rows[] = {
+    {"create-job 201", ACTION_CREATE_JOB, 201, EXEC_DONE, OK},
+    {"create-job 200", ACTION_CREATE_JOB, 200, EXEC_DONE, OK},
+    /* the Job's name is deterministic: a 409 is the Job made before a
+     * restart, not a failure to retry (nor a second Job) */
+    {"create-job 409: made before a restart", ACTION_CREATE_JOB, 409, EXEC_MADE_BEFORE, OK},
+    {"create-job 404 (namespace gone)", ACTION_CREATE_JOB, 404, EXEC_FAILED, HELD},
+    {"create-job 422", ACTION_CREATE_JOB, 422, EXEC_FAILED, HELD},
+    {"create-job 429 (retries spent)", ACTION_CREATE_JOB, 429, EXEC_FAILED, HELD},
+    {"create-job 500", ACTION_CREATE_JOB, 500, EXEC_FAILED, HELD},
+    {"create-job no answer", ACTION_CREATE_JOB, 0, EXEC_FAILED, HELD},
+    {"delete-job 200", ACTION_DELETE_JOB, 200, EXEC_DONE, OK},
+    {"delete-job 202", ACTION_DELETE_JOB, 202, EXEC_DONE, OK},
+    {"delete-job 404: gone already", ACTION_DELETE_JOB, 404, EXEC_GONE, OK},
+    {"delete-job 409", ACTION_DELETE_JOB, 409, EXEC_FAILED, HELD},
+    {"delete-job no answer", ACTION_DELETE_JOB, 0, EXEC_FAILED, HELD},
+    {"patch-pod-status 200", ACTION_PATCH_POD_STATUS, 200, EXEC_DONE, OK},
+    {"patch-pod-status 404: pod deleted", ACTION_PATCH_POD_STATUS, 404, EXEC_GONE, OK},
+    {"patch-pod-status 409", ACTION_PATCH_POD_STATUS, 409, EXEC_FAILED, HELD},
+    {"patch-pod-status 422", ACTION_PATCH_POD_STATUS, 422, EXEC_FAILED, HELD},
+    {"patch-pod-status 503", ACTION_PATCH_POD_STATUS, 503, EXEC_FAILED, HELD},
+    {"create-event 201", ACTION_CREATE_EVENT, 201, EXEC_DONE, OK},
+    {"create-event 404", ACTION_CREATE_EVENT, 404, EXEC_FAILED, HELD},
+    {"create-event 409", ACTION_CREATE_EVENT, 409, EXEC_FAILED, HELD},
+    {"get-node 200", ACTION_GET_NODE, 200, EXEC_DONE, OK},
+    {"get-node 404", ACTION_GET_NODE, 404, EXEC_FAILED, HELD},
+    /* the 2xx range, exactly */
+    {"create-job 199", ACTION_CREATE_JOB, 199, EXEC_FAILED, HELD},
+    {"create-job 299", ACTION_CREATE_JOB, 299, EXEC_DONE, OK},
+    {"create-job 300", ACTION_CREATE_JOB, 300, EXEC_FAILED, HELD},
+};
+
+static void test_exec_outcome_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(exec_rows); i++) {
+        const exec_row *r = &exec_rows[i];
+        exec_outcome got = controller_exec_outcome(r->kind, r->status);
+        ROW_CHECK(r->name, got == r->want, "outcome %d, want %d", (int)got, (int)r->want);
+        uint64_t hold = controller_hold_ns(got);
+        ROW_CHECK(r->name, hold == r->hold_ns, "held back %llu ns, want %llu",
+                  (unsigned long long)hold, (unsigned long long)r->hold_ns);
+    }
+}
+
+/* ---- only the leader writes ------------------------------------------------------ */
+
+typedef struct send_row {
+    const char *name;
+    action_kind kind;
+    int leading;
+    int want;
+} send_row;
+
+static const send_row send_rows[] = {
+    {"leader: create-job", ACTION_CREATE_JOB, 1, 1},
+    {"leader: delete-job", ACTION_DELETE_JOB, 1, 1},
+    {"leader: patch-pod-status", ACTION_PATCH_POD_STATUS, 1, 1},
+    {"leader: create-event", ACTION_CREATE_EVENT, 1, 1},
+    {"leader: get-node", ACTION_GET_NODE, 1, 1},
+    /* f8db600: the lease lost while a write waits for its turn in the rate
+     * limit, or for its next attempt after a 5xx: it must not go out (the
+     * client asks before every attempt; the pass asked only once) */
+    {"lease lost: a create-job waiting for its next attempt", ACTION_CREATE_JOB, 0, 0},
+    {"lease lost: a delete-job waiting for its turn", ACTION_DELETE_JOB, 0, 0},
+    {"lease lost: a status patch waiting for its next attempt", ACTION_PATCH_POD_STATUS, 0, 0},
+    {"lease lost: an Event waiting for its turn", ACTION_CREATE_EVENT, 0, 0},
+    /* reading a node writes nothing: a follower may warm its cache */
+    {"not leading: get-node", ACTION_GET_NODE, 0, 1},
+};
+
+static void test_may_send_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(send_rows); i++) {
+        const send_row *r = &send_rows[i];
+        int got = controller_may_send(r->kind, r->leading);
+        ROW_CHECK(r->name, got == r->want, "may send %d, want %d", got, r->want);
+    }
+}
+
+/* ---- held-back keys falling due -------------------------------------------------- */
+
+#define SEC 1000000000ull
+#define T0 (500 * SEC)
+
+typedef struct expire_row {
+    const char *name;
+    int64_t until_s[5]; /* relative to now; the list ends at INT64_MIN */
+    const char *kept;   /* the keys kept, in order: "bd" */
+    int fell_due;       /* a pass is due */
+} expire_row;
+
+#define END INT64_MIN
+
+static const expire_row expire_rows[] = {
+    {"nothing held back", {END}, "", 0},
+    {"held back, not yet due", {5, END}, "a", 0},
+    /* bd018451: a failed write held back RECENT_FAILED_NS fell due, and
+     * no pass looked until an unrelated change or the 30 s resync */
+    {"a failed write falls due: a pass is due", {0, END}, "", 1},
+    {"past due", {-1, END}, "", 1},
+    {"some due, the rest keep their order", {-1, 2, 0, 10, END}, "bd", 1},
+    {"none due, order kept", {1, 2, 3, END}, "abc", 0},
+    {"all due", {-3, -2, 0, END}, "", 1},
+};
+
+static void test_recent_expire_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(expire_rows); i++) {
+        const expire_row *r = &expire_rows[i];
+        char names[5][2];
+        recent_key keys[5];
+        size_t n = 0;
+        for (; n < 5 && r->until_s[n] != END; n++) {
+            names[n][0] = (char)('a' + n);
+            names[n][1] = '\0';
+            keys[n] = (recent_key){names[n], (uint64_t)((int64_t)T0 + r->until_s[n] * (int64_t)SEC)};
+        }
+        int due = -1;
+        size_t kept = controller_recent_expire(keys, n, T0, &due);
+        char got[6] = "";
+        for (size_t k = 0; k < kept && k < 5; k++)
+            got[k] = keys[k].key[0];
+        ROW_CHECK(r->name, strcmp(got, r->kept) == 0, "kept \"%s\", want \"%s\"", got, r->kept);
+        ROW_CHECK(r->name, due == r->fell_due, "fell due %d, want %d", due, r->fell_due);
+        /* what fell due is still there, behind what is kept, for the
+         * caller to free: every key once */
+        int seen[5] = {0};
+        for (size_t k = 0; k < n; k++)
+            seen[keys[k].key[0] - 'a']++;
+        for (size_t k = 0; k < n; k++)
+            ROW_CHECK(r->name, seen[k] == 1, "key %c seen %d times", (char)('a' + k), seen[k]);
+        for (size_t k = kept; k < n; k++)
+            ROW_CHECK(r->name, keys[k].until <= T0, "key %s behind the kept ones is not due",
+                      keys[k].key);
+    }
+}
+
+/* ---- pulls by outcome -------------------------------------------------------- */
+
+typedef struct pull_row {
+    const char *name;
+    action_kind kind;
+    action_outcome outcome;
+    pull_outcome want; /* PULL_N_OUTCOMES: counted nowhere */
+} pull_row;
+
+static const pull_row pull_rows[] = {
+    {"a Job created starts a pull", ACTION_CREATE_JOB, ACTION_OUTCOME_NONE, PULL_STARTED},
+    {"Ready patched: succeeded", ACTION_PATCH_POD_STATUS, ACTION_OUTCOME_PULL_SUCCEEDED,
+     PULL_SUCCEEDED},
+    {"PullImageFail patched: failed", ACTION_PATCH_POD_STATUS, ACTION_OUTCOME_PULL_FAILED,
+     PULL_FAILED},
+    {"PodNeedUpgrade patched: no pull", ACTION_PATCH_POD_STATUS, ACTION_OUTCOME_NONE,
+     PULL_N_OUTCOMES},
+    {"an Event: no pull", ACTION_CREATE_EVENT, ACTION_OUTCOME_NONE, PULL_N_OUTCOMES},
+    {"a Job deleted: no pull", ACTION_DELETE_JOB, ACTION_OUTCOME_NONE, PULL_N_OUTCOMES},
+    {"a node read: no pull", ACTION_GET_NODE, ACTION_OUTCOME_NONE, PULL_N_OUTCOMES},
+    /* only a status patch reports an outcome, whatever else says so */
+    {"an Event tagged succeeded: no pull", ACTION_CREATE_EVENT, ACTION_OUTCOME_PULL_SUCCEEDED,
+     PULL_N_OUTCOMES},
+};
+
+static void test_pull_outcome_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(pull_rows); i++) {
+        const pull_row *r = &pull_rows[i];
+        pull_outcome got = controller_pull_outcome(r->kind, r->outcome);
+        ROW_CHECK(r->name, got == r->want, "counter %d, want %d", (int)got, (int)r->want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exec_outcome_table),
+        cmocka_unit_test(test_may_send_table),
+        cmocka_unit_test(test_recent_expire_table),
+        cmocka_unit_test(test_pull_outcome_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
