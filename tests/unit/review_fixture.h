@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "row_check.h"
 #include <yajl/yajl_tree.h>
 
 #include "admit.h"
@@ -31,16 +33,7 @@
 #define FX_NOW "2026-11-21T21:30:00Z"
 #define FX_CONTROLLER OTA_DEFAULT_CONTROLLER_USERNAME
 
-/* Fails the running test, naming the table row, when cond is false. */
-#define FX_CHECK(row, cond, ...)                                                                   \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            print_error("row \"%s\": check failed: %s\n  ", (row), #cond);                         \
-            print_error(__VA_ARGS__);                                                              \
-            print_error("\n");                                                                     \
-            fail();                                                                                \
-        }                                                                                          \
-    } while (0)
+#define FX_CHECK ROW_CHECK /* row_check.h */
 
 /* hay contains needle; both printed when not. */
 #define assert_contains(hay, needle)                                                               \

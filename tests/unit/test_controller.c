@@ -15,18 +15,10 @@
 
 #include <cmocka.h>
 
+#include "row_check.h"
+
 #include "controller.h"
 
-/* Fails the running test, naming the table row, when cond is false. */
-#define ROW_CHECK(row, cond, ...)                                                                  \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            print_error("row \"%s\": check failed: %s\n  ", (row), #cond);                         \
-            print_error(__VA_ARGS__);                                                              \
-            print_error("\n");                                                                     \
-            fail();                                                                                \
-        }                                                                                          \
-    } while (0)
 
 #define N_ROWS(a) (sizeof(a) / sizeof((a)[0]))
 
