@@ -8,7 +8,7 @@
  *
  * The controller needs three things from a reference: whether it is valid
  * at all (the kubelet answers InvalidImageName otherwise), the pull policy a
- * pre-pull container gets (DESIGN.md §5), and whether an entry of
+ * pre-pull container gets (docs/design.md §5), and whether an entry of
  * Node.status.images names the same image, which needs both sides in one
  * normal form.
  */

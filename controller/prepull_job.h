@@ -1,6 +1,6 @@
 /*
  * prepull_job.h - the batch/v1 Job that pre-pulls a revision's images on one
- * node (DESIGN.md §5): its name, derived only from the request so that a
+ * node (docs/design.md §5): its name, derived only from the request so that a
  * restarted controller computes the same one (and gets 409 instead of
  * creating a second Job), and its JSON body.
  *

@@ -1,5 +1,5 @@
 /*
- * reconcile.h - the controller's decisions (DESIGN.md §5) as a pure function:
+ * reconcile.h - the controller's decisions (docs/design.md §5) as a pure function:
  * the caches in, the API calls to make out.
  *
  * Level-triggered, like every Kubernetes controller: each pass looks at the

@@ -1,6 +1,6 @@
 /*
  * ota_daemonset.h - the OTA rules about a DaemonSet's annotations
- * (DESIGN.md §2): which update strategy it asks for, and its pre-pull
+ * (docs/design.md §2): which update strategy it asks for, and its pre-pull
  * deadline.
  *
  * Part of the OTA rulebook: the webhook validates DaemonSets with these

@@ -1,5 +1,5 @@
 /*
- * ota_names.h - the exact strings of the ota-prepull contract (DESIGN.md §2).
+ * ota_names.h - the exact strings of the ota-prepull contract (docs/design.md §2).
  *
  * Every condition type, reason, annotation and label that crosses the wire is
  * spelled here once; the webhook, the controller and their tests use these

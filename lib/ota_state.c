@@ -1,5 +1,5 @@
 /*
- * ota_state.c - see ota_state.h.  The transition rules are DESIGN.md §3 with
+ * ota_state.c - see ota_state.h.  The transition rules are docs/design.md §3 with
  * the choices of docs/DECISIONS.md ("Who may do what").
  */
 #include "ota_state.h"

@@ -1,5 +1,5 @@
 /*
- * ota_state.h - the OTA pre-pull state machine (DESIGN.md §3): what state a
+ * ota_state.h - the OTA pre-pull state machine (docs/design.md §3): what state a
  * pod is in, and who may move it where.
  *
  * This is where "a node may only ask for a pull of its own pods" lives, with
@@ -57,7 +57,7 @@ typedef struct ota_verdict {
 /* Classifies from the pod's PodNeedUpgrade and PodImageReady conditions. */
 ota_state ota_state_of_pod(const ota_pod *pod);
 
-/* "Current", "PendingUpgrade", ... as in DESIGN.md §3. */
+/* "Current", "PendingUpgrade", ... as in docs/design.md §3. */
 const char *ota_state_name(ota_state s);
 
 /* Masters first (is_master: system:masters is among the groups), then the

@@ -1,5 +1,5 @@
 /*
- * admit_daemonset.h - the DaemonSet half of the webhook (DESIGN.md §2, §4):
+ * admit_daemonset.h - the DaemonSet half of the webhook (docs/design.md §2, §4):
  * denying invalid OTA annotations, and the OnDelete fix-up for OTA
  * DaemonSets, which OpenYurt would otherwise silently ignore.  What the
  * annotations mean is the rulebook's (lib/ota_daemonset.h).

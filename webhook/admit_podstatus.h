@@ -1,5 +1,5 @@
 /*
-  * admit_podstatus.h - the mutations of a pods/status UPDATE (DESIGN.md §4):
+  * admit_podstatus.h - the mutations of a pods/status UPDATE (docs/design.md §4):
  * stamping a pre-pull request, and restoring OTA conditions that a
  * non-controller write dropped or altered.
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of ota-controller against kubesim (DESIGN.md §5, issue 4).
+"""End-to-end tests of ota-controller against kubesim (docs/design.md §5, issue 4).
 
 This runs them all, in one process; the tests are in
   test_prepull_flow.py     ControllerBehaviour: one request at a time, from

@@ -9,7 +9,7 @@ object we expect after the mutating webhook's JSON Patch is applied. The
 string "$STAMPED_NOW" in an expected file stands for a `lastTransitionTime`
 the webhook must stamp with the current time.
 
-The expected objects are written out by hand below from DESIGN.md §3/§4 and
+The expected objects are written out by hand below from docs/design.md §3/§4 and
 docs/DECISIONS.md, never from the server's answers. The files are committed;
 run this again only to change them, and review the diff.
 """

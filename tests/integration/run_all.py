@@ -9,7 +9,7 @@ from certs/gen-certs.sh, and drives it the way the kube-apiserver does
 ota-webhook.ota-system.svc), with curl and with Python's http.client/ssl.
 Python 3 standard library only.
 
-What is checked, against ../../../shared/DESIGN.md §3/§4 and
+What is checked, against docs/design.md §3/§4 and
 docs/DECISIONS.md, file by file:
   test_fixtures.py            the AdmissionReview fixtures of tests/fixtures:
                               the patch the mutating webhook returns, applied

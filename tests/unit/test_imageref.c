@@ -2,7 +2,7 @@
  * test_imageref.c - image references as the kubelet and containerd read
  * them: Docker Hub defaults ("docker.io", "library/", tag "latest"),
  * registries with ports, tags, digests, tag plus digest, the pull policy
- * rule of DESIGN.md §5, the normal form Node.status.images uses, and one row
+ * rule of docs/design.md §5, the normal form Node.status.images uses, and one row
  * per way a reference can be invalid, each with the reason it must give.
  */
 #include "review_fixture.h"

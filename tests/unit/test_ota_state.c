@@ -1,5 +1,5 @@
 /*
- * test_ota_state.c - the transition table of DESIGN.md §3 (with the choices
+ * test_ota_state.c - the transition table of docs/design.md §3 (with the choices
  * of docs/DECISIONS.md, "Who may do what") as one table: one row per
  * allowed and per forbidden transition, per requester kind.
  *

@@ -1,7 +1,7 @@
 /*
  * test_prepull_job.c - the pre-pull Job: its name (stable hash, cut to 63
  * characters, always a DNS-1123 label), its JSON compared byte for byte with
- * golden files, the facts DESIGN.md §5 asks for checked on the parsed JSON
+ * golden files, the facts docs/design.md §5 asks for checked on the parsed JSON
  * (so a golden file regenerated in a hurry cannot hide a broken Job), and
  * the specs it must refuse.
  *
@@ -315,7 +315,7 @@ static void check_marks(yajl_val meta, const prepull_job_spec *s)
     assert_string_equal(str_at(meta, time), s->request_time);
 }
 
-/* DESIGN.md §5 item by item, on the case with everything in it. */
+/* docs/design.md §5 item by item, on the case with everything in it. */
 static void test_full_job_facts(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /*
- * test_reconcile.c - the controller's decisions (DESIGN.md §5) from caches
+ * test_reconcile.c - the controller's decisions (docs/design.md §5) from caches
  * built out of apiserver-shaped JSON: PodNeedUpgrade on exactly the stale
  * pods, a new revision dropping old image state and stale Jobs, a pull
  * request asking for its node first, then getting a Job (or Ready straight

@@ -10,7 +10,7 @@ Failed pulls show ErrImagePull, then ImagePullBackOff while the back-off (10 s d
 phase, conditions and container statuses follow, written with PUT on pods/<name>/status as
 system:node:<node>, leaving conditions the kubelet does not own untouched.
 
-Like the real kubelet (seeds 003, 004), the pod worker is blocked while it waits for a
+Like the real kubelet (kubernetes#125050), the pod worker is blocked while it waits for a
 pull: a pod deleted during a pull stays Terminating until the pull ends; then the kubelet
 finishes the deletion with DELETE ?gracePeriodSeconds=0.
 """
