@@ -58,6 +58,8 @@ RESOURCES = [
     # Stored only (no controller runs them): lets `kubectl apply -k manifests` succeed.
     Resource("apps", "v1", "Deployment", "deployments", True, ["deploy"], ["status"], ["all"]),
     Resource("batch", "v1", "Job", "jobs", True, [], ["status"], ["all"]),
+    # Stored only, like Deployments: the webhook's disruption budget in manifests/.
+    Resource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ["pdb"], ["status"]),
     Resource("coordination.k8s.io", "v1", "Lease", "leases", True),
     Resource("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
     Resource("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),

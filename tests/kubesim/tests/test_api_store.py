@@ -253,6 +253,36 @@ class StoreTest(unittest.TestCase):
         st, body = self.api.call(ADMIN, "GET", "/apis/apps/v1/namespaces/default/daemonsets/x/scale")
         self.assertEqual(st, 404)
 
+    def test_stored_only_kinds_of_the_manifests(self):
+        # what `kubectl apply -k manifests` writes besides the kinds kubesim runs
+        objs = [
+            ("/apis/apps/v1/namespaces/default/deployments",
+             {"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 2}}),
+            ("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+             {"kind": "PodDisruptionBudget", "metadata": {"name": "b"}, "spec": {"minAvailable": 1}}),
+            ("/apis/rbac.authorization.k8s.io/v1/clusterroles",
+             {"kind": "ClusterRole", "metadata": {"name": "c"},
+              "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]}),
+            ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+             {"kind": "ClusterRoleBinding", "metadata": {"name": "c"},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "c"}}),
+            ("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+             {"kind": "Role", "metadata": {"name": "r"}, "rules": []}),
+            ("/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+             {"kind": "RoleBinding", "metadata": {"name": "r"},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}}),
+        ]
+        for path, obj in objs:
+            self.create(obj, path=path)
+            name = obj["metadata"]["name"]
+            st, got = self.api.call(ADMIN, "GET", path + "/" + name)
+            self.assertEqual(st, 200, (path, got))
+            for k, v in obj.items():
+                if k != "metadata":
+                    self.assertEqual(got[k], v, path)
+            st, lst = self.api.call(ADMIN, "GET", path)
+            self.assertEqual([i["metadata"]["name"] for i in lst["items"]], [name], path)
+
 
 if __name__ == "__main__":
     unittest.main()
