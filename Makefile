@@ -6,6 +6,7 @@
 #                kubesim) tests, then unit, integration and e2e again in an
 #                AddressSanitizer + UBSan build (build/asan/)
 #   make run     the webhook on 127.0.0.1 with throw-away certificates
+#   make images  container images of both programs (docker or podman, if one answers)
 #   make clean
 
 CC ?= gcc
@@ -71,7 +72,8 @@ DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev l
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client
 
-.PHONY: all deps test layout unit integration e2e kubesim-test test-asan bench run clean
+.PHONY: all deps test layout unit integration e2e kubesim-test manifests-test test-asan bench run \
+	images clean
 
 all: $(PROGRAMS)
 
@@ -152,6 +154,12 @@ e2e: $(BUILD)/ota-controller
 kubesim-test:
 	bash tests/kubesim/test.sh
 
+# manifests/ and certs/: every kustomization renders, the rendered objects
+# have the properties docs/operations.md promises, and the controller's real
+# API calls match its RBAC (tests/manifests/README.md).
+manifests-test: $(BUILD)/ota-controller
+	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/manifests/run_all.py
+
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 unit integration e2e
 
@@ -161,6 +169,7 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) integration
 	$(MAKE) kubesim-test
+	$(MAKE) manifests-test
 	$(MAKE) e2e
 	$(MAKE) test-asan
 
@@ -181,6 +190,27 @@ run: deps $(BUILD)/ota-webhook
 		--tls-private-key-file $(BUILD)/certs/tls.key \
 		--bind-address 127.0.0.1:9443 --health-probe-bind-address 127.0.0.1:8081 \
 		--metrics-bind-address 127.0.0.1:8080
+
+# Container images (images/*/Dockerfile), tagged as manifests/base names
+# them.  Without docker or podman, or with a daemon that does not answer,
+# says why and builds nothing: not an error on a machine without one.
+IMAGE_PREFIX ?= ota-prepull/
+IMAGE_TAG ?= 0.1.0
+images:
+	@engine=; for e in docker podman; do \
+		if command -v $$e >/dev/null 2>&1; then \
+			if $$e info >/dev/null 2>&1; then engine=$$e; break; fi; \
+			echo "images: $$e is installed but does not answer ($$e info failed)"; \
+		fi; \
+	done; \
+	if [ -z "$$engine" ]; then \
+		echo "images: no docker or podman with a running daemon here; nothing built"; \
+		exit 0; \
+	fi; \
+	set -e; for p in ota-webhook ota-controller; do \
+		echo "images: $$engine build $(IMAGE_PREFIX)$$p:$(IMAGE_TAG)"; \
+		$$engine build -f images/$$p/Dockerfile -t $(IMAGE_PREFIX)$$p:$(IMAGE_TAG) .; \
+	done
 
 clean:
 	rm -rf build
