@@ -157,8 +157,9 @@ kubesim-test:
 # manifests/ and certs/: every kustomization renders, the rendered objects
 # have the properties docs/operations.md promises, and the controller's real
 # API calls match its RBAC (tests/manifests/README.md).
-manifests-test: $(BUILD)/ota-controller
-	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/manifests/run_all.py
+manifests-test: $(PROGRAMS)
+	OTA_CONTROLLER=$(BUILD)/ota-controller OTA_WEBHOOK=$(BUILD)/ota-webhook \
+		python3 tests/manifests/run_all.py
 
 test-asan:
 	$(MAKE) BUILD=build/asan SAN=1 unit integration e2e

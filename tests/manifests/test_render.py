@@ -211,6 +211,8 @@ class Base(unittest.TestCase):
         c = pod_spec(self.controller)["containers"][0]
         self.assertEqual(flag_value(c["args"], "--leader-elect"), "true")
         self.assertIsNone(flag_value(c["args"], "--kubeconfig"))  # in-cluster
+        # docs/operations.md's example patch replaces args/7
+        self.assertTrue(c["args"][7].startswith("--helper-image="), c["args"])
         self.assertGreaterEqual(self.controller["spec"]["replicas"], 1)
         # the Lease it elects on is the one the Role lets it update
         role = one(self.objs, "Role", "ota-controller-leader-election", NS)
