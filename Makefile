@@ -162,7 +162,7 @@ manifests-test: $(PROGRAMS)
 		python3 tests/manifests/run_all.py
 
 test-asan:
-	$(MAKE) BUILD=build/asan SAN=1 unit integration e2e
+	$(MAKE) BUILD=build/asan SAN=1 unit integration e2e manifests-test
 
 test: deps
 	$(MAKE) all
