@@ -17,6 +17,8 @@ and what they run on in
 Run: python3 tests/e2e/run_all.py [-v] [Class[.test] ...]
   -v               progress and timings on stderr
   OTA_CONTROLLER   the binary (default build/ota-controller)
+  OTA_WEBHOOK      the webhook binary, for the classes that register it
+                   (default build/ota-webhook)
   OTA_E2E_KEEP=1   keep the state dirs (kubesim and controller logs), which are
                    otherwise removed after a run where everything passed
 The last line is "N passed, N failed"; the exit status is non-zero on failure.
@@ -27,7 +29,7 @@ import sys
 import unittest
 
 import harness
-from harness import CONTROLLER, SCALE, STATE_DIRS
+from harness import CONTROLLER, SCALE, STATE_DIRS, WEBHOOK
 # the test classes, which main() finds by name (also Class[.test] arguments)
 from test_faults import Faults
 from test_leader_election import LeaderElection
@@ -38,13 +40,14 @@ from test_queueing import Concurrency
 def main(argv):
     args = [a for a in argv if a != "-v"]
     harness.VERBOSE = len(args) != len(argv)
-    if not os.access(CONTROLLER, os.X_OK):
-        print("no controller binary at %s (make build/ota-controller)" % CONTROLLER)
-        print("0 passed, 1 failed")
-        return 1
+    for binary, what in ((CONTROLLER, "controller"), (WEBHOOK, "webhook")):
+        if not os.access(binary, os.X_OK):
+            print("no %s binary at %s (make all)" % (what, binary))
+            print("0 passed, 1 failed")
+            return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
-    sys.stderr.write("controller: %s, time scale %g\n" % (CONTROLLER, SCALE))
+    sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     # a class's setUp/tearDown failure (sanitizer reports among them) counts too
     bad = result.failures + result.errors
