@@ -8,11 +8,16 @@ This runs them all, in one process; the tests are in
   test_faults.py           Faults: dropped watches, 410, 429, 500, 409, a slow
                            apiserver, apiserver restart, controller SIGKILL
   test_leader_election.py  LeaderElection: two replicas
+  test_transitions.py      Transitions: every move of DESIGN §3 through the
+                           webhook registered from the rendered manifests,
+                           with kubectl as admin, controller, node and user
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
   proxy.py                 the logging, fault-injecting TLS proxy between
                            each controller and kubesim
+  webhook_flow.py          the base of the classes with the webhook, the
+                           pod states, kubectl helpers
 
 Run: python3 tests/e2e/run_all.py [-v] [Class[.test] ...]
   -v               progress and timings on stderr
@@ -35,6 +40,7 @@ from test_faults import Faults
 from test_leader_election import LeaderElection
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency
+from test_transitions import Transitions
 
 
 def main(argv):
@@ -45,7 +51,7 @@ def main(argv):
             print("no %s binary at %s (make all)" % (what, binary))
             print("0 passed, 1 failed")
             return 1
-    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection"]
+    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
