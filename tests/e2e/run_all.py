@@ -11,6 +11,8 @@ This runs them all, in one process; the tests are in
   test_transitions.py      Transitions: every move of DESIGN §3 through the
                            webhook registered from the rendered manifests,
                            with kubectl as admin, controller, node and user
+  test_yurthub.py          YurtHubCompat: the writes OpenYurt YurtHub v1.7's
+                           imagepull and upgrade make, and its readiness check
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -41,6 +43,7 @@ from test_leader_election import LeaderElection
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency
 from test_transitions import Transitions
+from test_yurthub import YurtHubCompat
 
 
 def main(argv):
@@ -51,7 +54,8 @@ def main(argv):
             print("no %s binary at %s (make all)" % (what, binary))
             print("0 passed, 1 failed")
             return 1
-    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions"]
+    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
+                     "YurtHubCompat"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
