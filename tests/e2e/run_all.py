@@ -13,6 +13,9 @@ This runs them all, in one process; the tests are in
                            with kubectl as admin, controller, node and user
   test_yurthub.py          YurtHubCompat: the writes OpenYurt YurtHub v1.7's
                            imagepull and upgrade make, and its readiness check
+  test_webhook_outage.py   WebhookOutage: the kubelet's status writes never
+                           reach the webhook and survive its outage; what the
+                           failure policies block while it is down
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -43,6 +46,7 @@ from test_leader_election import LeaderElection
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency
 from test_transitions import Transitions
+from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
 
 
@@ -55,7 +59,7 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
-                     "YurtHubCompat"]
+                     "YurtHubCompat", "WebhookOutage"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

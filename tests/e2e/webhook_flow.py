@@ -55,10 +55,12 @@ class WebhookBase(Base):
                                                                         out.stderr))
         return out.stdout
 
-    def apply_ds(self, name, image, nodes=None, timeout=None):
+    def apply_ds(self, name, image, nodes=None, timeout=None, command=None):
         """`kubectl apply` of an OTA DaemonSet as admin (OnDelete, as the webhook wants);
         returns its running pods sorted by node."""
         tmpl = {"containers": [{"name": "main", "image": image}]}
+        if command is not None:
+            tmpl["containers"][0]["command"] = list(command)
         if nodes is not None:
             tmpl["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": [{"matchExpressions": [
