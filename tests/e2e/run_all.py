@@ -16,6 +16,9 @@ This runs them all, in one process; the tests are in
   test_webhook_outage.py   WebhookOutage: the kubelet's status writes never
                            reach the webhook and survive its outage; what the
                            failure policies block while it is down
+  test_downtime.py         UpgradeDowntime: a 2 GiB image's upgrade with and
+                           without pre-pull (the mechanism; the numbers are
+                           bench/upgrade_downtime.py's)
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -46,6 +49,7 @@ from test_leader_election import LeaderElection
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency
 from test_transitions import Transitions
+from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
 
@@ -59,7 +63,7 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
-                     "YurtHubCompat", "WebhookOutage"]
+                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
