@@ -147,9 +147,10 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/ota-webhook
 	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_all.py
 
-# The controller against kubesim (needs the programs built).
-e2e: $(BUILD)/ota-controller
-	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/e2e/run_all.py
+# The controller, and the webhook registered from the rendered manifests,
+# against kubesim (needs the programs built).
+e2e: $(BUILD)/ota-controller $(BUILD)/ota-webhook
+	OTA_CONTROLLER=$(BUILD)/ota-controller OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/e2e/run_all.py
 
 kubesim-test:
 	bash tests/kubesim/test.sh

@@ -95,6 +95,24 @@ def parse_path(path):
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
+def write_precondition(expect, new_rv, cur_rv):
+    """The resourceVersion an update must still find, or None when it has none
+    (then a write that raced it is retried from a fresh read, as the
+    apiserver's GuaranteedUpdate does).
+
+    expect is the request's own precondition (a PUT body's, or the
+    metadata.resourceVersion at the top of a patch body). Otherwise the
+    resourceVersion of the object the write produced is one only when the
+    write changed it (a JSON patch of /metadata/resourceVersion): a patch
+    that did not touch it just carries the current one along, and must not
+    turn a concurrent writer into a 409 for its client."""
+    if expect:
+        return expect
+    if new_rv and new_rv != cur_rv:
+        return new_rv
+    return None
+
+
 def _options(kind, query):
     """The request options as admission sees them (PATCH arrives as UpdateOptions)."""
     o = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
@@ -349,7 +367,8 @@ class Api:
             if cur is None:
                 raise errors.not_found(req.res.group, req.resource, req.name)
             new = make(copy.deepcopy(cur))
-            want = expect or (new.get("metadata") or {}).get("resourceVersion") or None
+            want = write_precondition(expect, (new.get("metadata") or {}).get("resourceVersion"),
+                                      cur["metadata"]["resourceVersion"])
             if want and want != cur["metadata"]["resourceVersion"]:
                 raise errors.conflict(req.res.group, req.resource, req.name,
                                       "the object has been modified; please apply your changes to the "

@@ -4,6 +4,7 @@ import unittest
 
 from .apisupport import ADMIN, new_api, pod
 from kubesim import errors, patch
+from kubesim.api import write_precondition
 
 SMP = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
@@ -148,6 +149,44 @@ class PatchThroughApiTest(unittest.TestCase):
                                  content_type=SMP, query={"fieldValidation": "Strict"})
         self.assertEqual(st, 400)
         self.assertIn('unknown field "spec.containers[0].imagee"', body["message"])
+
+    def test_a_patch_retries_a_write_that_raced_it(self):
+        """Another writer commits between the patch's read and its write (here
+        while admission runs): the patch is applied again to the fresh object,
+        not answered 409, and both writes are kept."""
+        real, raced, raced_before = self.api._admit, [], []
+
+        def admit(op, user, req, obj, old, *rest, **kw):
+            if not raced:
+                raced.append(1)
+                status = "False" if len(raced_before) == 0 else "Unknown"
+                st, _ = self.status_patch({"status": {"conditions": [{"type": "Ready", "status": status}]}}, SMP)
+                self.assertEqual(st, 200)
+            return real(op, user, req, obj, old, *rest, **kw)
+        self.api._admit = admit
+        st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                 {"metadata": {"labels": {"x": "1"}}}, content_type=MERGE)
+        self.assertEqual((st, body["metadata"].get("labels")), (200, {"x": "1"}), body)
+        self.assertEqual(body["status"]["conditions"], [{"type": "Ready", "status": "False"}])
+        # with a precondition, the race is the client's 409
+        raced_before.append(1)
+        raced.clear()
+        st, cur = self.api.call(ADMIN, "GET", "/api/v1/namespaces/default/pods/p")
+        st, body = self.api.call(ADMIN, "PATCH", "/api/v1/namespaces/default/pods/p",
+                                 {"metadata": {"labels": {"x": "2"},
+                                               "resourceVersion": cur["metadata"]["resourceVersion"]}},
+                                 content_type=MERGE)
+        self.assertEqual((st, body["reason"]), (409, "Conflict"))
+
+    def test_write_precondition(self):
+        for expect, new_rv, cur_rv, want in [
+                (None, "7", "7", None),      # a patch that carried the current one along
+                (None, None, "7", None),     # a PUT without one
+                ("5", "7", "7", "5"),        # the request's own
+                ("5", "5", "7", "5"),
+                (None, "5", "7", "5"),       # a JSON patch of /metadata/resourceVersion
+                ("", "7", "7", None)]:
+            self.assertEqual(write_precondition(expect, new_rv, cur_rv), want, (expect, new_rv, cur_rv))
 
     def test_simplified_server_side_apply(self):
         path = "/api/v1/namespaces/default/configmaps/ssa"
