@@ -18,6 +18,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "base64.h"
+#include "jcheck.h"
 #include "json.h"
 #include "ota_names.h"
 
@@ -259,77 +260,18 @@ static int check_type(decoder *d, enum node n, enum which w, enum jtype got)
                      node_info[n].path, jtype_name(want), jtype_name(got));
 }
 
-/*
- * Where s[0..n) stops being UTF-8 as RFC 3629 defines it, or n.  yajl only
- * checks the shape of multi-byte sequences: it lets overlong forms, encoded
- * UTF-16 surrogates and code points past U+10FFFF through, and they would
- * reach the response (the uid is echoed) as text the apiserver cannot read.
- */
-static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        /* ASCII eight bytes at a time: most of any review */
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if ((w & 0x8080808080808080u) == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        /* the lead byte gives the length and the range of the 2nd byte */
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xbf;
-        if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            if (c == 0xe0)
-                lo = 0xa0; /* overlong below U+0800 */
-            else if (c == 0xed)
-                hi = 0x9f; /* U+D800..U+DFFF */
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            if (c == 0xf0)
-                lo = 0x90; /* overlong below U+10000 */
-            else if (c == 0xf4)
-                hi = 0x8f; /* past U+10FFFF */
-        } else {
-            return i; /* continuation byte, C0, C1 or F5..FF */
-        }
-        if (len > n - i || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k < len; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                return i;
-        i += len;
-    }
-    return n;
-}
-
 /* A view of a string yajl hands us: in place when it lies within the body
  * (no escapes), else copied, since yajl reuses its decode buffer.  0, or -1
  * with the error set. */
-static int keep_string(decoder *d, enum node n, enum which w, const unsigned char *s, size_t len,
-                       sv *out)
+static int keep_string(decoder *d, const unsigned char *s, size_t len, sv *out)
 {
     const char *p = (const char *)s;
     if (p >= d->rv->body && p + len <= d->rv->body + d->rv->body_len) {
         *out = (sv){p, len};
         return 0;
     }
-    /* The body is UTF-8, but yajl decodes a lone low surrogate escape
-     * ("\udc00") to the CESU-8 bytes of it. */
-    if (utf8_valid_prefix(s, len) != len)
-        return set_error(d, "%s%s: a \\u escape is a lone UTF-16 surrogate",
-                         w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
-                         node_info[n].path);
+    /* An escaped copy: jcheck_body() refused every lone surrogate escape,
+     * so yajl's decoding of the rest is UTF-8. */
     char *copy = arena_strndup(d->a, p, len);
     if (copy == NULL)
         return set_error(d, "out of memory");
@@ -411,7 +353,7 @@ static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t 
         return 1;
     }
     sv *field = string_field(d, n, w);
-    if (field != NULL && keep_string(d, n, w, s, len, field) != 0)
+    if (field != NULL && keep_string(d, s, len, field) != 0)
         return 0;
     return 1;
 }
@@ -646,10 +588,11 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
         set_error(&d, "the request body is empty");
         return -1;
     }
-    /* Outside strings JSON is ASCII, so this checks every string. */
-    size_t bad = utf8_valid_prefix((const unsigned char *)body, len);
-    if (bad != len) {
-        set_error(&d, "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu", bad);
+    /* What RFC 8259 and RFC 3629 forbid and yajl lets through, in the one
+     * pass over every byte; yajl then sees the top-level value only. */
+    jcheck_result jr;
+    if (jcheck_body(body, len, &jr, err, errlen) != 0) {
+        d.failed = 1;
         return -1;
     }
     yajl_alloc_funcs funcs = arena_yajl_funcs(a);
@@ -658,16 +601,19 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
         set_error(&d, "out of memory");
         return -1;
     }
-    yajl_status st = yajl_parse(d.h, (const unsigned char *)body, len);
+    yajl_status st = yajl_parse(d.h, (const unsigned char *)body, jr.end);
     size_t at = yajl_get_bytes_consumed(d.h);
     if (st == yajl_status_ok) {
         st = yajl_complete_parse(d.h);
         /* what is wrong now (premature EOF) is at the end of the body;
          * yajl's count restarts for the byte complete_parse feeds itself */
-        at = len;
+        at = jr.end;
     }
     if (st != yajl_status_ok && !d.failed)
-        copy_yajl_error(&d, body, len, at);
+        copy_yajl_error(&d, body, jr.end, at);
+    if (!d.failed && jr.trailing < len)
+        set_error(&d, "invalid JSON (RFC 8259): bytes after the top-level value, at byte %zu",
+                  jr.trailing);
     if (!d.failed)
         check_envelope(&d);
     yajl_free(d.h);
