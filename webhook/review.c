@@ -487,12 +487,23 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 static void keep_condition(decoder *d, review_object *o)
 {
     review_cond *slot = NULL;
-    if (sv_eq(d->cond.type, OTA_COND_NEED_UPGRADE))
+    if (sv_eq(d->cond.type, OTA_COND_NEED_UPGRADE)) {
         slot = &o->need_upgrade;
-    else if (sv_eq(d->cond.type, OTA_COND_IMAGE_READY))
+        o->n_need_upgrade++;
+    } else if (sv_eq(d->cond.type, OTA_COND_IMAGE_READY)) {
         slot = &o->image_ready;
+        o->n_image_ready++;
+    } else {
+        return;
+    }
+    if (o->n_ota < REVIEW_MAX_OTA_ENTRIES) {
+        ota_entry *e = &o->ota[o->n_ota];
+        *e = (ota_entry){slot == &o->need_upgrade, review_cond_view(&d->cond)};
+        e->cond.present = 1;
+    }
+    o->n_ota++;
     /* The first of a type wins, as kubelet's and kubectl's lookups do. */
-    if (slot != NULL && !slot->present) {
+    if (!slot->present) {
         *slot = d->cond;
         slot->present = 1;
     }
