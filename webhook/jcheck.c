@@ -116,6 +116,10 @@ int jcheck_body(const char *body, size_t len, jcheck_result *r, char *err, size_
             if (c == '"') {
                 in_string = 0;
                 i++;
+                if (depth == 0) { /* a string at the top: the value ends here */
+                    done = 1;
+                    r->end = i;
+                }
             } else if (c >= 0x80) {
                 size_t n = utf8_seq(s + i, len - i);
                 if (n == 0)
@@ -188,6 +192,19 @@ int jcheck_body(const char *body, size_t len, jcheck_result *r, char *err, size_
                 done = 1;
                 r->end = i + 1;
             }
+        } else if (depth == 0) {
+            /* a number or literal at the top ends where its characters do:
+             * yajl takes `1"abc` (found by tests/fuzz/fuzz_jcheck.c) */
+            size_t start = i;
+            while (i < len && ((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
+                               (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '+' || s[i] == '-' ||
+                               s[i] == '.'))
+                i++;
+            if (i == start)
+                return 0; /* ':', ',', '/', ...: the parser refuses it */
+            done = 1;
+            r->end = i;
+            continue;
         }
         i++;
     }

@@ -23,8 +23,10 @@
 #include <stddef.h>
 
 typedef struct jcheck_result {
-    size_t end;      /* the bytes to parse: through the top-level container's closing
-                      * bracket, or the whole body when it has none */
+    size_t end;      /* the bytes to parse: through the end of the top-level value
+                      * (a container's closing bracket, a string's closing quote,
+                      * a number's or literal's last character), or the whole body
+                      * when it does not end */
     size_t trailing; /* the first byte after `end` that is not whitespace, or the body's length */
 } jcheck_result;
 

@@ -54,7 +54,15 @@ static const row rows[] = {
     {"an escaped NUL is a character like any other", "[\"a\\u0000b\"]", 0, 0, NULL, 12, NONE},
     {"raw UTF-8 at the table's edges", "[\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80"
      "\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"]", 0, 0, NULL, 25, NONE},
-    {"a scalar root runs to the end", "42 ", 0, 0, NULL, ALL, NONE},
+    {"a number at the top", "42 ", 0, 0, NULL, 2, NONE},
+    {"a literal at the top", "\ttrue", 0, 0, NULL, 5, NONE},
+    {"a string at the top", "\"a{\" ", 0, 0, NULL, 4, NONE},
+    /* yajl took an unfinished token after a scalar too: found by
+     * tests/fuzz/fuzz_jcheck.c (corpus/jcheck/crash-db3577c5...) */
+    {"an unfinished string after a string", "\"k\"\";", 0, 0, NULL, 3, 3},
+    {"an unfinished string after a number", "1\"abc", 0, 0, NULL, 1, 1},
+    {"a word after a literal", "null x", 0, 0, NULL, 4, 5},
+    {"a literal run into a string", "tru\"e\"", 0, 0, NULL, 3, 3},
     {"an unclosed object runs to the end", "{\"a\":1", 0, 0, NULL, ALL, NONE},
     {"empty", "", 0, 0, NULL, ALL, NONE},
     /* bytes after the value: found, and left for the caller to refuse */
@@ -92,7 +100,9 @@ static const row rows[] = {
     {"a bad escape", "[\"\\q\\udc00\"] x", 0, 0, NULL, ALL, NONE},
     {"a bad \\u escape", "[\"\\u12g4\\udc00\"] x", 0, 0, NULL, ALL, NONE},
     {"valid UTF-8 outside a string", "[\xc3\xa9]\v", 0, 0, NULL, ALL, NONE},
+    {"valid UTF-8 at the top", "\xc3\xa9\v", 0, 0, NULL, ALL, NONE},
     {"a close with nothing open", "]\v", 0, 0, NULL, ALL, NONE},
+    {"a comment at the top", "/**/{}\v", 0, 0, NULL, ALL, NONE},
 };
 
 static char *exact_copy(const char *text, size_t len)
