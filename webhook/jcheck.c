@@ -1,11 +1,10 @@
 /*
  * jcheck.c - see jcheck.h.
  *
- * One loop, two states (inside a string or not).  Where the parser is sure
- * to refuse what comes next (a raw control character in a string, a bad
- * escape, non-ASCII text outside a string, an unbalanced bracket) the pass
- * stops and lets the parser say so: its message names the grammar error,
- * and nothing past that point can matter.
+ * One loop over every byte, no state: see jcheck.h for why none is needed.
+ * Where the parser is sure to refuse what comes next (a bad \u escape) the
+ * pass stops and lets the parser say so: its message names the grammar
+ * error, and nothing past that point can matter.
  */
 #include "jcheck.h"
 
@@ -92,121 +91,82 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-int jcheck_body(const char *body, size_t len, jcheck_result *r, char *err, size_t errlen)
+size_t jcheck_skip_space(const char *s, size_t len, size_t from)
+{
+    while (from < len && (s[from] == ' ' || s[from] == '\n' || s[from] == '\r' || s[from] == '\t'))
+        from++;
+    return from;
+}
+
+int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
 {
     const unsigned char *s = (const unsigned char *)body;
-    size_t depth = 0, i = 0;
-    int in_string = 0, done = 0;
-    r->end = len;
-    r->trailing = len;
+    size_t i = 0;
     if (errlen > 0)
         err[0] = '\0';
     while (i < len) {
+        /* Eight bytes at a time, straight to the first that needs a look
+         * (a control character, a backslash, a byte from 0x80): in each test
+         * the lowest flagged byte is exact (a borrow only carries upwards),
+         * and on a little-endian machine that is the first in memory. */
+        if (i + 8 <= len) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t m = below_or_high(w, 0x20) | has_byte(w, '\\');
+            if (m == 0) {
+                i += 8;
+                continue;
+            }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            i += (size_t)__builtin_ctzll(m) >> 3;
+#endif
+        }
         unsigned char c = s[i];
-        if (in_string) {
-            /* plain text eight bytes at a time: most of any review */
-            if (i + 8 <= len) {
-                uint64_t w;
-                memcpy(&w, s + i, 8);
-                if ((below_or_high(w, 0x20) | has_byte(w, '"') | has_byte(w, '\\')) == 0) {
-                    i += 8;
-                    continue;
-                }
-            }
-            if (c == '"') {
-                in_string = 0;
-                i++;
-                if (depth == 0) { /* a string at the top: the value ends here */
-                    done = 1;
-                    r->end = i;
-                }
-            } else if (c >= 0x80) {
-                size_t n = utf8_seq(s + i, len - i);
-                if (n == 0)
-                    return fail(err, errlen,
-                                "the body is not valid UTF-8 (RFC 3629): bad byte sequence at "
-                                "byte %zu",
-                                i);
-                i += n;
-            } else if (c < 0x20) {
-                return 0; /* the parser refuses a raw control character in a string */
-            } else if (c != '\\') {
-                i++;
-            } else if (i + 1 < len && s[i + 1] == 'u') {
-                long u = hex4(s + i + 2, len - i - 2);
-                if (u < 0)
-                    return 0; /* a bad escape: the parser's to name */
-                if (u >= 0xdc00 && u <= 0xdfff)
-                    return fail(err, errlen,
-                                "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 "
-                                "low surrogate",
-                                body + i + 2, i);
-                if (u >= 0xd800 && u <= 0xdbff) {
-                    long low = i + 7 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
-                                   ? hex4(s + i + 8, len - i - 8)
-                                   : -1;
-                    if (low < 0xdc00 || low > 0xdfff)
-                        return fail(err, errlen,
-                                    "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone "
-                                    "UTF-16 high surrogate (it must be followed by a "
-                                    "\\udc00-\\udfff escape)",
-                                    body + i + 2, i);
-                    i += 6; /* the pair */
-                }
-                i += 6;
-            } else if (i + 1 < len && s[i + 1] != '\0' && strchr("\"\\/bfnrt", s[i + 1]) != NULL) {
-                i += 2;
-            } else {
-                return 0; /* a bad escape: the parser's to name */
-            }
-            continue;
-        }
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-            i++;
-            continue;
-        }
-        if (c < 0x20)
-            return fail(err, errlen,
-                        "invalid JSON (RFC 8259): control character 0x%02x outside a string at "
-                        "byte %zu; only space, tab, line feed and carriage return separate tokens",
-                        c, i);
-        if (done) {
-            r->trailing = i;
-            return 0;
-        }
         if (c >= 0x80) {
-            if (utf8_seq(s + i, len - i) == 0)
+            size_t n = utf8_seq(s + i, len - i);
+            if (n == 0)
                 return fail(err, errlen,
                             "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu",
                             i);
-            return 0; /* text outside a string: the parser refuses it */
-        }
-        if (c == '"') {
-            in_string = 1;
-        } else if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0)
-                return 0; /* a close with nothing open: the parser refuses it */
-            if (--depth == 0) {
-                done = 1;
-                r->end = i + 1;
+            i += n;
+        } else if (c == '\\') {
+            /* Only a string holds a backslash (anywhere else the parser
+             * refuses it), and it starts an escape: two bytes, or six for
+             * \uXXXX, which must not be half of a surrogate pair. */
+            if (i + 1 >= len || s[i + 1] != 'u') {
+                i += i + 1 < len && s[i + 1] < 0x80 ? 2 : 1;
+                continue;
             }
-        } else if (depth == 0) {
-            /* a number or literal at the top ends where its characters do:
-             * yajl takes `1"abc` (found by tests/fuzz/fuzz_jcheck.c) */
-            size_t start = i;
-            while (i < len && ((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
-                               (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '+' || s[i] == '-' ||
-                               s[i] == '.'))
-                i++;
-            if (i == start)
-                return 0; /* ':', ',', '/', ...: the parser refuses it */
-            done = 1;
-            r->end = i;
-            continue;
+            long u = hex4(s + i + 2, len - i - 2);
+            if (u < 0)
+                return 0; /* a bad escape: the parser's to name */
+            if (u >= 0xdc00 && u <= 0xdfff)
+                return fail(err, errlen,
+                            "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 low "
+                            "surrogate",
+                            body + i + 2, i);
+            if (u >= 0xd800 && u <= 0xdbff) {
+                long low = i + 7 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
+                               ? hex4(s + i + 8, len - i - 8)
+                               : -1;
+                if (low < 0xdc00 || low > 0xdfff)
+                    return fail(err, errlen,
+                                "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 "
+                                "high surrogate (it must be followed by a \\udc00-\\udfff "
+                                "escape)",
+                                body + i + 2, i);
+                i += 6; /* the pair */
+            }
+            i += 6;
+        } else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+            return fail(err, errlen,
+                        "invalid JSON (RFC 8259): control character 0x%02x at byte %zu; only "
+                        "space, tab, line feed and carriage return separate tokens, and a string "
+                        "escapes them",
+                        c, i);
+        } else {
+            i++;
         }
-        i++;
     }
     return 0;
 }

@@ -1,20 +1,23 @@
 /*
  * jcheck.h - the strict pass over a request body: what RFC 8259 and RFC 3629
- * forbid and yajl 2.1 lets through.
+ * forbid and yajl 2.1 lets through, in the one pass over every byte.
  *
  * yajl checks the grammar, but it also takes vertical tab and form feed as
- * whitespace, accepts bytes after the top-level value when they form an
- * unfinished token (`{...}"abc`), rewrites a lone high surrogate escape
- * (`"\ud800zz"` becomes `"?zz"`, `\ud800\u0041` becomes U+10041), decodes a
- * lone low one into bytes that are not UTF-8, and checks only the shape of
- * raw multi-byte sequences.  Conditions are copied verbatim from the body
- * into patches and strings are echoed into responses, so the body must be
- * JSON that every decoder reads the same way.
+ * whitespace, rewrites a lone high surrogate escape (`"\ud800zz"` becomes
+ * `"?zz"`, `\ud800\u0041` becomes U+10041), decodes a lone low one into
+ * bytes that are not UTF-8, and checks only the shape of raw multi-byte
+ * sequences.  Conditions are copied verbatim from the body into patches and
+ * strings are echoed into responses, so the body must be JSON that every
+ * decoder reads the same way.
  *
- * jcheck_body() walks every byte once (eight at a time through plain string
- * text) and refuses those cases; the review decoder runs it instead of a
- * separate UTF-8 pass, then hands yajl only the bytes up to the end of the
- * top-level value.  An escaped NUL (\u0000) is allowed: strings carry their
+ * The pass needs no idea of where strings are, which keeps it as fast as a
+ * plain UTF-8 check (eight bytes at a time): a control character other
+ * than tab, LF and CR is wrong everywhere (between tokens RFC 8259 has only
+ * those and space, and inside a string none raw), and a backslash only
+ * belongs inside a string, where it starts an escape.  The third thing yajl
+ * lets through, bytes after the top-level value (`{...}"abc` when they form
+ * an unfinished token), the review decoder checks from where yajl says the
+ * value ended.  An escaped NUL (\u0000) is allowed: strings carry their
  * length everywhere (docs/DECISIONS.md, "Embedded NUL").
  */
 #ifndef OTA_JCHECK_H
@@ -22,23 +25,16 @@
 
 #include <stddef.h>
 
-typedef struct jcheck_result {
-    size_t end;      /* the bytes to parse: through the end of the top-level value
-                      * (a container's closing bracket, a string's closing quote,
-                      * a number's or literal's last character), or the whole body
-                      * when it does not end */
-    size_t trailing; /* the first byte after `end` that is not whitespace, or the body's length */
-} jcheck_result;
-
 /*
- * Checks s[0..len).  Returns 0 with *r filled (the caller parses s[0..r->end)
- * and refuses the body when r->trailing < len, once the parser had nothing
- * to say about what comes first), or -1 with a one-line message in err (at
+ * Checks s[0..len).  Returns 0, or -1 with a one-line message in err (at
  * most errlen bytes, NUL-terminated) naming the problem and its byte offset:
- * invalid UTF-8, a control character outside a string, or a \u escape that
- * is half of a UTF-16 surrogate pair.  Grammar errors are left to the
- * parser, which names them better.
+ * invalid UTF-8, a control character, or a \u escape that is half of a
+ * UTF-16 surrogate pair.  What else is wrong (grammar, bad escapes) is left
+ * to the parser, which names it better.
  */
-int jcheck_body(const char *s, size_t len, jcheck_result *r, char *err, size_t errlen);
+int jcheck_body(const char *s, size_t len, char *err, size_t errlen);
+
+/* The first byte of s[from..len) that is not JSON whitespace, or len. */
+size_t jcheck_skip_space(const char *s, size_t len, size_t from);
 
 #endif

@@ -179,6 +179,7 @@ typedef struct decoder {
     enum node pending;  /* node of the value after the last map key */
     sv *pending_field;  /* for annotations and labels we keep: where the value goes */
     review_cond cond;   /* the condition being read */
+    size_t value_end;   /* just past the top-level value once it closed, else 0 */
     char *err;
     size_t errlen;
     int failed;
@@ -514,6 +515,8 @@ static int cb_end_map(void *ctx)
     decoder *d = ctx;
     frame f = d->stack[--d->depth];
     d->pending = N_SKIP;
+    if (d->depth == 0)
+        d->value_end = yajl_get_bytes_consumed(d->h);
     if (f.node == N_CONDITION) {
         review_object *o = object_of(d, f.which);
         d->cond.raw_len = yajl_get_bytes_consumed(d->h) - d->cond.raw_off;
@@ -542,6 +545,8 @@ static int cb_end_array(void *ctx)
     decoder *d = ctx;
     d->depth--;
     d->pending = N_SKIP;
+    if (d->depth == 0)
+        d->value_end = yajl_get_bytes_consumed(d->h);
     return 1;
 }
 
@@ -601,8 +606,7 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
     }
     /* What RFC 8259 and RFC 3629 forbid and yajl lets through, in the one
      * pass over every byte; yajl then sees the top-level value only. */
-    jcheck_result jr;
-    if (jcheck_body(body, len, &jr, err, errlen) != 0) {
+    if (jcheck_body(body, len, err, errlen) != 0) {
         d.failed = 1;
         return -1;
     }
@@ -612,19 +616,23 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
         set_error(&d, "out of memory");
         return -1;
     }
-    yajl_status st = yajl_parse(d.h, (const unsigned char *)body, jr.end);
+    yajl_status st = yajl_parse(d.h, (const unsigned char *)body, len);
     size_t at = yajl_get_bytes_consumed(d.h);
     if (st == yajl_status_ok) {
         st = yajl_complete_parse(d.h);
         /* what is wrong now (premature EOF) is at the end of the body;
          * yajl's count restarts for the byte complete_parse feeds itself */
-        at = jr.end;
+        at = len;
     }
-    if (st != yajl_status_ok && !d.failed)
-        copy_yajl_error(&d, body, jr.end, at);
-    if (!d.failed && jr.trailing < len)
+    /* Only whitespace after the AdmissionReview: yajl refuses a complete
+     * token there ("trailing garbage") but takes an unfinished one
+     * (`{...}"abc`), so look from where its closing brace was. */
+    size_t tail = d.value_end > 0 ? jcheck_skip_space(body, len, d.value_end) : len;
+    if (!d.failed && tail < len)
         set_error(&d, "invalid JSON (RFC 8259): bytes after the top-level value, at byte %zu",
-                  jr.trailing);
+                  tail);
+    if (st != yajl_status_ok && !d.failed)
+        copy_yajl_error(&d, body, len, at);
     if (!d.failed)
         check_envelope(&d);
     yajl_free(d.h);

@@ -840,7 +840,7 @@ static const bad_row bad_rows[] = {
     {"an open bracket after the value", MINIMAL "[", 0, AFTER(83)},
     {"a close bracket after the value", MINIMAL "}", 0, AFTER(83)},
     {"a grammar error comes first", "{\"a\":]  x", 0, "invalid JSON: parse error"},
-#define CTRL(hex, at) "invalid JSON (RFC 8259): control character " hex " outside a string at byte " #at
+#define CTRL(hex, at) "invalid JSON (RFC 8259): control character " hex " at byte " #at
     {"vertical tab as whitespace", "{\"apiVersion\":\v\"admission.k8s.io/v1\"}", 0, CTRL("0x0b", 14)},
     {"form feed as whitespace", "\f" MINIMAL, 0, CTRL("0x0c", 0)},
     {"vertical tab after the value", MINIMAL "\v", 0, CTRL("0x0b", 83)},
@@ -853,7 +853,8 @@ static const bad_row bad_rows[] = {
     {"trailing comma", "{\"apiVersion\":\"admission.k8s.io/v1\",}", 0, "invalid JSON"},
     {"NUL byte", "{\"apiVersion\":\"admission.k8s.io/v1\"\0}", 37, "invalid JSON"},
     {"raw control character in a string", "{\"x\":\"a\x01\"}", 0,
-     "invalid JSON: lexical error: invalid character inside string."},
+     "invalid JSON (RFC 8259): control character 0x01 at byte 7; only space, tab, line feed and "
+     "carriage return separate tokens, and a string escapes them"},
     /* RFC 3629, not only the shape yajl checks */
 #define IN_UID(bytes) "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"" bytes "\"}}"
 #define NOT_UTF8(at) "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte " #at
