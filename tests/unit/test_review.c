@@ -885,6 +885,13 @@ static const bad_row bad_rows[] = {
     {"lone surrogate in a key", "{\"\\udfff\":1}", 0, LONE("dfff", 2, "low surrogate")},
     {"bad escape", "{\"x\":\"\\q\"}", 0, "invalid JSON: lexical error: inside a string, '\\' occurs"},
     {"array root", "[]", 0, "the body must be a JSON object (an AdmissionReview), got an array"},
+    /* yajl takes an unfinished token after a scalar root too (found by
+     * tests/fuzz/fuzz_jcheck.c: corpus/jcheck/crash-db3577c5...): the root's
+     * type refuses it first */
+    {"string root and an unfinished string", "\"k\"\";", 0,
+     "the body must be a JSON object (an AdmissionReview), got a string"},
+    {"number root and an unfinished string", "1\"abc", 0,
+     "the body must be a JSON object (an AdmissionReview), got a number"},
     {"string root", "\"AdmissionReview\"", 0, "the body must be a JSON object (an AdmissionReview), got a string"},
     {"number root", "42", 0, "the body must be a JSON object (an AdmissionReview), got a number"},
     {"boolean root", "true", 0, "the body must be a JSON object (an AdmissionReview), got a boolean"},
