@@ -5,6 +5,8 @@
 #   make test    unit, integration (webhook), kubesim and e2e (controller against
 #                kubesim) tests, then unit, integration and e2e again in an
 #                AddressSanitizer + UBSan build (build/asan/)
+#                and a short pass of every libFuzzer harness (tests/fuzz/)
+#   make fuzz    every libFuzzer harness for FUZZ_SECONDS (60) each
 #   make run     the webhook on 127.0.0.1 with throw-away certificates
 #   make images  container images of both programs (docker or podman, if one answers)
 #   make clean
@@ -16,7 +18,13 @@ SAN ?=
 # -Werror on everything, and the stricter warnings the code is kept clean of.
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wconversion -Wformat=2 -Wvla
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -DH2O_USE_LIBUV=0 $(WARNINGS) -g
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# The libFuzzer build (tests/fuzz/, clang only): every object gets the
+# fuzzer's coverage hooks, only the harnesses link its main().
+CFLAGS_OPT := -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LDFLAGS_SAN := -fsanitize=fuzzer,address,undefined
+else ifeq ($(SAN),1)
 CFLAGS_OPT := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_SAN := -fsanitize=address,undefined
 else
@@ -68,12 +76,12 @@ PROGRAMS := $(BUILD)/ota-webhook $(BUILD)/ota-controller
 # Libraries are checked as Debian packages; tools by command, since a machine
 # may carry them from elsewhere (node with its own npm, python3 from pyenv).
 DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev libcmocka-dev \
-	libyaml-dev
+	libyaml-dev libclang-rt-14-dev
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
-	node:nodejs npm:npm kubectl:kubernetes-client
+	node:nodejs npm:npm kubectl:kubernetes-client clang:clang
 
 .PHONY: all deps test layout unit integration e2e kubesim-test manifests-test test-asan bench run \
-	images clean
+	images clean fuzz fuzz-smoke fuzz-build
 
 all: $(PROGRAMS)
 
@@ -120,6 +128,29 @@ $(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(INC_tests) $(LDFLAGS_SAN) -o $@ $< $(TEST_ARCHIVES) \
 		-lcmocka $(LIBS_CONTROLLER) $(LIBS_WEBHOOK)
+
+# libFuzzer harnesses (tests/fuzz/README.md), built by clang in build/fuzz.
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= 20000
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h tests/fuzz/json_ref.h $(TEST_ARCHIVES)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_tests) $(LDFLAGS_SAN) -o $@ $< $(TEST_ARCHIVES) \
+		$(LIBS_CONTROLLER) $(LIBS_WEBHOOK)
+
+fuzz-build: $(FUZZ_BIN)
+
+# Each harness for FUZZ_SECONDS (new inputs go to build/fuzz/corpus, crashes
+# to build/fuzz/artifacts); make fuzz-smoke: each for FUZZ_RUNS inputs from
+# a fixed seed after its committed corpus, as part of make test.
+fuzz:
+	$(MAKE) CC=clang BUILD=build/fuzz FUZZ=1 fuzz-build
+	tests/fuzz/run.sh build/fuzz -max_total_time=$(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+fuzz-smoke:
+	$(MAKE) CC=clang BUILD=build/fuzz FUZZ=1 fuzz-build
+	tests/fuzz/run.sh build/fuzz "-runs=$(FUZZ_RUNS) -seed=1" $(FUZZ_NAMES)
 
 # lib/ holds only what two or more programs link, and no layer includes a
 # layer above it (README.md, "Layout").
@@ -174,6 +205,7 @@ test: deps
 	$(MAKE) manifests-test
 	$(MAKE) e2e
 	$(MAKE) test-asan
+	$(MAKE) fuzz-smoke
 
 # Benchmarks (docs/BENCHMARKS.md); never part of make test.
 $(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)

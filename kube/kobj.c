@@ -312,8 +312,10 @@ static ota_cond cond_view(const kobj_cond *c)
 ota_pod kobj_pod_view(const kobj *pod)
 {
     const kobj_pod *p = &pod->u.pod;
-    return (ota_pod){sv_from(p->node_name), cond_view(&p->need_upgrade),
-                     cond_view(&p->image_ready)};
+    /* only the first of each type is cached: no counts, no entry list */
+    return (ota_pod){.node_name = sv_from(p->node_name),
+                     .need_upgrade = cond_view(&p->need_upgrade),
+                     .image_ready = cond_view(&p->image_ready)};
 }
 
 kobj *kobj_copy_job_pod(const kobj *o)

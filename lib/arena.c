@@ -98,6 +98,65 @@ char *arena_printf(arena *a, const char *fmt, ...)
     return p;
 }
 
+/* Writes s[0..n) escaped into out (when out is not NULL); returns the
+ * length of the escaped text. */
+static size_t escape_into(char *out, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : 0;
+        if (e != 0) {
+            if (out != NULL) {
+                out[o] = '\\';
+                out[o + 1] = e;
+            }
+            o += 2;
+        } else if (c < 0x20 || c == 0x7f) {
+            if (out != NULL) {
+                memcpy(out + o, "\\u00", 4);
+                out[o + 4] = hex[c >> 4];
+                out[o + 5] = hex[c & 15];
+            }
+            o += 6;
+        } else {
+            if (out != NULL)
+                out[o] = (char)c;
+            o++;
+        }
+    }
+    return o;
+}
+
+static char *escaped(arena *a, const char *s, size_t n, int quoted)
+{
+    if (s == NULL)
+        n = 0;
+    size_t len = escape_into(NULL, s, n) + (quoted ? 2 : 0);
+    char *out = arena_alloc(a, len + 1);
+    if (out == NULL)
+        return quoted ? "\"(out of memory)\"" : "(out of memory)";
+    size_t o = 0;
+    if (quoted)
+        out[o++] = '"';
+    o += escape_into(out + o, s, n);
+    if (quoted)
+        out[o++] = '"';
+    out[o] = '\0';
+    return out;
+}
+
+const char *arena_quote(arena *a, const char *s, size_t n)
+{
+    return escaped(a, s, n, 1);
+}
+
+const char *arena_escape(arena *a, const char *s, size_t n)
+{
+    return escaped(a, s, n, 0);
+}
+
 void arena_free(arena *a)
 {
     arena_block *b = a->blocks;

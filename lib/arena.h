@@ -45,6 +45,17 @@ char *arena_strndup(arena *a, const char *s, size_t n);
 /* printf into arena memory; NULL on failure. */
 char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* s[0..n) (s NULL: "") for a message, between double quotes and escaped as
+ * JSON escapes a string: '"', '\\', and every control character, NUL
+ * included, so the text shows the whole value as it was sent, never cut at a
+ * NUL (printf's "%.*s" stops there) and never a raw line break.  Bytes from
+ * 0x80 up are copied as they are.  Arena memory; out of memory gives a
+ * constant that says so, never NULL, so the result can go straight into a
+ * "%s". */
+const char *arena_quote(arena *a, const char *s, size_t n);
+/* The same without the double quotes. */
+const char *arena_escape(arena *a, const char *s, size_t n);
+
 /* Allocation functions that make yajl (parser and generator) allocate from
  * the arena; yajl's frees become no-ops, its buffers live with the arena.
  * yajl cannot survive a failed allocation, so these abort() when the arena

@@ -8,6 +8,9 @@
 
 #include "ota_names.h"
 
+/* A value from the request, quoted and escaped for a message (arena.h). */
+#define QUOTE(v) arena_quote(a, (v).ptr, (v).len)
+
 int ota_state_cond_same(const ota_cond *a, const ota_cond *b)
 {
     if (a->present != b->present)
@@ -20,6 +23,17 @@ int ota_state_conditions_changed(const ota_pod *old_pod, const ota_pod *new_pod)
 {
     return !ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade) ||
            !ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready);
+}
+
+int ota_state_entries_same(const ota_pod *a, const ota_pod *b)
+{
+    if (a->entries_cut || b->entries_cut || a->n_entries != b->n_entries)
+        return 0;
+    for (size_t i = 0; i < a->n_entries; i++)
+        if (a->entries[i].need_upgrade != b->entries[i].need_upgrade ||
+            !ota_state_cond_same(&a->entries[i].cond, &b->entries[i].cond))
+            return 0;
+    return 1;
 }
 
 int ota_state_is_pull_request(const ota_cond *ir)
@@ -102,29 +116,47 @@ static ota_verdict deny_image_ready(const ota_pod *new_pod, const char *pod_ref,
         return deny(a, "result-owned-by-controller", from,
                     arena_printf(a,
                                  "only the controller may report a pre-pull result for pod %s "
-                                 "(PodImageReady status \"%.*s\", reason \"%.*s\")",
-                                 pod_ref, SV_ARG(ir->status), SV_ARG(ir->reason)));
+                                 "(PodImageReady status %s, reason %s)",
+                                 pod_ref, QUOTE(ir->status), QUOTE(ir->reason)));
     if (!ota_state_is_pull_request(ir))
         return deny(a, "bad-pull-request", from,
                     arena_printf(a,
                                  "a pre-pull request for pod %s sets PodImageReady status False "
-                                 "with reason " OTA_REASON_WAIT_PULL " or none, got reason \"%.*s\"",
-                                 pod_ref, SV_ARG(ir->reason)));
+                                 "with reason " OTA_REASON_WAIT_PULL " or none, got reason %s",
+                                 pod_ref, QUOTE(ir->reason)));
     return deny(a, "pull-wrong-revision", from,
                 arena_printf(a,
-                             "the pre-pull request for pod %s names \"%.*s\" but PodNeedUpgrade "
-                             "names \"%.*s\"",
-                             pod_ref, SV_ARG(ir->message), SV_ARG(new_pod->need_upgrade.message)));
+                             "the pre-pull request for pod %s names %s but PodNeedUpgrade "
+                             "names %s",
+                             pod_ref, QUOTE(ir->message), QUOTE(new_pod->need_upgrade.message)));
 }
 
 ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_pod,
                                    const ota_requester *who, const char *pod_ref, arena *a)
 {
     const ota_verdict allow = {1, NULL, NULL};
+    ota_state from = ota_state_of_pod(old_pod);
+    /* Two entries of one type: the rules read the first, a reader that
+     * takes the last (a jsonpath filter does) reads the other.  A node user
+     * may not leave that behind; the same entries as stored are no change
+     * (the kubelet carries whatever is there), and the controller and
+     * masters are trusted to tidy up (DECISIONS, "Duplicate condition
+     * types"). */
+    if (who->kind == OTA_REQ_NODE_USER &&
+        (new_pod->n_need_upgrade > 1 || new_pod->n_image_ready > 1) &&
+        !ota_state_entries_same(old_pod, new_pod)) {
+        int nu = new_pod->n_need_upgrade > 1;
+        return deny(a, "duplicate-condition", from,
+                    arena_printf(a,
+                                 "pod %s would have %zu %s conditions; a pod carries one of each "
+                                 "type (readers disagree on which of two counts): write one",
+                                 pod_ref, nu ? new_pod->n_need_upgrade : new_pod->n_image_ready,
+                                 nu ? OTA_COND_NEED_UPGRADE : OTA_COND_IMAGE_READY));
+    }
     if (!ota_state_conditions_changed(old_pod, new_pod) || who->kind == OTA_REQ_MASTER)
         return allow;
 
-    ota_state from = ota_state_of_pod(old_pod), to = ota_state_of_pod(new_pod);
+    ota_state to = ota_state_of_pod(new_pod);
     if (who->kind == OTA_REQ_CONTROLLER) {
         /* Staying in Pulling is fine (say, tidying YurtHub's reason-less
          * request), but not when the pull now names another revision: that
@@ -151,9 +183,10 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
         if (!sv_same(node, old_pod->node_name) || sv_empty(node))
             return deny(a, "own-node-only", from,
                         arena_printf(a,
-                                     "node %.*s may not change the OTA conditions of pod %s, "
-                                     "which runs on node \"%.*s\"",
-                                     SV_ARG(node), pod_ref, SV_ARG(old_pod->node_name)));
+                                     "node %s may not change the OTA conditions of pod %s, "
+                                     "which runs on node %s",
+                                     arena_escape(a, node.ptr, node.len), pod_ref,
+                                     QUOTE(old_pod->node_name)));
     }
     if (!ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade))
         return deny(a, "need-upgrade-owned-by-controller", from,

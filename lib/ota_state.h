@@ -21,11 +21,26 @@ typedef struct ota_cond {
     sv status, reason, message;
 } ota_cond;
 
+/* One entry of status.conditions of an OTA type. */
+typedef struct ota_entry {
+    int need_upgrade; /* PodNeedUpgrade, else PodImageReady */
+    ota_cond cond;
+} ota_entry;
+
 /* What the rules read of a pod: its node and the first condition of each
- * OTA type (the first wins, as in the apiserver's own lookups). */
+ * OTA type (the first wins, as in the apiserver's own lookups).
+ *
+ * A reader that sees every entry (the webhook) also counts the entries of
+ * each OTA type and lists them in order, up to a bound, for the duplicate
+ * rule; a reader that keeps only the first (the controller's cache) leaves
+ * the counts at 0 and the list empty. */
 typedef struct ota_pod {
     sv node_name; /* spec.nodeName */
     ota_cond need_upgrade, image_ready;
+    size_t n_need_upgrade, n_image_ready; /* entries of each type, 0: not counted */
+    const ota_entry *entries;             /* every OTA entry in order ... */
+    size_t n_entries;                     /* ... as far as the reader kept them */
+    int entries_cut;                      /* there were more than n_entries */
 } ota_pod;
 
 typedef enum ota_state {
@@ -70,6 +85,10 @@ int ota_state_conditions_changed(const ota_pod *old_pod, const ota_pod *new_pod)
 
 /* True when the two conditions are the same by that definition. */
 int ota_state_cond_same(const ota_cond *a, const ota_cond *b);
+
+/* True when both lists of OTA entries are complete and equal by that
+ * definition, entry by entry. */
+int ota_state_entries_same(const ota_pod *a, const ota_pod *b);
 
 /* A write of PodImageReady=False that asks for a pull: reason WaitPullImage
  * or empty. */

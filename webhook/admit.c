@@ -31,6 +31,7 @@ const char *const admit_rule_names[] = {
     [ADMIT_RULE_BAD_PULL_REQUEST] = "bad-pull-request",
     [ADMIT_RULE_PULL_WRONG_REVISION] = "pull-wrong-revision",
     [ADMIT_RULE_PULL_REQUESTED_BY_NODE_USERS] = "pull-requested-by-node-users",
+    [ADMIT_RULE_DUPLICATE_CONDITION] = "duplicate-condition",
     [ADMIT_RULE_UNKNOWN_UPDATE_STRATEGY] = "unknown-update-strategy",
     [ADMIT_RULE_OTA_REQUIRES_ONDELETE] = "ota-requires-ondelete",
     [ADMIT_RULE_BAD_PREPULL_TIMEOUT] = "bad-prepull-timeout",
@@ -136,7 +137,9 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
     /* The apiserver sets request.name for updates; on a create with
      * generateName it is empty until after admission. */
     sv name = sv_empty(rv.name) ? rv.object.name : rv.name;
-    const char *ref = arena_printf(a, "%.*s/%.*s", SV_ARG(rv.namespace), SV_ARG(name));
+    /* escaped: a name is not validated yet when a create is mutated */
+    const char *ref = arena_printf(a, "%s/%s", arena_escape(a, rv.namespace.ptr, rv.namespace.len),
+                                   arena_escape(a, name.ptr, name.len));
     if (ref == NULL)
         return -1;
     if (t != T_OTHER)
@@ -168,7 +171,12 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
                     resp.warnings[resp.n_warnings++] = warning;
             }
         } else {
-            out->mutations |= admit_podstatus_mutate(&rv, &who, now, &p, a);
+            unsigned did = admit_podstatus_mutate(&rv, &who, now, &p, a);
+            out->mutations |= did;
+            resp.n_warnings += admit_podstatus_warnings(&rv, did, ref, a,
+                                                        resp.warnings + resp.n_warnings,
+                                                        sizeof(resp.warnings) / sizeof(resp.warnings[0]) -
+                                                            resp.n_warnings);
         }
         size_t n_ops = p.n_ops;
         if (jpatch_finish(&p, &resp.patch, &resp.patch_len) != 0)

@@ -6,6 +6,9 @@
 #include "ota_daemonset.h"
 #include "ota_names.h"
 
+/* A value from the request, quoted and escaped for a message (arena.h). */
+#define QUOTE(v) arena_quote(a, (v).ptr, (v).len)
+
 #define ONDELETE_JSON "{\"type\":\"OnDelete\"}"
 
 static int is_ota(const review_object *ds)
@@ -30,27 +33,27 @@ ota_verdict admit_daemonset_check(const review_object *ds, const char *ds_ref, a
         return deny("unknown-update-strategy",
                     arena_printf(a,
                                  "DaemonSet %s: annotation " OTA_ANN_UPDATE_STRATEGY
-                                 " has unknown value \"%.*s\"; valid values are " OTA_STRATEGY_OTA
+                                 " has unknown value %s; valid values are " OTA_STRATEGY_OTA
                                  " and " OTA_STRATEGY_ADVANCED " (case-insensitive); "
                                  "rule: unknown-update-strategy",
-                                 ds_ref, SV_ARG(strategy)));
+                                 ds_ref, QUOTE(strategy)));
     if (is_ota(ds) && !is_on_delete(ds))
         return deny("ota-requires-ondelete",
                     arena_printf(a,
                                  "DaemonSet %s is an OTA DaemonSet (" OTA_ANN_UPDATE_STRATEGY
-                                 "=%.*s) but spec.updateStrategy.type is \"%.*s\", not OnDelete; "
+                                 "=%s) but spec.updateStrategy.type is %s, not OnDelete; "
                                  "OpenYurt ignores it that way; rule: ota-requires-ondelete",
-                                 ds_ref, SV_ARG(strategy), SV_ARG(ds->update_strategy_type)));
+                                 ds_ref, QUOTE(strategy), QUOTE(ds->update_strategy_type)));
     sv timeout = ds->ann_prepull_timeout;
     long seconds;
     if (sv_present(timeout) && ota_daemonset_timeout(timeout, &seconds) != 0)
         return deny("bad-prepull-timeout",
                     arena_printf(a,
                                  "DaemonSet %s: annotation " OTA_ANN_PREPULL_TIMEOUT
-                                 " must be a whole number of seconds from %d to %d, got \"%.*s\"; "
+                                 " must be a whole number of seconds from %d to %d, got %s; "
                                  "rule: bad-prepull-timeout",
                                  ds_ref, OTA_PREPULL_TIMEOUT_MIN, OTA_PREPULL_TIMEOUT_MAX,
-                                 SV_ARG(timeout)));
+                                 QUOTE(timeout)));
     return (ota_verdict){1, NULL, NULL};
 }
 
@@ -70,15 +73,14 @@ int admit_daemonset_mutate(const review_object *ds, const char *ds_ref, jpatch *
         jpatch_add_raw(p, "add", jpatch_pointer(a, strategy, 2), ONDELETE_JSON,
                        strlen(ONDELETE_JSON));
     }
-    const char *was = !ds->has_update_strategy ? "unset"
-                      : sv_present(ds->update_strategy_type)
-                          ? arena_strndup(a, ds->update_strategy_type.ptr,
-                                          ds->update_strategy_type.len)
-                          : "without a type";
+    const char *was = !ds->has_update_strategy                 ? "unset"
+                      : sv_present(ds->update_strategy_type) ? QUOTE(ds->update_strategy_type)
+                                                             : "without a type";
+    /* the value as the user wrote it ("ota" is valid too) */
     *warning = arena_printf(a,
                             "ota-prepull: DaemonSet %s has " OTA_ANN_UPDATE_STRATEGY
-                            "=OTA, which needs spec.updateStrategy OnDelete; it was %s and "
+                            "=%s, which needs spec.updateStrategy OnDelete; it was %s and "
                             "has been set to {\"type\":\"OnDelete\"}",
-                            ds_ref, was != NULL ? was : "?");
+                            ds_ref, QUOTE(ds->ann_update_strategy), was);
     return 1;
 }

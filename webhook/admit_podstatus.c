@@ -119,3 +119,25 @@ unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, cons
         add_conditions(rv, restore, n_restore, p, a);
     return did;
 }
+
+size_t admit_podstatus_warnings(const review *rv, unsigned did, const char *pod_ref, arena *a,
+                                const char **out, size_t max)
+{
+    size_t n = 0;
+    if ((did & ADMIT_MUT_RESTORE_NEED_UPGRADE) && n < max) {
+        int dropped = !rv->object.need_upgrade.present;
+        out[n] = arena_printf(a,
+                              "ota-prepull: kept " OTA_COND_NEED_UPGRADE " of pod %s as stored: "
+                              "this write %s it, and only the controller may change it",
+                              pod_ref, dropped ? "dropped" : "changed");
+        n += out[n] != NULL;
+    }
+    if ((did & ADMIT_MUT_RESTORE_IMAGE_READY) && n < max) {
+        out[n] = arena_printf(a,
+                              "ota-prepull: kept " OTA_COND_IMAGE_READY " of pod %s as stored: "
+                              "this write dropped it, and only the controller may remove it",
+                              pod_ref);
+        n += out[n] != NULL;
+    }
+    return n;
+}

@@ -32,4 +32,14 @@ enum {
 unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, const char *now,
                               jpatch *p, arena *a);
 
+/*
+ * The admission warnings for what admit_podstatus_mutate() did (its bits in
+ * did): one per condition it restored, naming it and why it was kept, so
+ * that `kubectl` shows more than "patched (no change)".  pod_ref is
+ * "namespace/name".  Stores at most max warnings (arena memory) in out and
+ * returns how many.
+ */
+size_t admit_podstatus_warnings(const review *rv, unsigned did, const char *pod_ref, arena *a,
+                                const char **out, size_t max);
+
 #endif

@@ -18,6 +18,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "base64.h"
+#include "jcheck.h"
 #include "json.h"
 #include "ota_names.h"
 
@@ -178,6 +179,7 @@ typedef struct decoder {
     enum node pending;  /* node of the value after the last map key */
     sv *pending_field;  /* for annotations and labels we keep: where the value goes */
     review_cond cond;   /* the condition being read */
+    size_t value_end;   /* just past the top-level value once it closed, else 0 */
     char *err;
     size_t errlen;
     int failed;
@@ -259,77 +261,18 @@ static int check_type(decoder *d, enum node n, enum which w, enum jtype got)
                      node_info[n].path, jtype_name(want), jtype_name(got));
 }
 
-/*
- * Where s[0..n) stops being UTF-8 as RFC 3629 defines it, or n.  yajl only
- * checks the shape of multi-byte sequences: it lets overlong forms, encoded
- * UTF-16 surrogates and code points past U+10FFFF through, and they would
- * reach the response (the uid is echoed) as text the apiserver cannot read.
- */
-static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        /* ASCII eight bytes at a time: most of any review */
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if ((w & 0x8080808080808080u) == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        /* the lead byte gives the length and the range of the 2nd byte */
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xbf;
-        if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            if (c == 0xe0)
-                lo = 0xa0; /* overlong below U+0800 */
-            else if (c == 0xed)
-                hi = 0x9f; /* U+D800..U+DFFF */
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            if (c == 0xf0)
-                lo = 0x90; /* overlong below U+10000 */
-            else if (c == 0xf4)
-                hi = 0x8f; /* past U+10FFFF */
-        } else {
-            return i; /* continuation byte, C0, C1 or F5..FF */
-        }
-        if (len > n - i || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k < len; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                return i;
-        i += len;
-    }
-    return n;
-}
-
 /* A view of a string yajl hands us: in place when it lies within the body
  * (no escapes), else copied, since yajl reuses its decode buffer.  0, or -1
  * with the error set. */
-static int keep_string(decoder *d, enum node n, enum which w, const unsigned char *s, size_t len,
-                       sv *out)
+static int keep_string(decoder *d, const unsigned char *s, size_t len, sv *out)
 {
     const char *p = (const char *)s;
     if (p >= d->rv->body && p + len <= d->rv->body + d->rv->body_len) {
         *out = (sv){p, len};
         return 0;
     }
-    /* The body is UTF-8, but yajl decodes a lone low surrogate escape
-     * ("\udc00") to the CESU-8 bytes of it. */
-    if (utf8_valid_prefix(s, len) != len)
-        return set_error(d, "%s%s: a \\u escape is a lone UTF-16 surrogate",
-                         w == W_NONE ? "" : (w == W_OLD ? "request.oldObject" : "request.object"),
-                         node_info[n].path);
+    /* An escaped copy: jcheck_body() refused every lone surrogate escape,
+     * so yajl's decoding of the rest is UTF-8. */
     char *copy = arena_strndup(d->a, p, len);
     if (copy == NULL)
         return set_error(d, "out of memory");
@@ -411,7 +354,7 @@ static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t 
         return 1;
     }
     sv *field = string_field(d, n, w);
-    if (field != NULL && keep_string(d, n, w, s, len, field) != 0)
+    if (field != NULL && keep_string(d, s, len, field) != 0)
         return 0;
     return 1;
 }
@@ -545,12 +488,23 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 static void keep_condition(decoder *d, review_object *o)
 {
     review_cond *slot = NULL;
-    if (sv_eq(d->cond.type, OTA_COND_NEED_UPGRADE))
+    if (sv_eq(d->cond.type, OTA_COND_NEED_UPGRADE)) {
         slot = &o->need_upgrade;
-    else if (sv_eq(d->cond.type, OTA_COND_IMAGE_READY))
+        o->n_need_upgrade++;
+    } else if (sv_eq(d->cond.type, OTA_COND_IMAGE_READY)) {
         slot = &o->image_ready;
+        o->n_image_ready++;
+    } else {
+        return;
+    }
+    if (o->n_ota < REVIEW_MAX_OTA_ENTRIES) {
+        ota_entry *e = &o->ota[o->n_ota];
+        *e = (ota_entry){slot == &o->need_upgrade, review_cond_view(&d->cond)};
+        e->cond.present = 1;
+    }
+    o->n_ota++;
     /* The first of a type wins, as kubelet's and kubectl's lookups do. */
-    if (slot != NULL && !slot->present) {
+    if (!slot->present) {
         *slot = d->cond;
         slot->present = 1;
     }
@@ -561,6 +515,8 @@ static int cb_end_map(void *ctx)
     decoder *d = ctx;
     frame f = d->stack[--d->depth];
     d->pending = N_SKIP;
+    if (d->depth == 0)
+        d->value_end = yajl_get_bytes_consumed(d->h);
     if (f.node == N_CONDITION) {
         review_object *o = object_of(d, f.which);
         d->cond.raw_len = yajl_get_bytes_consumed(d->h) - d->cond.raw_off;
@@ -589,6 +545,8 @@ static int cb_end_array(void *ctx)
     decoder *d = ctx;
     d->depth--;
     d->pending = N_SKIP;
+    if (d->depth == 0)
+        d->value_end = yajl_get_bytes_consumed(d->h);
     return 1;
 }
 
@@ -646,10 +604,10 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
         set_error(&d, "the request body is empty");
         return -1;
     }
-    /* Outside strings JSON is ASCII, so this checks every string. */
-    size_t bad = utf8_valid_prefix((const unsigned char *)body, len);
-    if (bad != len) {
-        set_error(&d, "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu", bad);
+    /* What RFC 8259 and RFC 3629 forbid and yajl lets through, in the one
+     * pass over every byte; yajl then sees the top-level value only. */
+    if (jcheck_body(body, len, err, errlen) != 0) {
+        d.failed = 1;
         return -1;
     }
     yajl_alloc_funcs funcs = arena_yajl_funcs(a);
@@ -666,6 +624,13 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
          * yajl's count restarts for the byte complete_parse feeds itself */
         at = len;
     }
+    /* Only whitespace after the AdmissionReview: yajl refuses a complete
+     * token there ("trailing garbage") but takes an unfinished one
+     * (`{...}"abc`), so look from where its closing brace was. */
+    size_t tail = d.value_end > 0 ? jcheck_skip_space(body, len, d.value_end) : len;
+    if (!d.failed && tail < len)
+        set_error(&d, "invalid JSON (RFC 8259): bytes after the top-level value, at byte %zu",
+                  tail);
     if (st != yajl_status_ok && !d.failed)
         copy_yajl_error(&d, body, len, at);
     if (!d.failed)

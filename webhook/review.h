@@ -26,6 +26,10 @@
  * apiserver itself never nests these objects past ~30 levels. */
 #define REVIEW_MAX_DEPTH 100
 
+/* OTA entries of one object listed for the duplicate rule; a pod has two
+ * (one of each type), and past this many the lists count as different. */
+#define REVIEW_MAX_OTA_ENTRIES 8
+
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
 #define REVIEW_KIND "AdmissionReview"
 
@@ -52,6 +56,9 @@ typedef struct review_object {
     size_t n_conditions;
     review_cond need_upgrade;    /* first PodNeedUpgrade */
     review_cond image_ready;     /* first PodImageReady */
+    size_t n_need_upgrade, n_image_ready; /* entries of each OTA type */
+    ota_entry ota[REVIEW_MAX_OTA_ENTRIES]; /* the OTA entries in order, the first ones */
+    size_t n_ota;                          /* every OTA entry (may pass the bound) */
 } review_object;
 
 typedef struct review {
@@ -76,8 +83,15 @@ static inline ota_cond review_cond_view(const review_cond *c)
 
 static inline ota_pod review_pod_view(const review_object *o)
 {
-    return (ota_pod){o->node_name, review_cond_view(&o->need_upgrade),
-                     review_cond_view(&o->image_ready)};
+    size_t kept = o->n_ota < REVIEW_MAX_OTA_ENTRIES ? o->n_ota : REVIEW_MAX_OTA_ENTRIES;
+    return (ota_pod){.node_name = o->node_name,
+                     .need_upgrade = review_cond_view(&o->need_upgrade),
+                     .image_ready = review_cond_view(&o->image_ready),
+                     .n_need_upgrade = o->n_need_upgrade,
+                     .n_image_ready = o->n_image_ready,
+                     .entries = o->ota,
+                     .n_entries = kept,
+                     .entries_cut = o->n_ota > kept};
 }
 
 /*

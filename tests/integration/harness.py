@@ -492,7 +492,8 @@ FIXTURE_CASES = {
     "pod-status-kubelet-routine": dict(patched=False, validate=True),
     "pod-status-prepull-kubectl": dict(patched=False, validate=True),
     "pod-status-prepull-yurthub": dict(
-        patched=True, validate=True, validate_raw=False,
+        patched=True, warn="kept PodNeedUpgrade", validate=True,
+        validate_raw=False,
         deny=[POD_REF, "rule"]),
     "pod-status-controller-ready": dict(patched=False, validate=True),
     "pod-status-node-claims-ready": dict(

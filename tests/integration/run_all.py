@@ -27,6 +27,8 @@ docs/DECISIONS.md, file by file:
                               server keeps serving; a client stalled
                               mid-request is cut after
                               --request-read-timeout-seconds;
+  test_strict_input.py        RFC 8259 strictness, lone surrogates, values
+                              quoted whole in messages, restore warnings;
   test_body_limit.py          --max-request-bytes (413, HTTP/2 stream reset);
   test_cert_rotation.py       certificate rotation under traffic;
   test_shutdown.py            SIGTERM drain;

@@ -126,12 +126,23 @@ TRANSITIONS = [
     # webhook fills it in (DECISIONS): as received it is denied.
     ("node_pull_empty_reason", "node", [NU_T], [NU_T, IR_PULL_BARE], False,
      "PendingUpgrade", [NU_T, IR_PULL_STAMPED]),
-    ("duplicate_types_first_wins", "user", [NU_T], [NU_T, IR_PULL, IR_READY],
-     True, None, None),
-    # Duplicate types: the first is the one read, so the first is stamped.
+    # Duplicate types (DECISIONS, "Duplicate condition types"): the rules
+    # read the first, a jsonpath filter prints both; a node user may not
+    # leave two, the controller and masters may (issue 9: allowed before).
+    ("duplicate_types_denied", "user", [NU_T], [NU_T, IR_PULL, IR_READY],
+     False, "PendingUpgrade", None),
+    ("duplicate_ready_appended_denied", "node", [NU_T, IR_PULL],
+     [NU_T, IR_PULL, IR_READY], False, "Pulling", None),
+    ("duplicate_need_upgrade_appended_denied", "node", [NU_T, IR_PULL],
+     [NU_T, IR_PULL, NU_T], False, "Pulling", None),
+    ("duplicate_by_admin", "admin", [NU_T], [NU_T, IR_PULL, IR_READY], True,
+     None, None),
+    ("duplicate_by_controller", "controller", [NU_T, IR_PULL],
+     [NU_T, IR_PULL, NU_T], True, None, None),
+    # The first is the one read, so the first is stamped (and then the
+    # duplicate is denied by /validate: mutated is not checked further).
     ("duplicate_bare_first_gets_stamped", "node", [NU_T],
-     [NU_T, IR_PULL_BARE, IR_READY], False, "PendingUpgrade",
-     [NU_T, IR_PULL_STAMPED, IR_READY]),
+     [NU_T, IR_PULL_BARE, IR_READY], False, "PendingUpgrade", None),
     # The whole conditions array gone (a merge patch that wrote none):
     # the patch has to add /status/conditions itself.
     ("node_write_without_conditions", "node", [NU_T, IR_PULL], "absent",

@@ -186,6 +186,47 @@ static void test_strndup_printf(void **state)
 
 /* ---- yajl's allocation functions ------------------------------------------ */
 
+/* A request's value for a message: whole (a NUL does not end it), quoted,
+ * every control character and quote escaped as JSON escapes them. */
+static void test_quote(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *in;
+        size_t len;
+        const char *quoted;
+    } rows[] = {
+        {"plain", "OTA", 3, "\"OTA\""},
+        {"lower case kept", "ota", 3, "\"ota\""},
+        {"empty", "", 0, "\"\""},
+        {"absent", NULL, 0, "\"\""},
+        {"NUL in the middle", "OTA\0x", 5, "\"OTA\\u0000x\""},
+        {"NUL at the end", "a\0", 2, "\"a\\u0000\""},
+        {"quote and backslash", "a\"b\\c", 5, "\"a\\\"b\\\\c\""},
+        {"line breaks and tab", "a\nb\r\t", 5, "\"a\\nb\\r\\t\""},
+        {"other controls", "\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\""},
+        {"UTF-8 as is", "caf\xc3\xa9", 5, "\"caf\xc3\xa9\""},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        arena a;
+        arena_init(&a);
+        const char *q = arena_quote(&a, rows[i].in, rows[i].len);
+        FX_CHECK(rows[i].name, strcmp(q, rows[i].quoted) == 0, "got %s, want %s", q, rows[i].quoted);
+        const char *e = arena_escape(&a, rows[i].in, rows[i].len);
+        size_t n = strlen(rows[i].quoted);
+        FX_CHECK(rows[i].name, strlen(e) == n - 2 && strncmp(e, rows[i].quoted + 1, n - 2) == 0,
+                 "escape %s", e);
+        arena_free(&a);
+    }
+    /* out of memory: a constant that says so, never NULL */
+    arena a;
+    arena_init(&a);
+    arena_set_limit(&a, 1);
+    assert_string_equal(arena_quote(&a, "abc", 3), "\"(out of memory)\"");
+    assert_string_equal(arena_escape(&a, "abc", 3), "(out of memory)");
+    arena_free(&a);
+}
+
 static void test_yajl_funcs(void **state)
 {
     (void)state;
@@ -329,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_large_allocations),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_outside_blocks),
+        cmocka_unit_test(test_quote),
         cmocka_unit_test(test_strndup_printf),
         cmocka_unit_test(test_yajl_funcs),
         cmocka_unit_test(test_yajl_generator_on_arena),

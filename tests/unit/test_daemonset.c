@@ -52,62 +52,67 @@ typedef struct ds_mutation_row {
     const char *object;
     const char *patch; /* exact text, or NULL: no patch, no warning */
     const char *was;   /* what the warning says the strategy was */
+    const char *written; /* the annotation's value as the warning quotes it; NULL: OTA */
 } ds_mutation_row;
 
 static const ds_mutation_row mutations[] = {
     {"OTA with RollingUpdate and its rollingUpdate block", "CREATE",
-     DS_WITH(ANN(STRATEGY("OTA")), SPEC(ROLLING)), ON_DELETE_OP, "RollingUpdate"},
+     DS_WITH(ANN(STRATEGY("OTA")), SPEC(ROLLING)), ON_DELETE_OP, "\"RollingUpdate\"", NULL},
     {"OTA with RollingUpdate, on UPDATE", "UPDATE", DS_WITH(ANN(STRATEGY("OTA")), SPEC(ROLLING)),
-     ON_DELETE_OP, "RollingUpdate"},
+     ON_DELETE_OP, "\"RollingUpdate\"", NULL},
+    /* the warning quotes the value as written (issue 9: it said =OTA) */
     {"ota (lower case)", "CREATE", DS_WITH(ANN(STRATEGY("ota")), SPEC(ROLLING)), ON_DELETE_OP,
-     "RollingUpdate"},
+     "\"RollingUpdate\"", "ota"},
     {"Ota (mixed case)", "UPDATE", DS_WITH(ANN(STRATEGY("Ota")), SPEC(ROLLING)), ON_DELETE_OP,
-     "RollingUpdate"},
+     "\"RollingUpdate\"", "Ota"},
+    {"a type with a NUL and a quote, shown whole", "CREATE",
+     DS_WITH(ANN(STRATEGY("ota")), SPEC(",\"updateStrategy\":{\"type\":\"Roll\\u0000ing\\\"\"}")),
+     ON_DELETE_OP, "\"Roll\\u0000ing\\\"\"", "ota"},
     {"OTA spelled with a JSON escape", "CREATE", DS_WITH(ANN(STRATEGY("O\\u0054A")), SPEC(ROLLING)),
-     ON_DELETE_OP, "RollingUpdate"},
+     ON_DELETE_OP, "\"RollingUpdate\"", NULL},
     {"OTA without updateStrategy", "CREATE", DS_WITH(ANN(STRATEGY("OTA")), SPEC("")), ON_DELETE_OP,
-     "unset"},
+     "unset", NULL},
     {"OTA with updateStrategy null", "CREATE",
-     DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":null")), ON_DELETE_OP, "unset"},
+     DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":null")), ON_DELETE_OP, "unset", NULL},
     {"OTA with an empty updateStrategy", "CREATE",
-     DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":{}")), ON_DELETE_OP, "without a type"},
+     DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":{}")), ON_DELETE_OP, "without a type", NULL},
     {"OTA with only a rollingUpdate block", "CREATE",
      DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":{\"rollingUpdate\":{}}")),
-     ON_DELETE_OP, "without a type"},
+     ON_DELETE_OP, "without a type", NULL},
     {"OTA with OnDelete plus a rollingUpdate block", "UPDATE",
      DS_WITH(ANN(STRATEGY("OTA")),
              SPEC(",\"updateStrategy\":{\"rollingUpdate\":{\"maxUnavailable\":1},\"type\":\"OnDelete\"}")),
-     ON_DELETE_OP, "OnDelete"},
+     ON_DELETE_OP, "\"OnDelete\"", NULL},
     {"OTA with OnDelete plus an extra scalar", "UPDATE",
      DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":{\"type\":\"OnDelete\",\"x\":1}")),
-     ON_DELETE_OP, "OnDelete"},
+     ON_DELETE_OP, "\"OnDelete\"", NULL},
     {"OTA with type ondelete (case matters to Kubernetes)", "CREATE",
      DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":{\"type\":\"ondelete\"}")),
-     ON_DELETE_OP, "ondelete"},
-    {"OTA without spec", "CREATE", DS_WITH(ANN(STRATEGY("OTA")), ""), WHOLE_SPEC_OP, "unset"},
+     ON_DELETE_OP, "\"ondelete\"", NULL},
+    {"OTA without spec", "CREATE", DS_WITH(ANN(STRATEGY("OTA")), ""), WHOLE_SPEC_OP, "unset", NULL},
     {"OTA with spec null", "CREATE", DS_WITH(ANN(STRATEGY("OTA")), ",\"spec\":null"),
-     WHOLE_SPEC_OP, "unset"},
+     WHOLE_SPEC_OP, "unset", NULL},
     {"OTA with a timeout too", "CREATE",
      DS_WITH(ANN(TIMEOUT("1800") "," STRATEGY("OTA")), SPEC(ROLLING)), ON_DELETE_OP,
-     "RollingUpdate"},
+     "\"RollingUpdate\"", NULL},
 
-    {"OTA, already OnDelete", "CREATE", DS_WITH(ANN(STRATEGY("OTA")), SPEC(ON_DELETE)), NULL, NULL},
+    {"OTA, already OnDelete", "CREATE", DS_WITH(ANN(STRATEGY("OTA")), SPEC(ON_DELETE)), NULL, NULL, NULL},
     {"OTA, already OnDelete, rollingUpdate null", "UPDATE",
      DS_WITH(ANN(STRATEGY("OTA")),
              SPEC(",\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}")),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {"AdvancedRollingUpdate", "CREATE", DS_WITH(ANN(STRATEGY("AdvancedRollingUpdate")), SPEC(ROLLING)),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {"advancedrollingupdate", "UPDATE", DS_WITH(ANN(STRATEGY("advancedrollingupdate")), SPEC("")),
-     NULL, NULL},
-    {"no annotation", "CREATE", DS_WITH("", SPEC(ROLLING)), NULL, NULL},
-    {"other annotations only", "CREATE", DS_WITH(ANN(TIMEOUT("600")), SPEC(ROLLING)), NULL, NULL},
-    {"annotations null", "CREATE", DS_WITH(",\"annotations\":null", SPEC(ROLLING)), NULL, NULL},
+     NULL, NULL, NULL},
+    {"no annotation", "CREATE", DS_WITH("", SPEC(ROLLING)), NULL, NULL, NULL},
+    {"other annotations only", "CREATE", DS_WITH(ANN(TIMEOUT("600")), SPEC(ROLLING)), NULL, NULL, NULL},
+    {"annotations null", "CREATE", DS_WITH(",\"annotations\":null", SPEC(ROLLING)), NULL, NULL, NULL},
     {"unknown value (validation denies it)", "CREATE", DS_WITH(ANN(STRATEGY("Rolling")), SPEC(ROLLING)),
-     NULL, NULL},
+     NULL, NULL, NULL},
     {"OTA with a space is not OTA", "CREATE", DS_WITH(ANN(STRATEGY("OTA ")), SPEC(ROLLING)), NULL,
-     NULL},
-    {"empty value", "CREATE", DS_WITH(ANN(STRATEGY("")), SPEC(ROLLING)), NULL, NULL},
+     NULL, NULL},
+    {"empty value", "CREATE", DS_WITH(ANN(STRATEGY("")), SPEC(ROLLING)), NULL, NULL, NULL},
 };
 
 static void test_mutation_table(void **state)
@@ -137,15 +142,17 @@ static void test_mutation_table(void **state)
             FX_CHECK(row->name, out.result == ADMIT_PATCHED && out.mutations == ADMIT_MUT_ONDELETE,
                      "result %s, mutations 0x%x", admit_result_name(out.result), out.mutations);
             FX_CHECK(row->name, resp.n_warnings == 1, "%zu warnings", resp.n_warnings);
-            char was[96];
-            snprintf(was, sizeof(was), "it was %s and has been set to {\"type\":\"OnDelete\"}",
+            char want[160];
+            snprintf(want, sizeof(want), "it was %s and has been set to {\"type\":\"OnDelete\"}",
                      row->was);
-            FX_CHECK(row->name, strstr(resp.warnings[0], was) != NULL, "\"%s\" not in: %s", was,
+            FX_CHECK(row->name, strstr(resp.warnings[0], want) != NULL, "\"%s\" not in: %s", want,
                      resp.warnings[0]);
-            FX_CHECK(row->name,
-                     strstr(resp.warnings[0], "DaemonSet " DS_REF " has " OTA_ANN_UPDATE_STRATEGY
-                                              "=OTA, which needs spec.updateStrategy OnDelete") != NULL,
-                     "warning: %s", resp.warnings[0]);
+            snprintf(want, sizeof(want),
+                     "DaemonSet " DS_REF " has " OTA_ANN_UPDATE_STRATEGY
+                     "=\"%s\", which needs spec.updateStrategy OnDelete",
+                     row->written != NULL ? row->written : "OTA");
+            FX_CHECK(row->name, strstr(resp.warnings[0], want) != NULL, "\"%s\" not in: %s", want,
+                     resp.warnings[0]);
         }
         arena_free(&a);
     }
@@ -271,9 +278,9 @@ static const ds_validation_row validations[] = {
     {"OTA, RollingUpdate (the mutation did not run)", DS_WITH(ANN(STRATEGY("OTA")), SPEC(ROLLING)),
      R_ONDELETE,
      "DaemonSet " DS_REF " is an OTA DaemonSet (" OTA_ANN_UPDATE_STRATEGY
-     "=OTA) but spec.updateStrategy.type is \"RollingUpdate\", not OnDelete"},
+     "=\"OTA\") but spec.updateStrategy.type is \"RollingUpdate\", not OnDelete"},
     {"Ota, no updateStrategy", DS_WITH(ANN(STRATEGY("Ota")), SPEC("")), R_ONDELETE,
-     "(" OTA_ANN_UPDATE_STRATEGY "=Ota) but spec.updateStrategy.type is \"\", not OnDelete"},
+     "(" OTA_ANN_UPDATE_STRATEGY "=\"Ota\") but spec.updateStrategy.type is \"\", not OnDelete"},
     {"OTA, no spec", DS_WITH(ANN(STRATEGY("OTA")), ""), R_ONDELETE, "not OnDelete"},
     {"OTA, type ondelete", DS_WITH(ANN(STRATEGY("OTA")), SPEC(",\"updateStrategy\":{\"type\":\"ondelete\"}")),
      R_ONDELETE, "type is \"ondelete\""},
@@ -309,6 +316,11 @@ static const ds_validation_row validations[] = {
     TIMEOUT_BAD("030"),
     TIMEOUT_BAD("00060"),
     TIMEOUT_BAD("000060"),
+    /* values are quoted whole: an escaped NUL does not cut the message */
+    {"unknown value with a NUL", DS_WITH(ANN(STRATEGY("OTA\\u0000x")), SPEC(ON_DELETE)), R_UNKNOWN,
+     "has unknown value \"OTA\\u0000x\"; valid values are"},
+    {"timeout with a NUL", DS_WITH(ANN(TIMEOUT("60\\u00000")), SPEC(ROLLING)), R_TIMEOUT,
+     "got \"60\\u00000\"; rule"},
     {"timeout checked on a DaemonSet that is not OTA", DS_WITH(ANN(TIMEOUT("10")), SPEC(ROLLING)),
      R_TIMEOUT, "got \"10\""},
     {"timeout with AdvancedRollingUpdate", DS_WITH(ANN(STRATEGY("AdvancedRollingUpdate") "," TIMEOUT("3600")), SPEC("")),

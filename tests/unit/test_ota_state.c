@@ -80,6 +80,12 @@ enum shape {
     YURTHUB, /* whole array rewritten from a cache: reordered, lastProbeTime gone */
     KUBELET, /* a routine kubelet write: Ready flips, new timestamps */
     RETIMED, /* the OTA conditions get new lastTransitionTimes, nothing else */
+    /* Duplicates (issue 9): a second entry of an OTA type at the end of the
+     * array, which a reader that takes the last match would believe. */
+    ADD_DUP_IR,  /* the write appends PodImageReady True/PullImageSuccess */
+    ADD_DUP_NU,  /* the write appends a second PodNeedUpgrade */
+    KEPT_DUP_IR, /* the stored pod has the duplicate already, the write keeps it */
+    DROP_DUP_IR, /* the stored pod has it, the write removes it */
 };
 
 typedef struct transition_row {
@@ -106,8 +112,32 @@ typedef struct transition_row {
 #define R_BY_NODES "pull-requested-by-node-users"
 #define R_WRONG_REV "pull-wrong-revision"
 #define R_BAD_PULL "bad-pull-request"
+#define R_DUP "duplicate-condition"
 
 static const transition_row transitions[] = {
+    /* ---- duplicate OTA entries (DECISIONS, "Duplicate condition types") ---- */
+    /* Appending a second entry changes nothing the first-match rules read;
+     * node users may not, the controller and masters may. */
+    ROW(NODE_SELF, PULLING, PULLING, ADD_DUP_IR, PULLING, PULLING, DENY(R_DUP)),
+    ROW(NODE_OTHER, PULLING, PULLING, ADD_DUP_IR, PULLING, PULLING, DENY(R_DUP)),
+    ROW(USER, PULLING, PULLING, ADD_DUP_IR, PULLING, PULLING, DENY(R_DUP)),
+    ROW(USER, FAILED, FAILED, ADD_DUP_IR, FAILED, FAILED, DENY(R_DUP)),
+    ROW(CTRL, PULLING, PULLING, ADD_DUP_IR, PULLING, PULLING, OK),
+    ROW(MASTER, PULLING, PULLING, ADD_DUP_IR, PULLING, PULLING, OK),
+    ROW(NODE_SELF, PENDING, PENDING, ADD_DUP_NU, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_DUP)),
+    ROW(USER, READY, READY, ADD_DUP_NU, READY, READY, DENY(R_DUP)),
+    ROW(CTRL, READY, READY, ADD_DUP_NU, READY, READY, OK),
+    ROW(MASTER, READY, READY, ADD_DUP_NU, READY, READY, OK),
+    /* A duplicate already stored: carrying it unchanged is no change (the
+     * kubelet keeps what is there), removing it is fine, but a node user's
+     * change that leaves it is not. */
+    ROW(NODE_SELF, PULLING, PULLING, KEPT_DUP_IR, PULLING, PULLING, OK),
+    ROW(USER, READY, READY, KEPT_DUP_IR, READY, READY, OK),
+    ROW(NODE_SELF, FAILED, PULLING, KEPT_DUP_IR, FAILED, PULLING, DENY(R_DUP)),
+    ROW(NODE_SELF, FAILED, PULLING, DROP_DUP_IR, FAILED, PULLING, OK),
+    ROW(USER, PULLING, PULLING, DROP_DUP_IR, PULLING, PULLING, OK),
+    ROW(CTRL, PULLING, READY, KEPT_DUP_IR, PULLING, READY, OK),
+
     /* ---- DESIGN §3, allowed transitions ---- */
     /* Current -> PendingUpgrade: the controller, on a new DaemonSet revision. */
     ROW(CTRL, CURRENT, PENDING, KUBECTL, CURRENT, PENDING_UPGRADE, OK),
@@ -315,6 +345,7 @@ static const struct {
     {R_BY_NODES, "the controller may not request a pre-pull of pod " POD_REF "; node users do"},
     {R_WRONG_REV, "names \"" REV(H1) "\" but PodNeedUpgrade names \"" REV(H2) "\""},
     {R_BAD_PULL, "with reason WaitPullImage or none, got reason \"Downloading\""},
+    {R_DUP, "pod " POD_REF " would have 2 "},
 };
 
 /* The conditions array of one side of a row. */
@@ -341,7 +372,15 @@ static char *conditions_json(arena *a, const fx_cond *nu, const fx_cond *ir, enu
     const char *sched = "{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastProbeTime\":null,"
                         "\"lastTransitionTime\":\"2026-11-02T07:14:29Z\"}";
     char *s;
-    if (is_new && shape == YURTHUB) {
+    int dup_ir = shape == KEPT_DUP_IR || (is_new ? shape == ADD_DUP_IR : shape == DROP_DUP_IR);
+    if (dup_ir || (is_new && shape == ADD_DUP_NU)) {
+        const fx_cond fake_ir = IR_OK(H2), fake_nu = NU(H1);
+        s = arena_printf(a, "[%s,%s,%s%s%s%s%s,%s]", init, ready, sched, nu_json != NULL ? "," : "",
+                         nu_json != NULL ? nu_json : "", ir_json != NULL ? "," : "",
+                         ir_json != NULL ? ir_json : "",
+                         dup_ir ? fx_cond_json(a, OTA_COND_IMAGE_READY, &fake_ir)
+                                : fx_cond_json(a, OTA_COND_NEED_UPGRADE, &fake_nu));
+    } else if (is_new && shape == YURTHUB) {
         /* YurtHub merges from its cache: the whole array, its own order, and
          * lastProbeTime (always null) left out. */
         sched = "{\"lastTransitionTime\":\"2026-11-02T07:14:29Z\",\"status\":\"True\","

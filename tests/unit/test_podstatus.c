@@ -235,6 +235,31 @@ static void test_mutation_table(void **state)
         FX_CHECK(row->name, strcmp(names, row->mutation_names) == 0, "names \"%s\"", names);
         FX_CHECK(row->name, out.object_ref != NULL && strcmp(out.object_ref, "pod edge/agent-x7k2p") == 0,
                  "object_ref %s", out.object_ref);
+        /* a warning per restored condition, naming it and why (issue 9:
+         * kubectl printed "patched (no change)" and nothing else) */
+        fx_response resp;
+        fx_parse_response(&a, out.body, out.body_len, &resp);
+        size_t want_n = (row->mutations & NU_BACK ? 1u : 0u) + (row->mutations & IR_BACK ? 1u : 0u);
+        FX_CHECK(row->name, resp.n_warnings == want_n, "%zu warnings, want %zu", resp.n_warnings,
+                 want_n);
+        size_t w = 0;
+        if (row->mutations & NU_BACK) {
+            int dropped = strstr(row->new_pod, "PodNeedUpgrade") == NULL;
+            char want[200];
+            snprintf(want, sizeof(want),
+                     "ota-prepull: kept PodNeedUpgrade of pod edge/agent-x7k2p as stored: this "
+                     "write %s it, and only the controller may change it",
+                     dropped ? "dropped" : "changed");
+            FX_CHECK(row->name, strcmp(resp.warnings[w], want) == 0, "warning\n  got  %s\n  want %s",
+                     resp.warnings[w], want);
+            w++;
+        }
+        if (row->mutations & IR_BACK)
+            FX_CHECK(row->name,
+                     strcmp(resp.warnings[w],
+                            "ota-prepull: kept PodImageReady of pod edge/agent-x7k2p as stored: this "
+                            "write dropped it, and only the controller may remove it") == 0,
+                     "warning %s", resp.warnings[w]);
         arena_free(&a);
     }
 }
