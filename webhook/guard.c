@@ -4,6 +4,8 @@
 #include "guard.h"
 
 #include <errno.h>
+#include <string.h>
+#include <strings.h>
 
 int guard_accept(guard_port port, size_t open, const guard_limits *limits)
 {
@@ -114,4 +116,44 @@ guard_framing guard_request_framing(const char *const *cl, const size_t *cl_len,
             return GUARD_FRAMING_CL_CONFLICT;
     }
     return GUARD_FRAMING_OK;
+}
+
+guard_framing guard_head_framing(const char *head, size_t len)
+{
+    const char *cl[16];
+    size_t cl_len[16];
+    size_t n = 0;
+    int te = 0;
+    size_t i = 0;
+    /* skip the request line */
+    while (i < len && head[i] != '\n')
+        i++;
+    i++;
+    while (i < len) {
+        size_t start = i;
+        while (i < len && head[i] != '\n')
+            i++;
+        size_t end = i > start && head[i - 1] == '\r' ? i - 1 : i;
+        i++;
+        if (end == start)
+            break; /* the empty line: end of the head */
+        const char *line = head + start;
+        size_t llen = end - start;
+        const char *colon = memchr(line, ':', llen);
+        if (colon == NULL)
+            continue;
+        size_t nlen = (size_t)(colon - line);
+        const char *value = colon + 1;
+        size_t vlen = llen - nlen - 1;
+        if (nlen == 14 && strncasecmp(line, "content-length", 14) == 0) {
+            if (n == sizeof(cl) / sizeof(cl[0]))
+                return GUARD_FRAMING_CL_CONFLICT;
+            cl[n] = value;
+            cl_len[n] = vlen;
+            n++;
+        } else if (nlen == 17 && strncasecmp(line, "transfer-encoding", 17) == 0) {
+            te = 1;
+        }
+    }
+    return guard_request_framing(cl, cl_len, n, te);
 }

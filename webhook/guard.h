@@ -123,4 +123,11 @@ typedef enum guard_framing {
 guard_framing guard_request_framing(const char *const *cl, const size_t *cl_len, size_t n,
                                     int te);
 
+/* The framing of an HTTP/1 request head as received (request line, header
+ * lines, empty line): h2o 2.2.5 keeps neither Content-Length nor
+ * Transfer-Encoding among the request's headers, so the decision reads the
+ * head itself.  Field names are case-insensitive; at most 16 Content-Length
+ * lines are compared (more: CL_CONFLICT). */
+guard_framing guard_head_framing(const char *head, size_t len);
+
 #endif

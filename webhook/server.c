@@ -516,21 +516,26 @@ static void on_setup_error_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostre
  * it is read as a request.  h2o 2.2.5 accepts both shapes. */
 static int reject_ambiguous_framing(h2o_req_t *req)
 {
-    const char *values[8];
-    size_t lens[8];
-    size_t n = 0;
-    int many = 0;
-    for (ssize_t i = -1; (i = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, i)) >= 0;) {
-        if (n == sizeof(values) / sizeof(values[0])) {
-            many = 1;
-            break;
-        }
-        values[n] = req->headers.entries[i].value.base;
-        lens[n] = req->headers.entries[i].value.len;
-        n++;
-    }
-    int te = h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) >= 0;
-    guard_framing f = many ? GUARD_FRAMING_CL_CONFLICT : guard_request_framing(values, lens, n, te);
+    conn_rec *rec = conn_of_req(req);
+    if (rec == NULL || rec->sock->input == NULL || rec->sock->input->bytes == NULL)
+        return 0;
+    /* While a request is handled, h2o keeps its head at the start of the
+     * socket's input buffer (it consumes it once the response is sent);
+     * checked against the method, so a surprise reads nothing. */
+    const char *buf = rec->sock->input->bytes;
+    size_t size = rec->sock->input->size, skip = 0;
+    while (skip < size && (buf[skip] == '\r' || buf[skip] == '\n'))
+        skip++;
+    const char *start = buf + skip;
+    size_t avail = size - skip;
+    if (avail < req->input.method.len + 1 ||
+        memcmp(start, req->input.method.base, req->input.method.len) != 0 ||
+        start[req->input.method.len] != ' ')
+        return 0;
+    const char *end = memmem(start, avail, "\r\n\r\n", 4);
+    if (end == NULL)
+        return 0;
+    guard_framing f = guard_head_framing(start, (size_t)(end - start) + 4);
     if (f == GUARD_FRAMING_OK)
         return 0;
     worker *w = worker_of(req);
