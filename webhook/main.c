@@ -3,7 +3,9 @@
  *
  * The main thread parses flags, loads the certificate, starts the workers
  * (server.c) and then only waits: for SIGTERM/SIGINT, and between signals it
- * polls the certificate files.  SIGTERM drains and exits 0.
+ * polls the certificate files.  SIGTERM drains and exits 0; SIGHUP re-reads
+ * the certificate pair (kill -HUP is what operators try first; by default
+ * it would kill the process and the requests in flight).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -54,6 +56,19 @@ static void usage(FILE *out)
             "  --cert-poll-interval-ms N           how often the certificate files are checked (default 1000)\n"
             "  --request-read-timeout-seconds N    a stalled request or handshake is cut (default 10)\n"
             "  --shutdown-grace-seconds N          drain waits at most this long (default 25)\n"
+            "  --max-connections N                 admission connections per process; more are closed at\n"
+            "                                      accept (default 1024; lowered to fit RLIMIT_NOFILE)\n"
+            "  --max-header-bytes N                request line + headers; a longer head closes the\n"
+            "                                      connection (default 65536)\n"
+            "  --max-buffered-bytes N              request input buffered by all connections together; over\n"
+            "                                      it, requests still arriving wait (default 67108864)\n"
+            "  --write-timeout-seconds N           a reply the client does not read is cut (default 10)\n"
+            "\n"
+            "Memory ceiling with the defaults (docs/DECISIONS.md \"Webhook limits\"): about\n"
+            "max-buffered-bytes + threads x 2 x max-request-bytes + max-connections x 200 KiB,\n"
+            "i.e. 64 + 32 + 200 = ~300 MiB for 2 threads.\n"
+            "\n"
+            "Signals: SIGTERM/SIGINT drain and exit 0; SIGHUP re-reads the certificate pair.\n"
             "  --log-level debug|info|warn|error   (default info)\n"
             "  -h, --help\n");
 }
@@ -73,6 +88,10 @@ enum {
     OPT_READ_TIMEOUT,
     OPT_GRACE,
     OPT_LOG_LEVEL,
+    OPT_MAX_CONNS,
+    OPT_MAX_HEADER,
+    OPT_MAX_BUFFERED,
+    OPT_WRITE_TIMEOUT,
 };
 
 static const struct option long_options[] = {
@@ -90,6 +109,10 @@ static const struct option long_options[] = {
     {"request-read-timeout-seconds", required_argument, NULL, OPT_READ_TIMEOUT},
     {"shutdown-grace-seconds", required_argument, NULL, OPT_GRACE},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
+    {"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
+    {"max-buffered-bytes", required_argument, NULL, OPT_MAX_BUFFERED},
+    {"write-timeout-seconds", required_argument, NULL, OPT_WRITE_TIMEOUT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -123,6 +146,10 @@ static void parse_options(int argc, char **argv, options *o)
                 .controller_username = OTA_DEFAULT_CONTROLLER_USERNAME,
                 .read_timeout_ms = 10000,
                 .shutdown_grace_ms = 25000,
+                .max_connections = 1024,
+                .max_header_bytes = 64u << 10,
+                .max_buffered_bytes = 64u << 20,
+                .write_timeout_ms = 10000,
             },
         .tls_min_version = TLS1_2_VERSION,
         .cert_poll_ms = 1000,
@@ -180,6 +207,22 @@ static void parse_options(int argc, char **argv, options *o)
             o->server.shutdown_grace_ms =
                 (unsigned)parse_number("shutdown-grace-seconds", optarg, 0, 3600) * 1000;
             break;
+        case OPT_MAX_CONNS:
+            o->server.max_connections =
+                (size_t)parse_number("max-connections", optarg, 1, 1u << 20);
+            break;
+        case OPT_MAX_HEADER:
+            o->server.max_header_bytes =
+                (size_t)parse_number("max-header-bytes", optarg, 1024, 1u << 20);
+            break;
+        case OPT_MAX_BUFFERED:
+            o->server.max_buffered_bytes =
+                (size_t)parse_number("max-buffered-bytes", optarg, 1u << 16, 1ull << 40);
+            break;
+        case OPT_WRITE_TIMEOUT:
+            o->server.write_timeout_ms =
+                (unsigned)parse_number("write-timeout-seconds", optarg, 1, 3600) * 1000;
+            break;
         case OPT_LOG_LEVEL: {
             log_level level;
             if (log_level_parse(optarg, &level) != 0) {
@@ -219,11 +262,13 @@ int main(int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     char err[512];
-    if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.tls_min_version, o.http2, err,
+    if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.tls_min_version, o.http2,
+                       server_tls_info_callback, err,
                        sizeof(err)) != 0) {
         fprintf(stderr, "ota-webhook: %s\n", err);
         return 1;
@@ -252,6 +297,11 @@ int main(int argc, char **argv)
         if (sig == SIGTERM || sig == SIGINT) {
             log_msg(LOG_INFO, "shutting down: draining in-flight requests", "signal %d", sig);
             break;
+        }
+        if (sig == SIGHUP) {
+            log_msg(LOG_INFO, "SIGHUP: re-reading the certificate pair", NULL);
+            tls_store_reload(&the_tls);
+            continue;
         }
         tls_store_poll(&the_tls);
     }

@@ -24,9 +24,17 @@ typedef struct server_config {
     const char *controller_username;
     unsigned read_timeout_ms;     /* a stalled request or handshake is cut after this */
     unsigned shutdown_grace_ms;   /* drain waits at most this long for in-flight requests */
+    size_t max_connections;       /* admission port, whole process */
+    size_t max_header_bytes;      /* one request head */
+    size_t max_buffered_bytes;    /* request input buffered by all connections */
+    unsigned write_timeout_ms;    /* a reply the client does not take is cut after this */
 } server_config;
 
 typedef struct server server;
+
+/* OpenSSL info callback for the serving contexts (tls_store_init): lets the
+ * server see each connection's SSL from its ClientHello on. */
+void server_tls_info_callback(const SSL *ssl, int where, int ret);
 
 /* Binds the three listeners; NULL with a message in err on failure. */
 server *server_create(const server_config *cfg, tls_store *tls, char *err, size_t errlen);

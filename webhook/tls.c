@@ -48,6 +48,8 @@ static SSL_CTX *build_ctx(tls_store *s, char *err, size_t errlen)
     /* Without ALPN a client speaks HTTP/1.1, as the apiserver does. */
     if (s->http2)
         h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
+    if (s->info_cb != NULL)
+        SSL_CTX_set_info_callback(ctx, s->info_cb);
     return ctx;
 fail:
     SSL_CTX_free(ctx);
@@ -61,9 +63,11 @@ static int same_file(const struct stat *a, const struct stat *b)
 }
 
 int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
-                   int http2, char *err, size_t errlen)
+                   int http2, void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
+                   size_t errlen)
 {
     memset(s, 0, sizeof(*s));
+    s->info_cb = info_cb;
     s->cert_file = cert_file;
     s->key_file = key_file;
     s->min_version = min_version;
@@ -82,14 +86,15 @@ int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, in
     return 0;
 }
 
-void tls_store_poll(tls_store *s)
+static void reload(tls_store *s, int force)
 {
     struct stat now[2];
     if (stat(s->cert_file, &now[0]) != 0 || stat(s->key_file, &now[1]) != 0)
         return; /* mid-rotation: a file is briefly missing */
-    if (same_file(&now[0], &s->loaded[0]) && same_file(&now[1], &s->loaded[1]))
+    if (!force && same_file(&now[0], &s->loaded[0]) && same_file(&now[1], &s->loaded[1]))
         return;
-    int retry = same_file(&now[0], &s->attempted[0]) && same_file(&now[1], &s->attempted[1]);
+    int retry = !force && same_file(&now[0], &s->attempted[0]) &&
+                same_file(&now[1], &s->attempted[1]);
     memcpy(s->attempted, now, sizeof(now));
     char err[512];
     SSL_CTX *ctx = build_ctx(s, err, sizeof(err));
@@ -105,10 +110,20 @@ void tls_store_poll(tls_store *s)
     s->current = ctx;
     atomic_fetch_add_explicit(&s->generation, 1, memory_order_release);
     pthread_mutex_unlock(&s->lock);
-    SSL_CTX_free(old); /* workers and open connections hold their own references */
+    SSL_CTX_free(old); /* workers and accepted connections hold their own references */
     memcpy(s->loaded, now, sizeof(now));
     metrics_add(&s->reloads_ok, 1);
     log_msg(LOG_INFO, "certificate reloaded", "%s", s->cert_file);
+}
+
+void tls_store_poll(tls_store *s)
+{
+    reload(s, 0);
+}
+
+void tls_store_reload(tls_store *s)
+{
+    reload(s, 1);
 }
 
 SSL_CTX *tls_store_acquire(tls_store *s, unsigned *gen)

@@ -5,8 +5,15 @@
  * The main thread polls the files; each reload builds a fresh SSL_CTX and
  * publishes it with a generation number.  Workers pick the new context up
  * for the connections they accept next; connections already open keep the
- * context they started with (an SSL holds a reference to its SSL_CTX), so a
- * rotation never drops one.
+ * context they were accepted with, so a rotation never drops one.
+ *
+ * Who keeps a context alive: the store holds one reference to the current
+ * context, each worker one to the context it hands to new connections, and
+ * each accepted TLS connection one of its own until it closes (server.c,
+ * conn_rec).  The last is needed because libh2o 2.2.5 keeps only a raw
+ * SSL_CTX pointer for an accepted connection and calls SSL_new() when its
+ * ClientHello arrives, which may be after any number of reloads; once the
+ * SSL exists it holds a reference too, but not before.
  */
 #ifndef OTA_WEBHOOK_TLS_H
 #define OTA_WEBHOOK_TLS_H
@@ -23,6 +30,7 @@ typedef struct tls_store {
     const char *cert_file, *key_file;
     int min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */
     int http2;       /* offer h2 in ALPN */
+    void (*info_cb)(const SSL *ssl, int where, int ret); /* set on every context; may be NULL */
     pthread_mutex_t lock;
     SSL_CTX *current;           /* guarded by lock */
     atomic_uint generation;     /* bumped after each publish */
@@ -34,7 +42,11 @@ typedef struct tls_store {
 
 /* Loads the pair for the first time.  0, or -1 with a message in err. */
 int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
-                   int http2, char *err, size_t errlen);
+                   int http2, void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
+                   size_t errlen);
+
+/* Re-loads now, whether or not the files changed (SIGHUP). */
+void tls_store_reload(tls_store *s);
 
 /* Re-loads if either file changed; keeps the old pair if the new one does
  * not load (a half-written rotation is retried on the next poll). */

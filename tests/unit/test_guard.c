@@ -1,0 +1,250 @@
+/*
+ * test_guard.c - the webhook server's resource and protocol decisions
+ * (webhook/guard.h), one table per decision: taking a connection, the
+ * accept back-off and which errno means "out of descriptors", the
+ * connection cap the descriptor limit allows, what to do with a connection
+ * at a sweep, the budget's hysteresis, whether the drain waits for a
+ * connection, and request framing (RFC 9112 §6.1, §6.3).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "row_check.h"
+
+#include "guard.h"
+
+#define MS 1000000ull
+
+static const guard_limits L = {
+    .max_connections = 4,
+    .max_header_bytes = 1000,
+    .max_request_bytes = 8000,
+    .max_buffered_bytes = 100000,
+    .write_timeout_ns = 10000 * MS,
+};
+
+static void test_accept(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        guard_port port;
+        size_t open;
+        int want;
+    } rows[] = {
+        {"admission, none open", GUARD_ADMISSION, 0, 1},
+        {"admission, one under the limit", GUARD_ADMISSION, 3, 1},
+        {"admission, at the limit", GUARD_ADMISSION, 4, 0},
+        {"admission, over (raced)", GUARD_ADMISSION, 9, 0},
+        {"health has its own room", GUARD_HEALTH, 4, 1},
+        {"health at its cap", GUARD_HEALTH, GUARD_PROBE_CONNECTIONS, 0},
+        {"metrics under its cap", GUARD_METRICS, GUARD_PROBE_CONNECTIONS - 1, 1},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int got = guard_accept(rows[i].port, rows[i].open, &L);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %d", got);
+    }
+}
+
+static void test_backoff(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned failures, want;
+    } rows[] = {{0, 0}, {1, 10}, {2, 20}, {3, 40}, {7, 640}, {8, 1000}, {9, 1000}, {4000000000u, 1000}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%u failures", rows[i].failures);
+        unsigned got = guard_accept_backoff_ms(rows[i].failures);
+        ROW_CHECK(name, got == rows[i].want, "got %u", got);
+    }
+    static const struct {
+        int err, want;
+    } errs[] = {{EMFILE, 1}, {ENFILE, 1}, {ENOBUFS, 1}, {ENOMEM, 1},
+                {ECONNABORTED, 0}, {EPERM, 0}, {EPROTO, 0}, {EINTR, 0}};
+    for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+        ROW_CHECK(strerror(errs[i].err),
+                  guard_accept_error_is_exhaustion(errs[i].err) == errs[i].want, "errno %d",
+                  errs[i].err);
+}
+
+static void test_connection_cap(void **state)
+{
+    (void)state;
+    const uint64_t reserve2 =
+        GUARD_FD_RESERVE_BASE + 2 * GUARD_FD_RESERVE_PER_THREAD + 2 * GUARD_PROBE_CONNECTIONS;
+    static const struct {
+        const char *name;
+        size_t requested;
+        uint64_t nofile;
+        unsigned threads;
+        size_t want; /* 0: requested - not lowered */
+    } rows[] = {
+        {"container default 1048576", 1024, 1048576, 2, 1024},
+        {"Debian soft limit 1024", 1024, 1024, 2, 0 /* 1024 - reserve */},
+        {"tiny limit", 1024, 64, 2, 64 - 88 > 0 ? 0 : 1},
+        {"unlimited", 1024, UINT64_MAX, 8, 1024},
+        {"requested 0 means 1", 0, 1048576, 2, 1},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t got = guard_connection_cap(rows[i].requested, rows[i].nofile, rows[i].threads);
+        size_t want = rows[i].want;
+        if (i == 1)
+            want = (size_t)(1024 - reserve2);
+        if (i == 2)
+            want = 64 > reserve2 ? (size_t)(64 - reserve2) : 1;
+        ROW_CHECK(rows[i].name, got == want, "got %zu, want %zu", got, want);
+    }
+}
+
+static void test_conn_action(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        guard_conn c;
+        int over, largest;
+        guard_action want;
+    } rows[] = {
+        {"idle keep-alive", {.http1 = 1}, 0, 0, GUARD_KEEP},
+        {"head arriving, under the limit", {.http1 = 1, .buffered = 900}, 0, 0, GUARD_KEEP},
+        {"head over the limit, incomplete", {.http1 = 1, .buffered = 1001}, 0, 0,
+         GUARD_CUT_HEADERS},
+        {"big body after a complete head", {.http1 = 1, .buffered = 5000, .head_complete = 1}, 0,
+         0, GUARD_KEEP},
+        {"pipelined bytes while answering", {.http1 = 1, .answering = 1, .buffered = 5000}, 0, 0,
+         GUARD_KEEP},
+        {"HTTP/2 has no text head", {.http1 = 0, .buffered = 5000}, 0, 0, GUARD_KEEP},
+        {"reply written for 9 s", {.http1 = 1, .writing = 1, .writing_ns = 9000 * MS}, 0, 0,
+         GUARD_KEEP},
+        {"reply not taken for 10 s and more", {.http1 = 1, .writing = 1, .writing_ns = 10001 * MS},
+         0, 0, GUARD_CUT_WRITE_TIMEOUT},
+        {"over budget, arriving", {.http1 = 1, .buffered = 5000, .head_complete = 1}, 1, 0,
+         GUARD_PAUSE},
+        {"over budget, the largest goes on", {.http1 = 1, .buffered = 5000, .head_complete = 1}, 1,
+         1, GUARD_KEEP},
+        {"over budget, answering is not paused",
+         {.http1 = 1, .answering = 1, .buffered = 5000, .head_complete = 1}, 1, 0, GUARD_KEEP},
+        {"over budget, idle is not paused", {.http1 = 1}, 1, 0, GUARD_KEEP},
+        {"paused, still over", {.http1 = 1, .buffered = 5000, .head_complete = 1, .paused = 1}, 1,
+         0, GUARD_KEEP},
+        {"paused, under again", {.http1 = 1, .buffered = 5000, .head_complete = 1, .paused = 1}, 0,
+         0, GUARD_RESUME},
+        {"paused, now the largest", {.http1 = 1, .buffered = 5000, .head_complete = 1, .paused = 1},
+         1, 1, GUARD_RESUME},
+        {"write timeout wins over pausing",
+         {.http1 = 1, .buffered = 5000, .writing = 1, .writing_ns = 20000 * MS}, 1, 0,
+         GUARD_CUT_WRITE_TIMEOUT},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        guard_action got = guard_conn_action(&rows[i].c, &L, rows[i].over, rows[i].largest);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %d, want %d", (int)got,
+                  (int)rows[i].want);
+    }
+}
+
+static void test_over_budget(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        size_t total;
+        int was, want;
+    } rows[] = {
+        {"under", 50000, 0, 0},       {"at", 100000, 0, 0},
+        {"over", 100001, 0, 1},       {"falling, above 3/4", 80000, 1, 1},
+        {"fallen under 3/4", 74999, 1, 0}, {"rising to 3/4", 80000, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        ROW_CHECK(rows[i].name,
+                  guard_over_budget(rows[i].total, 100000, rows[i].was) == rows[i].want, "%s", "mismatch");
+}
+
+static void test_arriving(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        guard_arrival a;
+        int want;
+    } rows[] = {
+        {"idle keep-alive after requests", {.requests = 3, .age_ns = 5000 * MS}, 0},
+        {"being answered", {.answering = 1, .requests = 3, .age_ns = 5000 * MS}, 1},
+        {"decrypted bytes in", {.buffered = 10, .requests = 1, .age_ns = 5000 * MS}, 1},
+        {"bytes in the kernel", {.kernel_unread = 1, .requests = 1, .age_ns = 5000 * MS}, 1},
+        {"half a TLS record", {.tls_pending = 1, .requests = 1, .age_ns = 5000 * MS}, 1},
+        {"mid-handshake", {.handshaking = 1, .age_ns = 5000 * MS}, 1},
+        {"just accepted, nothing yet", {.age_ns = 100 * MS}, 1},
+        {"accepted long ago, silent", {.age_ns = 2000 * MS}, 0},
+        {"fresh but served already", {.requests = 1, .age_ns = 100 * MS}, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        ROW_CHECK(rows[i].name, guard_arriving(&rows[i].a) == rows[i].want, "%s", "mismatch");
+}
+
+static void test_head_framing(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *head;
+        guard_framing want;
+    } rows[] = {
+        {"content-length only", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n",
+         GUARD_FRAMING_OK},
+        {"chunked only", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", GUARD_FRAMING_OK},
+        {"no body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", GUARD_FRAMING_OK},
+        {"both", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+         GUARD_FRAMING_CL_AND_TE},
+        {"both, other order and case",
+         "POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\nCONTENT-LENGTH: 4\r\n\r\n",
+         GUARD_FRAMING_CL_AND_TE},
+        {"two lengths differ", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+         GUARD_FRAMING_CL_CONFLICT},
+        {"two lengths equal", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length:  5 \r\n\r\n",
+         GUARD_FRAMING_OK},
+        {"leading zeros are the same number",
+         "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 005\r\n\r\n", GUARD_FRAMING_OK},
+        {"a list in one line", "POST / HTTP/1.1\r\nContent-Length: 5, 6\r\n\r\n",
+         GUARD_FRAMING_CL_CONFLICT},
+        {"not a number", "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", GUARD_FRAMING_CL_CONFLICT},
+        {"overflow", "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+         GUARD_FRAMING_CL_CONFLICT},
+        {"body bytes after the head are not read",
+         "POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nTransfer-Encoding: chunked\r\n\r\n",
+         GUARD_FRAMING_OK},
+        {"bare LF lines", "POST / HTTP/1.1\nContent-Length: 5\nTransfer-Encoding: chunked\n\n",
+         GUARD_FRAMING_CL_AND_TE},
+        {"a name that only starts the same",
+         "POST / HTTP/1.1\r\nContent-Length-X: 5\r\nContent-Length: 6\r\n\r\n", GUARD_FRAMING_OK},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        guard_framing got = guard_head_framing(rows[i].head, strlen(rows[i].head));
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %d, want %d", (int)got,
+                  (int)rows[i].want);
+    }
+    /* seventeen equal lengths: more than are compared */
+    char many[1024] = "POST / HTTP/1.1\r\n";
+    for (int i = 0; i < 17; i++)
+        strcat(many, "Content-Length: 1\r\n");
+    strcat(many, "\r\n");
+    ROW_CHECK("17 lengths", guard_head_framing(many, strlen(many)) == GUARD_FRAMING_CL_CONFLICT,
+              "%s", "mismatch");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accept),         cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_connection_cap), cmocka_unit_test(test_conn_action),
+        cmocka_unit_test(test_over_budget),    cmocka_unit_test(test_arriving),
+        cmocka_unit_test(test_head_framing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,133 @@
+/*
+ * guard.h - the webhook server's resource and protocol decisions, as pure
+ * functions: whether to take a new connection, how long to back off
+ * accepting when descriptors run out, what to do with a connection that
+ * buffers too much or whose reply is not read, whether a connection still
+ * has a request arriving (drain), whether a request's framing is ambiguous
+ * (request smuggling), and how many connections the descriptor limit
+ * allows.
+ *
+ * server.c gathers the facts (counters, buffer sizes, socket state) and
+ * carries out the answers; nothing here touches a socket.  The numbers and
+ * why are in docs/DECISIONS.md, "Webhook limits".
+ */
+#ifndef OTA_WEBHOOK_GUARD_H
+#define OTA_WEBHOOK_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Connections the health and the metrics ports take each, whatever the
+ * admission port does: probes must be answered under a flood. */
+#define GUARD_PROBE_CONNECTIONS 16u
+/* Descriptors kept for the process itself: stdio, listeners and their
+ * per-worker copies, event loops, the spare descriptor, files read on a
+ * certificate reload. */
+#define GUARD_FD_RESERVE_BASE 24u
+#define GUARD_FD_RESERVE_PER_THREAD 4u
+
+typedef struct guard_limits {
+    size_t max_connections;  /* admission port, whole process */
+    size_t max_header_bytes; /* request line + headers of one HTTP/1 request */
+    size_t max_request_bytes;
+    size_t max_buffered_bytes; /* input buffered by all connections together */
+    uint64_t write_timeout_ns; /* a reply not taken by the client in this long */
+} guard_limits;
+
+/* ---- accepting ---------------------------------------------------------- */
+
+typedef enum guard_port { GUARD_ADMISSION, GUARD_HEALTH, GUARD_METRICS } guard_port;
+
+/* 1: take a connection on port, which has `open` connections now; 0: close
+ * it at once (refused).  The admission port takes at most
+ * limits->max_connections, the probe ports GUARD_PROBE_CONNECTIONS each. */
+int guard_accept(guard_port port, size_t open, const guard_limits *limits);
+
+/* How long to stop accepting after `failures` accept() calls in a row
+ * failed for want of descriptors or memory: 0 for none, then 10 ms doubling
+ * to 1 s. */
+unsigned guard_accept_backoff_ms(unsigned failures);
+
+/* 1 when accept() failed with an errno that means "out of descriptors or
+ * memory" (back off), 0 for one that concerns only that connection (the
+ * peer gave up: go on accepting). */
+int guard_accept_error_is_exhaustion(int err);
+
+/* The admission connection limit that fits the descriptor limit `nofile`
+ * (RLIMIT_NOFILE) with `threads` workers: `requested`, or less so that the
+ * probes and the process keep their descriptors.  At least 1. */
+size_t guard_connection_cap(size_t requested, uint64_t nofile, unsigned threads);
+
+/* ---- connections -------------------------------------------------------- */
+
+/* What the server knows about one connection at a sweep. */
+typedef struct guard_conn {
+    int http1;             /* speaks HTTP/1.x (not h2) */
+    int answering;         /* a request of it is being answered */
+    size_t buffered;       /* decrypted input not yet consumed */
+    int head_complete;     /* buffered input holds a whole request head */
+    int writing;           /* a reply is being written */
+    uint64_t writing_ns;   /* ... for this long without new output */
+    int paused;            /* we stopped reading it (over budget) */
+} guard_conn;
+
+typedef enum guard_action {
+    GUARD_KEEP,
+    GUARD_CUT_HEADERS,       /* request head over max_header_bytes */
+    GUARD_CUT_WRITE_TIMEOUT, /* the client does not read its reply */
+    GUARD_PAUSE,             /* stop reading: the process buffers too much */
+    GUARD_RESUME,            /* read again */
+} guard_action;
+
+/* The action for one connection.  over_budget: all connections together
+ * buffer more than max_buffered_bytes; largest: this connection is the one
+ * with the most buffered input among those arriving (it keeps reading, so
+ * it completes and frees its memory first). */
+guard_action guard_conn_action(const guard_conn *c, const guard_limits *limits, int over_budget,
+                               int largest);
+
+/* Whether the buffered-input total is over the budget, with hysteresis:
+ * once over, it stays over until the total falls under three quarters. */
+int guard_over_budget(size_t total, size_t budget, int was_over);
+
+/* ---- drain -------------------------------------------------------------- */
+
+/* What the drain knows about one connection. */
+typedef struct guard_arrival {
+    int answering;        /* a request is being answered */
+    size_t buffered;      /* decrypted input not consumed */
+    size_t kernel_unread; /* bytes in the socket's receive queue */
+    int tls_pending;      /* bytes of a TLS record the TLS layer holds */
+    int handshaking;      /* ClientHello seen, handshake not done */
+    unsigned requests;    /* requests it has had answered */
+    uint64_t age_ns;      /* since accept */
+} guard_arrival;
+
+/* A connection that accepted nothing yet counts as arriving this long: its
+ * first bytes may be on the wire as SIGTERM lands. */
+#define GUARD_FRESH_NS (1000ull * 1000 * 1000)
+
+/* 1 when a drain must wait for this connection. */
+int guard_arriving(const guard_arrival *a);
+
+/* ---- framing (RFC 9112 §6.1, §6.3) ------------------------------------- */
+
+typedef enum guard_framing {
+    GUARD_FRAMING_OK,
+    GUARD_FRAMING_CL_AND_TE,     /* Content-Length and Transfer-Encoding */
+    GUARD_FRAMING_CL_CONFLICT,   /* Content-Length values that differ */
+} guard_framing;
+
+/* cl: the Content-Length field values (each one header line), n of them;
+ * te: whether a Transfer-Encoding field is present. */
+guard_framing guard_request_framing(const char *const *cl, const size_t *cl_len, size_t n,
+                                    int te);
+
+/* The framing of an HTTP/1 request head as received (request line, header
+ * lines, empty line): h2o 2.2.5 keeps neither Content-Length nor
+ * Transfer-Encoding among the request's headers, so the decision reads the
+ * head itself.  Field names are case-insensitive; at most 16 Content-Length
+ * lines are compared (more: CL_CONFLICT). */
+guard_framing guard_head_framing(const char *head, size_t len);
+
+#endif
