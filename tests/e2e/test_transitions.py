@@ -138,12 +138,15 @@ class Transitions(WebhookBase):
                "state: Current" % self.ref(current))
         # node users do not decide whether a pod needs an upgrade: the mutating
         # webhook puts PodNeedUpgrade back (DESIGN §4), so the write changes
-        # nothing (the validating rule need-upgrade-owned-by-controller is for
-        # when that webhook, failurePolicy Ignore, did not run)
+        # nothing, and kubectl shows the webhook's warning (the validating rule
+        # need-upgrade-owned-by-controller is for when that webhook,
+        # failurePolicy Ignore, did not run)
         out = self.status_patch("node-1", n1, [{"type": NEED, "status": "False",
                                                 "message": "controllerrevision: " + h}])
         self.assertEqual((out.returncode, out.stdout, out.stderr),
-                         (0, "pod/%s patched (no change)\n" % n1["metadata"]["name"], ""))
+                         (0, "pod/%s patched (no change)\n" % n1["metadata"]["name"],
+                          "Warning: ota-prepull: kept PodNeedUpgrade of pod %s as stored: this write changed it, "
+                          "and only the controller may change it\n" % self.ref(n1)))
         # nor report a pull's result ...
         denied("user", n1, [{"type": READY, "status": "True", "reason": "PullImageSuccess",
                              "message": "controllerrevision: " + h}],
