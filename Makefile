@@ -160,9 +160,11 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/ota-webhook
 	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_all.py
 
-# The controller and kubectl-ota against kubesim (needs the programs built).
-e2e: $(BUILD)/ota-controller $(BUILD)/kubectl-ota
-	OTA_CONTROLLER=$(BUILD)/ota-controller KUBECTL_OTA=$(BUILD)/kubectl-ota python3 tests/e2e/run_all.py
+# The controller, kubectl-ota, and the webhook registered from the rendered
+# manifests, against kubesim (needs the programs built).
+e2e: $(BUILD)/ota-controller $(BUILD)/ota-webhook $(BUILD)/kubectl-ota
+	OTA_CONTROLLER=$(BUILD)/ota-controller OTA_WEBHOOK=$(BUILD)/ota-webhook \
+		KUBECTL_OTA=$(BUILD)/kubectl-ota python3 tests/e2e/run_all.py
 
 kubesim-test:
 	bash tests/kubesim/test.sh
