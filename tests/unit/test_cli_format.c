@@ -157,7 +157,7 @@ static void test_usage_lists_every_exit_code(void **state)
     (void)state;
     const char *u = cli_usage();
     for (int code = CLI_EXIT_OK; code <= CLI_EXIT_PULL_FAILED; code++) {
-        char line[16];
+        char line[32];
         snprintf(line, sizeof(line), "\n  %d  ", code);
         if (strstr(u, line) == NULL)
             fail_msg("--help does not document exit code %d", code);
