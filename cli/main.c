@@ -894,9 +894,7 @@ static int cmd_status(app *a)
         if (rc != 0)
             break;
         ota_state s = cli_pod_state(t.pod);
-        /* a line when the state changes, or the kubelet says something new
-         * (not when its word goes: the Job's pod was removed) */
-        if (s != last || (ps.kubelet[0] != '\0' && strcmp(ps.kubelet, last_word) != 0)) {
+        if (cli_watch_line(last, s, last_word, ps.kubelet)) {
             double secs = (double)(clock_mono_ns() - start) / 1e9;
             printf("[%6.1fs] %-14s %s\n", secs, ota_state_name(s), ps.kubelet);
             fflush(stdout);
@@ -913,13 +911,11 @@ static int cmd_status(app *a)
             printf("Ready: the images are on %s (%s). Next: kubectl ota upgrade %s -n %s --wait\n",
                    node_of(&t), took, a->args.pod, a->ns);
         else if (s == OTA_STATE_FAILED) {
-            /* the controller's words (they carry the kubelet's reason), else the Job's */
-            const char *m = t.pod->k->u.pod.image_ready.message;
+            const char *m = cli_failure_reason(t.pod->k->u.pod.image_ready.message, ps.job_why,
+                                               ps.kubelet);
             char why[CLI_MESSAGE_MAX];
-            cli_sanitize(why, sizeof(why), m != NULL ? m : "", m != NULL ? strlen(m) : 0);
-            printf("Failed: %s\nRetry with: kubectl ota pull %s -n %s\n",
-                   why[0] != '\0' ? why : ps.job_why[0] != '\0' ? ps.job_why : ps.kubelet,
-                   a->args.pod, a->ns);
+            cli_sanitize(why, sizeof(why), m, strlen(m));
+            printf("Failed: %s\nRetry with: kubectl ota pull %s -n %s\n", why, a->args.pod, a->ns);
         }
         else if (s == OTA_STATE_PENDING_UPGRADE)
             printf("No pre-pull is running (a newer revision drops an older request).\n"

@@ -236,6 +236,21 @@ int cli_watch_exit(ota_state s)
     return CLI_EXIT_NO_UPGRADE;
 }
 
+int cli_watch_line(ota_state last, ota_state now, const char *last_word, const char *word)
+{
+    return now != last || (word[0] != '\0' && strcmp(word, last_word) != 0);
+}
+
+const char *cli_failure_reason(const char *image_ready_message, const char *job_why,
+                               const char *kubelet)
+{
+    if (image_ready_message != NULL && image_ready_message[0] != '\0')
+        return image_ready_message;
+    if (job_why != NULL && job_why[0] != '\0')
+        return job_why;
+    return kubelet != NULL ? kubelet : "";
+}
+
 int cli_is_replacement(const cli_pod *p, const char *ds_uid, const char *node, const char *old_uid)
 {
     const kobj *k = p->k;

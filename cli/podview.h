@@ -120,6 +120,17 @@ cli_upgrade_verdict cli_upgrade_decide(ota_state s, int force);
  * Current CLI_EXIT_NO_UPGRADE. */
 int cli_watch_exit(ota_state s);
 
+/* `status --watch` prints a line when the state changes, or when the
+ * kubelet says something new (not when its word goes: the Job's pod was
+ * removed). */
+int cli_watch_line(ota_state last, ota_state now, const char *last_word, const char *word);
+
+/* Why a pull failed, best source first: PodImageReady's message (the
+ * controller's, with the kubelet's reason), the Job's failure, the
+ * kubelet's latest word; "" when none says. */
+const char *cli_failure_reason(const char *image_ready_message, const char *job_why,
+                               const char *kubelet);
+
 /* `upgrade --wait`: is p the Ready replacement of the pod old_uid of the
  * DaemonSet ds_uid on node? */
 int cli_is_replacement(const cli_pod *p, const char *ds_uid, const char *node, const char *old_uid);

@@ -175,8 +175,9 @@ class KubectlOta(WebhookBase):
         name = pods[0]["metadata"]["name"]
         self.ota_rc("node-3", OK, "pull", name, "-n", self.ns)
         out = self.ota_rc("node-3", PULL_FAILED, "status", name, "-w", "-n", self.ns, "--timeout", "60s")
-        self.assertIn("Failed: ", out.stdout)
-        self.assertRegex(out.stdout, "ErrImagePull|ImagePullBackOff|DeadlineExceeded|not found")
+        # the controller's message, which carries the kubelet's reason
+        self.assertRegex(out.stdout, r"\nFailed: pull image job ota-prepull-%s-[0-9a-f]{8} failed: "
+                                     r"(ErrImagePull|ImagePullBackOff): .*not found" % name)
         self.assertIn("Retry with: kubectl ota pull %s -n %s" % (name, self.ns), out.stdout)
         self.assertEqual(state_of(self.pod(name)), "Failed")
         # Failed may be retried (a new request), and upgrade still refuses

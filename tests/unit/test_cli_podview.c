@@ -291,6 +291,41 @@ static void test_latest_kubelet_event(void **state)
     }
 }
 
+static void test_watch_lines_and_failure_reasons(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        ota_state last, now;
+        const char *last_word, *word;
+        int want;
+    } lines[] = {
+        {"nothing new", OTA_STATE_PULLING, OTA_STATE_PULLING, "Pulling: x", "Pulling: x", 0},
+        {"the kubelet says more", OTA_STATE_PULLING, OTA_STATE_PULLING, "Pulling: x", "BackOff: y", 1},
+        {"the kubelet's word went", OTA_STATE_PULLING, OTA_STATE_PULLING, "Pulling: x", "", 0},
+        {"the state moved", OTA_STATE_PULLING, OTA_STATE_READY, "Pulling: x", "Pulling: x", 1},
+        {"the state moved, no word", OTA_STATE_PULLING, OTA_STATE_FAILED, "x", "", 1},
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        ROW_CHECK(lines[i].name,
+                  cli_watch_line(lines[i].last, lines[i].now, lines[i].last_word, lines[i].word) ==
+                      lines[i].want,
+                  "want %d", lines[i].want);
+    static const struct {
+        const char *name, *ir, *job, *kubelet, *want;
+    } why[] = {
+        {"the controller's message first", "pull image job j failed: ErrImagePull: not found",
+         "DeadlineExceeded: x", "BackOff: y", "pull image job j failed: ErrImagePull: not found"},
+        {"then the Job's", "", "DeadlineExceeded: x", "BackOff: y", "DeadlineExceeded: x"},
+        {"then the kubelet's", NULL, "", "BackOff: y", "BackOff: y"},
+        {"none", NULL, NULL, NULL, ""},
+    };
+    for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
+        const char *got = cli_failure_reason(why[i].ir, why[i].job, why[i].kubelet);
+        ROW_CHECK(why[i].name, strcmp(got, why[i].want) == 0, "got \"%s\"", got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_row),
         cmocka_unit_test(test_replacement),
         cmocka_unit_test(test_latest_kubelet_event),
+        cmocka_unit_test(test_watch_lines_and_failure_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
