@@ -488,8 +488,6 @@ static int cmd_list(app *a)
         qsort(l.pods, l.n_pods, sizeof(l.pods[0]), by_namespace_name);
         cli_revision *revs = calloc(l.n_revs + 1, sizeof(*revs));
         char *(*rows)[CLI_N_COLS] = calloc(l.n_pods, sizeof(*rows));
-        char **row_ptrs[1] = {NULL};
-        (void)row_ptrs;
         char ***cells = calloc(l.n_pods, sizeof(*cells));
         if (revs == NULL || rows == NULL || cells == NULL)
             rc = CLI_EXIT_ERROR;
@@ -902,8 +900,9 @@ static int cmd_status(app *a)
             snprintf(last_word, sizeof(last_word), "%s", ps.kubelet);
         }
     }
-    if (t.pod != NULL && rc != CLI_EXIT_TIMEOUT && rc >= 0 && rc != CLI_EXIT_ERROR &&
-        rc != CLI_EXIT_NOT_FOUND && rc != CLI_EXIT_NOT_OTA) {
+    /* the watch ended on a state (not on an error or the timeout): say what next */
+    if (t.pod != NULL &&
+        (rc == CLI_EXIT_OK || rc == CLI_EXIT_PULL_FAILED || rc == CLI_EXIT_NO_UPGRADE)) {
         ota_state s = cli_pod_state(t.pod);
         char took[64];
         elapsed(&t, &ps, took, sizeof(took));
