@@ -115,10 +115,12 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_http URL SECONDS: until URL answers 200.
+# wait_http URL SECONDS PID: until URL answers 200 (1: PID exited first or
+# SECONDS passed).
 wait_http() {
     local end=$((SECONDS + $2))
     until curl -sf -o /dev/null --max-time 2 "$1"; do
+        kill -0 "$3" 2>/dev/null || return 1
         [ $SECONDS -ge $end ] && return 1
         sleep 0.2
     done
@@ -199,8 +201,8 @@ want() { has "$@" || fail "expected \"${*: -1}\" in the output above"; }
 kc() { (cd "$WORK" && KUBECONFIG=admin.kubeconfig kubectl "$@"); }
 pod_on() {
     kc get pods -n $NS -l app=$DS --field-selector spec.nodeName="$1" \
-        -o jsonpath='{range .items[?(!@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' |
-        head -n 1
+        -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' |
+        awk 'NF == 1 { print $1; exit }' # not being deleted
 }
 
 # ------------------------------------------------------------- preflight
@@ -268,7 +270,7 @@ ok "caBundle filled in for $n webhooks"
 start ota-webhook ota-webhook --tls-cert-file certs/tls.crt --tls-private-key-file certs/tls.key \
     --bind-address "127.0.0.1:$WH_PORT" --health-probe-bind-address "127.0.0.1:$WH_HEALTH" \
     --metrics-bind-address "127.0.0.1:$WH_METRICS"
-wait_http "http://127.0.0.1:$WH_HEALTH/readyz" 30 || fail "ota-webhook not ready after 30 s (logs/ota-webhook.log)"
+wait_http "http://127.0.0.1:$WH_HEALTH/readyz" 30 "${PIDS[-1]}" || fail "ota-webhook not ready within 30 s (logs/ota-webhook.log)"
 ok "ota-webhook ready"
 if ! grep -q '^kind: Namespace' "$WORK/ota-prepull.yaml"; then
     run --as admin kubectl create namespace ota-system || fail "create namespace ota-system"
@@ -278,7 +280,7 @@ want "mutatingwebhookconfiguration.admissionregistration.k8s.io/ota-prepull"
 want "validatingwebhookconfiguration.admissionregistration.k8s.io/ota-prepull"
 start ota-controller ota-controller --kubeconfig controller.kubeconfig --leader-elect-namespace ota-system \
     --health-probe-bind-address "127.0.0.1:$CT_HEALTH" --metrics-bind-address "127.0.0.1:$CT_METRICS"
-wait_http "http://127.0.0.1:$CT_HEALTH/readyz" 30 || fail "ota-controller not ready after 30 s (logs/ota-controller.log)"
+wait_http "http://127.0.0.1:$CT_HEALTH/readyz" 30 "${PIDS[-1]}" || fail "ota-controller not ready within 30 s (logs/ota-controller.log)"
 ok "ota-controller ready"
 
 # ------------------------------------------------------------- the story
@@ -377,7 +379,7 @@ run --as admin kubectl ota list -n $NS || fail "kubectl ota list"
 step "node-1's user asks for the pre-pull of node-4's pod: denied"
 run --as node-1 kubectl ota pull $P4 -n $NS && fail "expected the pull to be denied"
 want "denied the request: node node-1 may not change the OTA conditions of pod $NS/$P4, which runs on node \"node-4\""
-say "The webhook refuses the write itself, whatever client sends it; the same request with plain kubectl, as YurtHub would send it:"
+say "The webhook refuses the write itself, whatever client sends it; the same status write with plain kubectl:"
 run --as node-1 kubectl patch pod $P4 -n $NS --subresource=status --type=strategic \
     -p "{\"status\":{\"conditions\":[{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"WaitPullImage\",\"message\":\"$H2\"}]}}" &&
     fail "expected the patch to be denied"
