@@ -1,7 +1,7 @@
 # ota-prepull: build, test and install what both need.
 #
 #   make deps    install missing Debian packages and kubesim's npm package
-#   make         build/ota-webhook and build/ota-controller
+#   make         build/ota-webhook, build/ota-controller and build/kubectl-ota
 #   make test    unit, integration (webhook), kubesim and e2e (controller against
 #                kubesim) tests, then unit, integration and e2e again in an
 #                AddressSanitizer + UBSan build (build/asan/)
@@ -34,13 +34,15 @@ INC_net := -Inet $(INC_lib)
 INC_kube := -Ikube $(INC_lib)
 INC_webhook := -Iwebhook $(INC_net)
 INC_controller := -Icontroller -Ikube $(INC_net)
-INC_tests := -Itests/unit -Icontroller -Iwebhook -Ikube -Inet -Ilib
+INC_cli := -Icli $(INC_kube)
+INC_tests := -Itests/unit -Icontroller -Iwebhook -Icli -Ikube -Inet -Ilib
 
 LIB_SRC := $(wildcard lib/*.c)
 NET_SRC := $(wildcard net/*.c)
 KUBE_SRC := $(wildcard kube/*.c)
 WEBHOOK_SRC := $(filter-out webhook/main.c,$(wildcard webhook/*.c))
 CONTROLLER_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(1:%.c=$(BUILD)/obj/%.o)
@@ -49,6 +51,7 @@ NET_OBJ := $(call obj,$(NET_SRC))
 KUBE_OBJ := $(call obj,$(KUBE_SRC))
 WEBHOOK_OBJ := $(call obj,$(WEBHOOK_SRC))
 CONTROLLER_OBJ := $(call obj,$(CONTROLLER_SRC))
+CLI_OBJ := $(call obj,$(CLI_SRC))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 # One archive per layer; programs (and unit tests) link the ones they use,
@@ -58,11 +61,13 @@ A_NET := $(BUILD)/libotanet.a
 A_KUBE := $(BUILD)/libkube.a
 A_WEBHOOK := $(BUILD)/libwebhook.a
 A_CONTROLLER := $(BUILD)/libcontroller.a
+A_CLI := $(BUILD)/libcli.a
 
 LIBS_WEBHOOK := -lh2o-evloop -lssl -lcrypto -lyajl -lpthread
 LIBS_CONTROLLER := -lcurl -lyajl -lyaml -lpthread
+LIBS_CLI := -lcurl -lyajl -lyaml
 
-PROGRAMS := $(BUILD)/ota-webhook $(BUILD)/ota-controller
+PROGRAMS := $(BUILD)/ota-webhook $(BUILD)/ota-controller $(BUILD)/kubectl-ota
 
 # Libraries are checked as Debian packages; tools by command, since a machine
 # may carry them from elsewhere (node with its own npm, python3 from pyenv).
@@ -95,12 +100,17 @@ $(BUILD)/obj/controller/%.o: controller/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(INC_controller) -c $< -o $@
 
+$(BUILD)/obj/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_cli) -c $< -o $@
+
 $(A_LIB): $(LIB_OBJ)
 $(A_NET): $(NET_OBJ)
 $(A_KUBE): $(KUBE_OBJ)
 $(A_WEBHOOK): $(WEBHOOK_OBJ)
 $(A_CONTROLLER): $(CONTROLLER_OBJ)
-$(A_LIB) $(A_NET) $(A_KUBE) $(A_WEBHOOK) $(A_CONTROLLER):
+$(A_CLI): $(CLI_OBJ)
+$(A_LIB) $(A_NET) $(A_KUBE) $(A_WEBHOOK) $(A_CONTROLLER) $(A_CLI):
 	@mkdir -p $(dir $@)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -113,7 +123,12 @@ $(BUILD)/ota-webhook: $(BUILD)/obj/webhook/main.o $(A_WEBHOOK) $(A_NET) $(A_LIB)
 $(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(A_CONTROLLER) $(A_KUBE) $(A_NET) $(A_LIB)
 	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CONTROLLER)
 
-TEST_ARCHIVES := $(A_CONTROLLER) $(A_WEBHOOK) $(A_KUBE) $(A_NET) $(A_LIB)
+# The node users' kubectl plugin: kubectl runs it as `kubectl ota` when it is
+# on PATH as kubectl-ota (docs/node-users.md).
+$(BUILD)/kubectl-ota: $(BUILD)/obj/cli/main.o $(A_CLI) $(A_KUBE) $(A_LIB)
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CLI)
+
+TEST_ARCHIVES := $(A_CONTROLLER) $(A_WEBHOOK) $(A_CLI) $(A_KUBE) $(A_NET) $(A_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(INC_tests) $(LDFLAGS_SAN) -o $@ $< $(TEST_ARCHIVES) \
@@ -145,9 +160,11 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/ota-webhook
 	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_all.py
 
-# The controller against kubesim (needs the programs built).
-e2e: $(BUILD)/ota-controller
-	OTA_CONTROLLER=$(BUILD)/ota-controller python3 tests/e2e/run_all.py
+# The controller, kubectl-ota, and the webhook registered from the rendered
+# manifests, against kubesim (needs the programs built).
+e2e: $(BUILD)/ota-controller $(BUILD)/ota-webhook $(BUILD)/kubectl-ota
+	OTA_CONTROLLER=$(BUILD)/ota-controller OTA_WEBHOOK=$(BUILD)/ota-webhook \
+		KUBECTL_OTA=$(BUILD)/kubectl-ota python3 tests/e2e/run_all.py
 
 kubesim-test:
 	bash tests/kubesim/test.sh
@@ -185,5 +202,6 @@ run: deps $(BUILD)/ota-webhook
 clean:
 	rm -rf build
 
--include $(patsubst %.o,%.d,$(LIB_OBJ) $(NET_OBJ) $(KUBE_OBJ) $(WEBHOOK_OBJ) $(CONTROLLER_OBJ)) \
-	$(BUILD)/obj/webhook/main.d $(BUILD)/obj/controller/main.d $(UNIT_BIN:=.d)
+-include $(patsubst %.o,%.d,$(LIB_OBJ) $(NET_OBJ) $(KUBE_OBJ) $(WEBHOOK_OBJ) $(CONTROLLER_OBJ) $(CLI_OBJ)) \
+	$(BUILD)/obj/webhook/main.d $(BUILD)/obj/controller/main.d $(BUILD)/obj/cli/main.d \
+	$(UNIT_BIN:=.d)

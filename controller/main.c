@@ -45,7 +45,7 @@ static void usage(FILE *out)
             "Keeps PodNeedUpgrade current on the pods of OTA DaemonSets, turns pre-pull requests\n"
             "into Jobs pinned to the pod's node, and reports the outcome as PodImageReady.\n"
             "\n"
-            "  --kubeconfig FILE                   default: in-cluster configuration\n"
+            "  --kubeconfig FILE                   default: $KUBECONFIG, else in-cluster configuration\n"
             "  --kube-api-qps N                    client-side rate limit (default 20)\n"
             "  --kube-api-burst N                  (default 30)\n"
             "  --max-concurrent-pulls N            pre-pull Jobs running at once (default 10)\n"
@@ -276,8 +276,11 @@ int main(int argc, char **argv)
 
     char err[512];
     kube_config cfg;
-    int rc = o.kubeconfig != NULL ? kube_config_load_file(&cfg, o.kubeconfig, err, sizeof(err))
-                                  : kube_config_load_incluster(&cfg, KUBE_SA_DIR, err, sizeof(err));
+    /* --kubeconfig, else $KUBECONFIG, else in-cluster (client-go's order) */
+    const char *env = getenv("KUBECONFIG");
+    int rc = o.kubeconfig != NULL || (env != NULL && env[0] != '\0')
+                 ? kube_config_load(&cfg, o.kubeconfig, env, NULL, err, sizeof(err))
+                 : kube_config_load_incluster(&cfg, KUBE_SA_DIR, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "ota-controller: %s\n", err);
         return 1;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The layout rule of README.md ("Layout"), checked on what was really linked.
 
-lib/ and net/ hold only what two or more programs link.  This reads each
+lib/ and net/ hold only what two or more programs link (of the three:
+ota-webhook, ota-controller, kubectl-ota; any two will do).  This reads each
 program's link map (which archive members the linker pulled in) and the
 compiler's dependency files of those objects (which headers they included),
 and fails when a source file or a header of a shared layer is used by fewer
@@ -24,7 +25,11 @@ ARCHIVES = {  # archive in the build directory -> source folder
     "libkube.a": "kube",
     "libwebhook.a": "webhook",
     "libcontroller.a": "controller",
+    "libcli.a": "cli",
 }
+# a program's main object: in the folder named here, else in the folder of
+# the program's name
+MAIN_FOLDER = {"ota-webhook": "webhook", "ota-controller": "controller", "kubectl-ota": "cli"}
 MEMBER = re.compile(r"^\S*?(lib\w+\.a)\((\w+)\.o\)")
 
 
@@ -38,11 +43,7 @@ def linked_objects(build, program):
             if m and m.group(1) in ARCHIVES:
                 objs.add((ARCHIVES[m.group(1)], m.group(2)))
     name = os.path.basename(program)
-    main = {"ota-webhook": "webhook", "ota-controller": "controller"}.get(name)
-    if main is None:
-        # a program named otherwise: its main object is in the folder of its name
-        main = name
-    objs.add((main, "main"))
+    objs.add((MAIN_FOLDER.get(name, name), "main"))
     return objs
 
 

@@ -13,13 +13,21 @@ watch, relist on 410; it connects to kubesim directly and retries through the
 injected faults), so "never two Jobs for one request" is checked against every
 Job that ever existed, not only the ones left at the end.
 
-Every controller's output is scanned for AddressSanitizer, LeakSanitizer and
-UBSan ("runtime error:") reports when its class ends (after SIGTERM, so leaks
-are reported); any report fails the class.
+A class with WEBHOOK = True also runs ota-webhook (build/ota-webhook, or
+$OTA_WEBHOOK) with certificates from certs/gen-certs.sh, starts kubesim with
+--webhook-host pointing the manifests' Service name at it, and applies the
+whole output of certs/render-manifests.sh with the real kubectl: the webhook
+configurations under test are the ones `kubectl kustomize manifests` renders.
+Kubesim.kubectl runs the real kubectl as any of kubesim's identities.
+
+Every controller's and webhook's output is scanned for AddressSanitizer,
+LeakSanitizer and UBSan ("runtime error:") reports when its class ends (after
+SIGTERM, so leaks are reported); any report fails the class.
 
 In this file, in order: paths, images and helpers (log, wait_until,
-request_time); Kubesim (the process and an HTTPS client of it); Controller
-(the process, its probes and metrics); JobTracker; Base, the TestCase every
+request_time); Kubesim (the process, an HTTPS client of it, kubectl);
+Controller (the process, its probes and metrics); Webhook (the process, its
+metrics) and render_manifests; JobTracker; Base, the TestCase every
 test class derives from (setUpClass starts the cluster, tearDownClass checks
 exit codes and sanitizer reports; helpers to make DaemonSets, request pulls
 and wait for their outcome).
@@ -46,6 +54,10 @@ from proxy import Proxy
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
 CONTROLLER = os.environ.get("OTA_CONTROLLER", os.path.join(ROOT, "build", "ota-controller"))
+WEBHOOK = os.environ.get("OTA_WEBHOOK", os.path.join(ROOT, "build", "ota-webhook"))
+GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
+RENDER = os.path.join(ROOT, "certs", "render-manifests.sh")
+WEBHOOK_SERVICE = "ota-webhook.ota-system.svc"  # the Service the manifests' clientConfig names
 SCALE = 30  # simulated seconds per real second
 VERBOSE = False
 STATE_DIRS = []  # removed after a run where everything passed
@@ -131,7 +143,7 @@ class ApiError(Exception):
 
 
 class Kubesim:
-    def __init__(self, nodes, registry_config=None):
+    def __init__(self, nodes, registry_config=None, webhook=None):
         self.dir = tempfile.mkdtemp(prefix="ota-e2e-")
         STATE_DIRS.append(self.dir)
         self.state = os.path.join(self.dir, "state")
@@ -142,6 +154,8 @@ class Kubesim:
             with open(path, "w") as f:
                 json.dump(registry_config, f)
             args += ["--registry-config", path]
+        if webhook is not None:  # the manifests' Service name -> the local webhook
+            args += ["--webhook-host", "%s=127.0.0.1:%d" % (WEBHOOK_SERVICE, webhook.port)]
         self.err = open(os.path.join(self.dir, "kubesim.err"), "w")
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err, text=True)
         CHILDREN.append(self.proc)
@@ -170,6 +184,13 @@ class Kubesim:
                 self.proc.wait(5)
         self.proc.stdout.close()
         self.err.close()
+
+    def kubectl(self, who, *args, stdin=None, timeout=60):
+        """The real kubectl as who (admin, controller, node-<i>, user): its
+        CompletedProcess, with text stdout and stderr."""
+        cmd = ["kubectl", "--kubeconfig", os.path.join(self.state, who + ".kubeconfig")] + list(args)
+        log("kubectl as %s:" % who, " ".join(args))
+        return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout)
 
     def kubeconfig(self, identity, server, path):
         """identity's kubeconfig from the state dir, pointed at server."""
@@ -223,6 +244,40 @@ class Kubesim:
 # ---------------------------------------------------------------- controller
 
 
+def http_probe(path, port):
+    """GET http://127.0.0.1:port/path: (status, text), (None, "") when unreachable."""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", path)
+        r = conn.getresponse()
+        out = (r.status, r.read().decode())
+        conn.close()
+        return out
+    except (OSError, http.client.HTTPException):
+        return (None, "")
+
+
+def file_tail(path, n):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def read_metrics(port):
+    """/metrics as {sample with its labels: value}, or None when unreachable."""
+    status, text = http_probe("/metrics", port)
+    if status != 200:
+        return None
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, _, v = line.rpartition(" ")
+            out[k] = float(v)
+    return out
+
+
 class Controller:
     def __init__(self, sim, name, max_pulls=10, lease=(15, 10, 2), extra=()):
         self.sim, self.name = sim, name
@@ -262,37 +317,17 @@ class Controller:
         wait_until(ready, timeout, "%s /readyz" % self.name)
 
     def probe(self, path, port):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", path)
-            r = conn.getresponse()
-            out = (r.status, r.read().decode())
-            conn.close()
-            return out
-        except (OSError, http.client.HTTPException):
-            return (None, "")
+        return http_probe(path, port)
 
     def metrics(self):
-        status, text = self.probe("/metrics", self.metrics_port)
-        if status != 200:
-            return None
-        out = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                k, _, v = line.rpartition(" ")
-                out[k] = float(v)
-        return out
+        return read_metrics(self.metrics_port)
 
     def leading(self):
         m = self.metrics()
         return bool(m and m.get("ota_controller_leader") == 1)
 
     def tail(self, n=30):
-        try:
-            with open(self.err_path) as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
+        return file_tail(self.err_path, n)
 
     def sanitizer_reports(self):
         bad = []
@@ -330,6 +365,104 @@ class Controller:
         rc = self.stop()
         self.proxy.stop()
         return rc
+
+
+# ---------------------------------------------------------------- webhook
+
+
+class Webhook:
+    """build/ota-webhook (or $OTA_WEBHOOK) on free loopback ports, with its own
+    CA and serving certificate from certs/gen-certs.sh in a temp dir (the CA
+    is what certs/render-manifests.sh writes into the caBundle)."""
+
+    def __init__(self, name, extra=()):
+        self.name = name
+        self.dir = tempfile.mkdtemp(prefix="ota-e2e-webhook-")
+        STATE_DIRS.append(self.dir)
+        self.certs = os.path.join(self.dir, "certs")
+        subprocess.run([GEN_CERTS, self.certs], check=True, timeout=60, stdout=subprocess.DEVNULL)
+        self.port, self.health, self.metrics_port = free_port(), free_port(), free_port()
+        self.args = [WEBHOOK, "--tls-cert-file", os.path.join(self.certs, "tls.crt"),
+                     "--tls-private-key-file", os.path.join(self.certs, "tls.key"),
+                     "--bind-address", "127.0.0.1:%d" % self.port,
+                     "--health-probe-bind-address", "127.0.0.1:%d" % self.health,
+                     "--metrics-bind-address", "127.0.0.1:%d" % self.metrics_port,
+                     "--threads", "2", "--log-level", "debug"] + list(extra)
+        self.runs = 0
+        self.proc = None
+        self.start()
+
+    def start(self, timeout=30):
+        """Starts it (again, on the same ports) and waits for /readyz."""
+        self.runs += 1
+        self.err_path = os.path.join(self.dir, "%s.%d.err" % (self.name, self.runs))
+        self.err = open(self.err_path, "w")
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
+        self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=self.err,
+                                     stderr=subprocess.STDOUT, env=env)
+        CHILDREN.append(self.proc)
+
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError("%s exited with %s: %s" % (self.name, self.proc.returncode, self.tail()))
+            return http_probe("/readyz", self.health)[0] == 200
+        wait_until(ready, timeout, "%s /readyz" % self.name)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def metrics(self):
+        """{sample with its labels: value}, e.g. 'ota_webhook_requests_total{path="/validate",result="allowed"}'."""
+        return read_metrics(self.metrics_port)
+
+    def requests(self, path=None):
+        """ota_webhook_requests_total summed over results (and paths unless path)."""
+        m = self.metrics()
+        if m is None:
+            raise AssertionError("%s: no /metrics" % self.name)
+        return sum(v for k, v in m.items() if k.startswith("ota_webhook_requests_total{")
+                   and (path is None or 'path="%s"' % path in k))
+
+    def tail(self, n=30):
+        return file_tail(self.err_path, n)
+
+    def sanitizer_reports(self):
+        bad = []
+        for i in range(1, self.runs + 1):
+            path = os.path.join(self.dir, "%s.%d.err" % (self.name, i))
+            try:
+                with open(path, errors="replace") as f:
+                    bad += ["%s: %s" % (os.path.basename(path), l.rstrip()) for l in f if SANITIZER.search(l)]
+            except OSError:
+                pass
+        return bad
+
+    def stop(self):
+        """SIGTERM to its PID; returns the exit status ("hung" if it had to be killed)."""
+        if self.proc is None:
+            return 0
+        rc = 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+                rc = "hung"
+        self.err.close()
+        return rc if rc == "hung" else self.proc.returncode
+
+
+def render_manifests(certs):
+    """certs/render-manifests.sh CERTS: `kubectl kustomize manifests` with the
+    caBundle from CERTS/ca.crt, plus the serving Secret."""
+    out = subprocess.run([RENDER, certs], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise AssertionError("%s failed (%d): %s" % (RENDER, out.returncode, out.stderr))
+    return out.stdout
 
 
 # ---------------------------------------------------------------- job tracker
@@ -455,7 +588,12 @@ class JobTracker(threading.Thread):
 
 
 class Base(unittest.TestCase):
+    """A class with WEBHOOK = True gets ota-webhook too, registered in kubesim
+    the way an admin would: the whole output of certs/render-manifests.sh
+    applied with the real kubectl (so the webhook configurations under test
+    are the ones `kubectl kustomize manifests` renders)."""
     NODES = 3
+    WEBHOOK = False
     REGISTRY = REGISTRY_CONFIG
     CONTROLLERS = 1
     MAX_PULLS = 10
@@ -464,10 +602,18 @@ class Base(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         t0 = time.monotonic()
-        cls.sim = Kubesim(cls.NODES, cls.REGISTRY)
         cls.ctls = []
+        cls.webhook = Webhook("webhook-%s" % cls.__name__.lower()) if cls.WEBHOOK else None
+        try:
+            cls.sim = Kubesim(cls.NODES, cls.REGISTRY, webhook=cls.webhook)
+        except BaseException:
+            if cls.webhook:
+                cls.webhook.stop()
+            raise
         try:
             cls.sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": LEASE_NS}})
+            if cls.webhook:
+                cls.apply_manifests()
             cls.tracker = JobTracker(cls.sim)
             cls.tracker.start()
             for i in range(cls.CONTROLLERS):
@@ -483,6 +629,16 @@ class Base(unittest.TestCase):
             raise
 
     @classmethod
+    def apply_manifests(cls):
+        """kubectl apply -f <the render> as admin; the registered webhook
+        configurations are then exactly what the render holds."""
+        out = cls.sim.kubectl("admin", "apply", "-f", "-", stdin=render_manifests(cls.webhook.certs))
+        if out.returncode != 0:
+            raise AssertionError("kubectl apply of the rendered manifests failed: %s%s" % (out.stdout, out.stderr))
+        log("applied the manifests:", out.stdout.strip().replace("\n", "; "))
+        return out.stdout
+
+    @classmethod
     def tearDownClass(cls):
         problems = []
         for c in cls.ctls:
@@ -490,6 +646,11 @@ class Base(unittest.TestCase):
             if rc not in (0, -9):
                 problems.append("%s exited with %s on SIGTERM:\n%s" % (c.name, rc, c.tail()))
             problems += c.sanitizer_reports()
+        if cls.webhook is not None:
+            rc = cls.webhook.stop()
+            if rc != 0:
+                problems.append("%s exited with %s on SIGTERM:\n%s" % (cls.webhook.name, rc, cls.webhook.tail()))
+            problems += cls.webhook.sanitizer_reports()
         if hasattr(cls, "tracker"):
             cls.tracker.stopping = True
         cls.sim.stop()

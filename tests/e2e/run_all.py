@@ -8,15 +8,30 @@ This runs them all, in one process; the tests are in
   test_faults.py           Faults: dropped watches, 410, 429, 500, 409, a slow
                            apiserver, apiserver restart, controller SIGKILL
   test_leader_election.py  LeaderElection: two replicas
+  test_transitions.py      Transitions: every move of DESIGN §3 through the
+                           webhook registered from the rendered manifests,
+                           with kubectl as admin, controller, node and user
+  test_yurthub.py          YurtHubCompat: the writes OpenYurt YurtHub v1.7's
+                           imagepull and upgrade make, and its readiness check
+  test_webhook_outage.py   WebhookOutage: the kubelet's status writes never
+                           reach the webhook and survive its outage; what the
+                           failure policies block while it is down
+  test_downtime.py         UpgradeDowntime: a 2 GiB image's upgrade with and
+                           without pre-pull (the mechanism; the numbers are
+                           bench/upgrade_downtime.py's)
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
   proxy.py                 the logging, fault-injecting TLS proxy between
                            each controller and kubesim
+  webhook_flow.py          the base of the classes with the webhook, the
+                           pod states, kubectl helpers
 
 Run: python3 tests/e2e/run_all.py [-v] [Class[.test] ...]
   -v               progress and timings on stderr
   OTA_CONTROLLER   the binary (default build/ota-controller)
+  OTA_WEBHOOK      the webhook binary, for the classes that register it
+                   (default build/ota-webhook)
   OTA_E2E_KEEP=1   keep the state dirs (kubesim and controller logs), which are
                    otherwise removed after a run where everything passed
 The last line is "N passed, N failed"; the exit status is non-zero on failure.
@@ -27,24 +42,30 @@ import sys
 import unittest
 
 import harness
-from harness import CONTROLLER, SCALE, STATE_DIRS
+from harness import CONTROLLER, SCALE, STATE_DIRS, WEBHOOK
 # the test classes, which main() finds by name (also Class[.test] arguments)
 from test_faults import Faults
 from test_leader_election import LeaderElection
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency
+from test_transitions import Transitions
+from test_downtime import UpgradeDowntime
+from test_webhook_outage import WebhookOutage
+from test_yurthub import YurtHubCompat
 
 
 def main(argv):
     args = [a for a in argv if a != "-v"]
     harness.VERBOSE = len(args) != len(argv)
-    if not os.access(CONTROLLER, os.X_OK):
-        print("no controller binary at %s (make build/ota-controller)" % CONTROLLER)
-        print("0 passed, 1 failed")
-        return 1
-    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection"]
+    for binary, what in ((CONTROLLER, "controller"), (WEBHOOK, "webhook")):
+        if not os.access(binary, os.X_OK):
+            print("no %s binary at %s (make all)" % (what, binary))
+            print("0 passed, 1 failed")
+            return 1
+    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
+                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
-    sys.stderr.write("controller: %s, time scale %g\n" % (CONTROLLER, SCALE))
+    sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     # a class's setUp/tearDown failure (sanitizer reports among them) counts too
     bad = result.failures + result.errors

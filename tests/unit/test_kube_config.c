@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kube_config.h"
+#include "row_check.h"
 
 static char dir[64];
 
@@ -203,6 +204,105 @@ static void test_in_cluster_and_token_rotation(void **state)
     assert_non_null(strstr(err, "--kubeconfig"));
 }
 
+/* KUBECONFIG lists, merged as client-go merges them: the first file that
+ * sets a value wins.  "a" is the admin's file, "b" a node's with its own
+ * cluster entry of the same name (which must lose) and a second context. */
+static const char file_a[] =
+    "current-context: admin\n"
+    "clusters:\n"
+    "- name: sim\n"
+    "  cluster: {server: https://a.example:6443, certificate-authority: ca/a.crt}\n"
+    "contexts:\n"
+    "- name: admin\n"
+    "  context: {cluster: sim, user: admin}\n"
+    "users:\n"
+    "- name: admin\n"
+    "  user: {token: admin-token}\n";
+static const char file_b[] =
+    "current-context: node\n"
+    "clusters:\n"
+    "- name: sim\n"
+    "  cluster: {server: https://b.example:6443}\n"
+    "- name: other\n"
+    "  cluster: {server: https://other.example}\n"
+    "contexts:\n"
+    "- name: node\n"
+    "  context: {cluster: sim, user: node, namespace: edge}\n"
+    "- name: admin\n"
+    "  context: {cluster: other, user: node}\n"
+    "users:\n"
+    "- name: node\n"
+    "  user: {tokenFile: node.token, client-certificate: /abs/node.crt}\n";
+
+static void test_kubeconfig_lists(void **state)
+{
+    (void)state;
+    write_file("a", file_a);
+    write_file("b", file_b);
+    write_file("node.token", "node-token\n");
+    char a[256], b[256], missing[256];
+    snprintf(a, sizeof(a), "%s", path_of("a"));
+    snprintf(b, sizeof(b), "%s", path_of("b"));
+    snprintf(missing, sizeof(missing), "%s", path_of("missing"));
+    char ab[600], ba[600], ma[600], mm[600];
+    snprintf(ab, sizeof(ab), "%s:%s", a, b);
+    snprintf(ba, sizeof(ba), ":%s::%s", b, a); /* empty entries are skipped */
+    snprintf(ma, sizeof(ma), "%s:%s", missing, a);
+    snprintf(mm, sizeof(mm), "%s:%s", missing, missing);
+    static char ca_a[200];
+    snprintf(ca_a, sizeof(ca_a), "%s/ca/a.crt", dir); /* relative to a's folder */
+    const struct {
+        const char *row, *path, *env, *context;
+        const char *server, *context_used, *ns, *token, *ca_file, *err;
+    } rows[] = {
+        {"a:b: a's current context and a's cluster", NULL, ab, NULL,
+         "https://a.example:6443", "admin", NULL, "admin-token", ca_a, NULL},
+        {"b:a: b's current context, b's cluster sim", NULL, ba, NULL,
+         "https://b.example:6443", "node", "edge", "node-token", NULL, NULL},
+        {"b:a --context admin: b's admin context wins", NULL, ba, "admin",
+         "https://other.example", "admin", NULL, "node-token", NULL, NULL},
+        {"a:b --context node: context from b, cluster sim from a", NULL, ab, "node",
+         "https://a.example:6443", "node", "edge", "node-token", ca_a, NULL},
+        {"a missing file in the list is skipped", NULL, ma, NULL,
+         "https://a.example:6443", "admin", NULL, "admin-token", ca_a, NULL},
+        {"--kubeconfig beats KUBECONFIG", b, ab, NULL,
+         "https://b.example:6443", "node", "edge", "node-token", NULL, NULL},
+        {"no file of the list exists", NULL, mm, NULL, NULL, NULL, NULL, NULL, NULL,
+         "none of the files"},
+        {"empty KUBECONFIG", NULL, "", NULL, NULL, NULL, NULL, NULL, NULL, "empty"},
+        {"unknown --context", NULL, ab, "nope", NULL, NULL, NULL, NULL, NULL,
+         "context \"nope\" not found"},
+        {"--kubeconfig that does not exist", missing, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         "cannot read"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        kube_config c;
+        char err[512] = "";
+        int rc = kube_config_load(&c, rows[i].path, rows[i].env, rows[i].context, err, sizeof(err));
+        if (rows[i].err != NULL) {
+            ROW_CHECK(rows[i].row, rc == -1, "rc %d", rc);
+            ROW_CHECK(rows[i].row, strstr(err, rows[i].err) != NULL, "err \"%s\"", err);
+            continue;
+        }
+        ROW_CHECK(rows[i].row, rc == 0, "err \"%s\"", err);
+        ROW_CHECK(rows[i].row, strcmp(c.server, rows[i].server) == 0, "server %s", c.server);
+        ROW_CHECK(rows[i].row, strcmp(c.context, rows[i].context_used) == 0, "context %s",
+                  c.context);
+        ROW_CHECK(rows[i].row,
+                  rows[i].ns == NULL ? c.namespace == NULL
+                                     : c.namespace != NULL && strcmp(c.namespace, rows[i].ns) == 0,
+                  "namespace %s", c.namespace != NULL ? c.namespace : "(null)");
+        const char *token = kube_config_token(&c);
+        ROW_CHECK(rows[i].row, token != NULL && strcmp(token, rows[i].token) == 0, "token %s",
+                  token != NULL ? token : "(null)");
+        ROW_CHECK(rows[i].row,
+                  rows[i].ca_file == NULL ? c.ca_file == NULL
+                                          : c.ca_file != NULL && strcmp(c.ca_file, rows[i].ca_file) == 0,
+                  "ca_file %s", c.ca_file != NULL ? c.ca_file : "(null)");
+        kube_config_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +310,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client_certificate_files_and_insecure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_kubeconfigs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster_and_token_rotation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kubeconfig_lists, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

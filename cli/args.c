@@ -1,0 +1,326 @@
+/*
+ * args.c - see args.h.
+ */
+#include "args.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Writes the message into err; returns -1. */
+static int set_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_error(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cli_name_valid(const char *s, size_t max, int dots)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (alnum)
+            continue;
+        if ((c != '-' && !(dots && c == '.')) || i == 0 || i == n - 1)
+            return 0;
+    }
+    return 1;
+}
+
+int cli_duration_parse(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {
+        /* longest first, so that "ms" is not read as "m" */
+        {"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
+    };
+    if (s == NULL || *s == '\0' || strlen(s) > 64)
+        return -1;
+    double total = 0;
+    const char *p = s;
+    int plain = 1;
+    while (*p != '\0') {
+        /* a number: digits, at most one '.', at least one digit */
+        double v = 0, scale = 0;
+        int digits = 0;
+        for (; (*p >= '0' && *p <= '9') || (*p == '.' && scale == 0); p++) {
+            if (*p == '.') {
+                scale = 1;
+                continue;
+            }
+            if (scale != 0)
+                v += (*p - '0') * (scale /= 10);
+            else
+                v = v * 10 + (*p - '0');
+            digits++;
+        }
+        if (digits == 0)
+            return -1;
+        if (*p == '\0' && plain) {
+            total = v * 1e9; /* a plain number: seconds */
+            break;
+        }
+        plain = 0;
+        size_t best = 0;
+        double mult = 0;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+            size_t n = strlen(units[i].unit);
+            if (n > best && strncmp(p, units[i].unit, n) == 0) {
+                best = n;
+                mult = units[i].ns;
+            }
+        }
+        if (best == 0)
+            return -1;
+        total += v * mult;
+        p += best;
+    }
+    if (total < 1e6 || total > (double)CLI_TIMEOUT_MAX_NS)
+        return -1; /* under a millisecond, or over a week: a typo */
+    *ns = (uint64_t)total;
+    return 0;
+}
+
+typedef enum flag_id {
+    F_NODE,
+    F_KUBECONFIG,
+    F_CONTEXT,
+    F_NAMESPACE,
+    F_ALL,
+    F_WATCH,
+    F_WAIT,
+    F_FORCE,
+    F_TIMEOUT,
+    F_HELP,
+} flag_id;
+
+static const struct flag {
+    const char *long_name;
+    char short_name; /* 0: none */
+    int takes_value;
+    flag_id id;
+} flags[] = {
+    {"node", 0, 1, F_NODE},
+    {"kubeconfig", 0, 1, F_KUBECONFIG},
+    {"context", 0, 1, F_CONTEXT},
+    {"namespace", 'n', 1, F_NAMESPACE},
+    {"all-namespaces", 'A', 0, F_ALL},
+    {"watch", 'w', 0, F_WATCH},
+    {"wait", 0, 0, F_WAIT},
+    {"force", 0, 0, F_FORCE},
+    {"timeout", 0, 1, F_TIMEOUT},
+    {"help", 'h', 0, F_HELP},
+};
+
+static const struct flag *find_long(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (strlen(flags[i].long_name) == len && strncmp(flags[i].long_name, name, len) == 0)
+            return &flags[i];
+    return NULL;
+}
+
+static const struct flag *find_short(char c)
+{
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (flags[i].short_name == c)
+            return &flags[i];
+    return NULL;
+}
+
+static const struct {
+    const char *name;
+    cli_command command;
+} commands[] = {
+    {"list", CLI_CMD_LIST},
+    {"pull", CLI_CMD_PULL},
+    {"status", CLI_CMD_STATUS},
+    {"upgrade", CLI_CMD_UPGRADE},
+    {"help", CLI_CMD_HELP},
+};
+
+/* Which commands a flag belongs to (0: every command). */
+static const char *flag_owner(flag_id id, cli_command *only)
+{
+    switch (id) {
+    case F_NODE:
+    case F_ALL:
+        *only = CLI_CMD_LIST;
+        return "list";
+    case F_WATCH:
+        *only = CLI_CMD_STATUS;
+        return "status";
+    case F_WAIT:
+    case F_FORCE:
+        *only = CLI_CMD_UPGRADE;
+        return "upgrade";
+    default:
+        *only = CLI_CMD_NONE;
+        return NULL;
+    }
+}
+
+static int set_flag(cli_args *o, const struct flag *f, const char *value, int seen[], char *err,
+                    size_t errlen)
+{
+    seen[f->id] = 1;
+    switch (f->id) {
+    case F_NODE:
+        if (!cli_name_valid(value, CLI_NAME_MAX, 1))
+            return set_error(err, errlen, "--node \"%s\" is not a node name", value);
+        o->node = value;
+        break;
+    case F_KUBECONFIG:
+        if (value[0] == '\0')
+            return set_error(err, errlen, "--kubeconfig wants a file");
+        o->kubeconfig = value;
+        break;
+    case F_CONTEXT:
+        if (value[0] == '\0')
+            return set_error(err, errlen, "--context wants a context name");
+        o->context = value;
+        break;
+    case F_NAMESPACE:
+        if (!cli_name_valid(value, CLI_NAMESPACE_MAX, 0))
+            return set_error(err, errlen, "-n/--namespace \"%s\" is not a namespace name", value);
+        o->namespace = value;
+        break;
+    case F_ALL:
+        o->all_namespaces = 1;
+        break;
+    case F_WATCH:
+        o->watch = 1;
+        break;
+    case F_WAIT:
+        o->wait = 1;
+        break;
+    case F_FORCE:
+        o->force = 1;
+        break;
+    case F_TIMEOUT:
+        if (cli_duration_parse(value, &o->timeout_ns) != 0)
+            return set_error(err, errlen,
+                             "--timeout \"%s\": want a duration such as 90s, 10m or 1h30m "
+                             "(at most 168h)",
+                             value);
+        break;
+    case F_HELP:
+        o->command = CLI_CMD_HELP;
+        break;
+    }
+    return 0;
+}
+
+int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof(*o));
+    o->timeout_ns = CLI_TIMEOUT_DEFAULT_NS;
+    int seen[F_HELP + 1] = {0}, help = 0, flags_done = 0;
+    const char *positional[2] = {NULL, NULL};
+    int n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (flags_done || a[0] != '-' || a[1] == '\0') {
+            if (n_pos == 2)
+                return set_error(err, errlen, "unexpected argument \"%s\"", a);
+            positional[n_pos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            flags_done = 1;
+            continue;
+        }
+        const struct flag *f;
+        const char *value = NULL;
+        if (a[1] == '-') {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq != NULL ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+            f = find_long(a + 2, len);
+            if (f == NULL)
+                return set_error(err, errlen, "unknown flag: %.*s", (int)(len + 2), a);
+            if (eq != NULL) {
+                if (!f->takes_value)
+                    return set_error(err, errlen, "flag --%s takes no value", f->long_name);
+                value = eq + 1;
+            }
+        } else {
+            f = find_short(a[1]);
+            if (f == NULL)
+                return set_error(err, errlen, "unknown shorthand flag: '%c' in %s", a[1], a);
+            if (a[2] != '\0') {
+                if (!f->takes_value)
+                    return set_error(err, errlen, "unknown flag: %s (-%c takes no value)", a, a[1]);
+                value = a[2] == '=' ? a + 3 : a + 2;
+            }
+        }
+        if (f->takes_value && value == NULL) {
+            if (i + 1 >= argc)
+                return set_error(err, errlen, "flag --%s needs an argument", f->long_name);
+            value = argv[++i];
+        }
+        if (f->id == F_HELP) {
+            help = 1;
+            continue;
+        }
+        if (set_flag(o, f, value, seen, err, errlen) != 0)
+            return -1;
+    }
+    if (help) {
+        o->command = CLI_CMD_HELP;
+        return 0;
+    }
+    if (n_pos == 0)
+        return set_error(err, errlen, "no command: want list, pull, status or upgrade");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(positional[0], commands[i].name) == 0)
+            o->command = commands[i].command;
+    if (o->command == CLI_CMD_NONE)
+        return set_error(err, errlen, "unknown command \"%s\": want list, pull, status or upgrade",
+                         positional[0]);
+    if (o->command == CLI_CMD_HELP)
+        return 0;
+    for (int id = 0; id <= F_HELP; id++) {
+        cli_command only;
+        const char *owner = flag_owner((flag_id)id, &only);
+        if (seen[id] && only != CLI_CMD_NONE && only != o->command) {
+            for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+                if (flags[i].id == (flag_id)id)
+                    return set_error(err, errlen, "--%s applies to \"%s\" only", flags[i].long_name,
+                                     owner);
+        }
+    }
+    if (seen[F_TIMEOUT] && !o->watch && !o->wait)
+        return set_error(err, errlen, "--timeout applies to status --watch and upgrade --wait");
+    if (o->all_namespaces && o->namespace != NULL)
+        return set_error(err, errlen, "-A/--all-namespaces and -n/--namespace exclude each other");
+    if (o->command == CLI_CMD_LIST) {
+        if (n_pos > 1)
+            return set_error(err, errlen, "list takes no pod name (got \"%s\"); use --node to filter",
+                             positional[1]);
+        return 0;
+    }
+    if (n_pos < 2)
+        return set_error(err, errlen, "%s needs a pod name: kubectl ota %s POD", positional[0],
+                         positional[0]);
+    const char *pod = positional[1];
+    /* kubectl's TYPE/NAME spelling is accepted for pods */
+    if (strncmp(pod, "pod/", 4) == 0)
+        pod += 4;
+    else if (strncmp(pod, "pods/", 5) == 0)
+        pod += 5;
+    if (!cli_name_valid(pod, CLI_NAME_MAX, 1))
+        return set_error(err, errlen, "\"%s\" is not a pod name", positional[1]);
+    o->pod = pod;
+    return 0;
+}

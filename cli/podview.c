@@ -1,0 +1,270 @@
+/*
+ * podview.c - see podview.h.  The state is never worked out here: it is
+ * ota_state_of_pod on kobj_pod_view, the rulebook's own answer.
+ */
+#include "podview.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "format.h"
+#include "ota_names.h"
+#include "strbuf.h"
+
+const char *const cli_col_names[CLI_N_COLS] = {
+    "NAMESPACE", "POD", "NODE", "DAEMONSET", "STATE", "TARGET REVISION", "IMAGES", "AGE",
+};
+
+static yajl_val member(yajl_val obj, const char *key)
+{
+    if (!YAJL_IS_OBJECT(obj))
+        return NULL;
+    for (size_t i = 0; i < obj->u.object.len; i++)
+        if (strcmp(obj->u.object.keys[i], key) == 0)
+            return obj->u.object.values[i];
+    return NULL;
+}
+
+static const char *member_str(yajl_val obj, const char *key)
+{
+    yajl_val s = member(obj, key);
+    return YAJL_IS_STRING(s) ? YAJL_GET_STRING(s) : NULL;
+}
+
+static char *member_dup(yajl_val obj, const char *key)
+{
+    const char *s = member_str(obj, key);
+    return s != NULL ? strdup(s) : NULL;
+}
+
+cli_pod *cli_pod_decode(yajl_val obj)
+{
+    cli_pod *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    p->k = kobj_decode(KOBJ_POD, obj);
+    if (p->k == NULL) {
+        free(p);
+        return NULL;
+    }
+    yajl_val meta = member(obj, "metadata");
+    p->created = member_dup(meta, "creationTimestamp");
+    p->resource_version = member_dup(meta, "resourceVersion");
+    yajl_val owners = member(meta, "ownerReferences");
+    if (YAJL_IS_ARRAY(owners)) {
+        for (size_t i = 0; i < owners->u.array.len; i++) {
+            yajl_val ref = owners->u.array.values[i];
+            if (YAJL_IS_TRUE(member(ref, "controller"))) {
+                p->owner_kind = member_dup(ref, "kind");
+                p->owner_name = member_dup(ref, "name");
+                break;
+            }
+        }
+    }
+    yajl_val conds = member(member(obj, "status"), "conditions");
+    if (YAJL_IS_ARRAY(conds)) {
+        for (size_t i = 0; i < conds->u.array.len; i++) {
+            yajl_val c = conds->u.array.values[i];
+            const char *type = member_str(c, "type"), *status = member_str(c, "status");
+            if (type != NULL && strcmp(type, "Ready") == 0) {
+                p->ready = status != NULL && strcmp(status, "True") == 0;
+                break; /* the first of a type wins */
+            }
+        }
+    }
+    return p;
+}
+
+void cli_pod_free(cli_pod *p)
+{
+    if (p == NULL)
+        return;
+    kobj_free(p->k);
+    free(p->owner_kind);
+    free(p->owner_name);
+    free(p->created);
+    free(p->resource_version);
+    free(p);
+}
+
+ota_state cli_pod_state(const cli_pod *p)
+{
+    ota_pod view = kobj_pod_view(p->k);
+    return ota_state_of_pod(&view);
+}
+
+sv cli_pod_target(const cli_pod *p)
+{
+    ota_pod view = kobj_pod_view(p->k);
+    const ota_cond *nu = &view.need_upgrade;
+    size_t prefix = strlen(OTA_MSG_REVISION_PREFIX);
+    if (nu->present && sv_eq(nu->status, "True") &&
+        sv_starts_with(nu->message, OTA_MSG_REVISION_PREFIX) && nu->message.len > prefix)
+        return (sv){nu->message.ptr + prefix, nu->message.len - prefix};
+    const char *own = p->k->u.pod.hash;
+    return own != NULL && own[0] != '\0' ? sv_from(own) : SV_NULL;
+}
+
+const char *cli_pod_state_since(const cli_pod *p)
+{
+    const kobj_pod *k = &p->k->u.pod;
+    const kobj_cond *c;
+    switch (cli_pod_state(p)) {
+    case OTA_STATE_PULLING:
+    case OTA_STATE_READY:
+    case OTA_STATE_FAILED:
+        c = &k->image_ready;
+        break;
+    default:
+        c = &k->need_upgrade;
+        break;
+    }
+    if (c->present && c->last_transition_time != NULL && c->last_transition_time[0] != '\0')
+        return c->last_transition_time;
+    return p->created;
+}
+
+/* The images of the revision of DaemonSet ds_uid with hash, joined. */
+static void images_cell(strbuf *b, sv hash, const char *ds_uid, const cli_revision *revs,
+                        size_t n_revs)
+{
+    for (size_t i = 0; sv_present(hash) && ds_uid != NULL && i < n_revs; i++) {
+        const cli_revision *r = &revs[i];
+        if (r->owner_uid == NULL || r->hash == NULL || strcmp(r->owner_uid, ds_uid) != 0 ||
+            !sv_eq(hash, r->hash))
+            continue;
+        size_t n = 0;
+        for (size_t j = 0; j < r->n_init_images && n < CLI_MAX_IMAGES; j++, n++)
+            strbuf_printf(b, "%s%s", n > 0 ? "," : "", r->init_images[j]);
+        for (size_t j = 0; j < r->n_images && n < CLI_MAX_IMAGES; j++, n++)
+            strbuf_printf(b, "%s%s", n > 0 ? "," : "", r->images[j]);
+        if (n > 0)
+            return;
+    }
+    strbuf_printf(b, "<unknown>");
+}
+
+int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
+               const cli_revision *revs, size_t n_revs, long long now_epoch,
+               char *cells[CLI_N_COLS])
+{
+    memset(cells, 0, CLI_N_COLS * sizeof(cells[0]));
+    const kobj *k = p->k;
+    sv target = cli_pod_target(p);
+    char age[32] = "<unknown>";
+    const char *since = cli_pod_state_since(p);
+    long long t = since != NULL ? kobj_parse_time(since) : 0;
+    if (t != 0)
+        cli_age(age, sizeof(age), now_epoch - t);
+    strbuf images = {0};
+    images_cell(&images, target, ds_uid, revs, n_revs);
+    char target_buf[CLI_NAME_MAX + 1];
+    snprintf(target_buf, sizeof(target_buf), "%.*s", SV_ARG(target));
+    const char *raw[CLI_N_COLS] = {
+        [CLI_COL_NAMESPACE] = k->meta.namespace,
+        [CLI_COL_POD] = k->meta.name,
+        [CLI_COL_NODE] = k->u.pod.node_name != NULL ? k->u.pod.node_name : "<none>",
+        [CLI_COL_DAEMONSET] = ds_name,
+        [CLI_COL_STATE] = ota_state_name(cli_pod_state(p)),
+        [CLI_COL_TARGET] = sv_present(target) ? target_buf : "<unknown>",
+        [CLI_COL_IMAGES] = images.data,
+        [CLI_COL_AGE] = age,
+    };
+    int rc = images.failed ? -1 : 0;
+    for (int i = 0; i < CLI_N_COLS && rc == 0; i++) {
+        const char *s = raw[i] != NULL ? raw[i] : "";
+        size_t cap = i == CLI_COL_IMAGES ? CLI_CELL_MAX_WIDE : CLI_CELL_MAX;
+        if ((cells[i] = malloc(cap + 1)) == NULL)
+            rc = -1;
+        else
+            cli_sanitize(cells[i], cap + 1, s, strlen(s));
+    }
+    strbuf_free(&images);
+    if (rc != 0)
+        cli_row_free(cells);
+    return rc;
+}
+
+void cli_row_free(char *cells[CLI_N_COLS])
+{
+    for (int i = 0; i < CLI_N_COLS; i++) {
+        free(cells[i]);
+        cells[i] = NULL;
+    }
+}
+
+cli_pull_verdict cli_pull_decide(ota_state s)
+{
+    switch (s) {
+    case OTA_STATE_PENDING_UPGRADE:
+    case OTA_STATE_FAILED:
+        return CLI_PULL_WRITE;
+    case OTA_STATE_PULLING:
+        return CLI_PULL_ALREADY_PULLING;
+    case OTA_STATE_READY:
+        return CLI_PULL_ALREADY_READY;
+    case OTA_STATE_CURRENT:
+        break;
+    }
+    return CLI_PULL_NO_UPGRADE;
+}
+
+cli_upgrade_verdict cli_upgrade_decide(ota_state s, int force)
+{
+    if (s == OTA_STATE_CURRENT)
+        return CLI_UPGRADE_NO_UPGRADE;
+    if (s == OTA_STATE_READY || force)
+        return CLI_UPGRADE_DELETE;
+    return CLI_UPGRADE_NOT_READY;
+}
+
+int cli_watch_exit(ota_state s)
+{
+    switch (s) {
+    case OTA_STATE_PULLING:
+        return -1;
+    case OTA_STATE_READY:
+        return CLI_EXIT_OK;
+    case OTA_STATE_FAILED:
+    case OTA_STATE_PENDING_UPGRADE:
+        return CLI_EXIT_PULL_FAILED;
+    case OTA_STATE_CURRENT:
+        break;
+    }
+    return CLI_EXIT_NO_UPGRADE;
+}
+
+int cli_is_replacement(const cli_pod *p, const char *ds_uid, const char *node, const char *old_uid)
+{
+    const kobj *k = p->k;
+    return k->meta.owner_uid != NULL && strcmp(k->meta.owner_uid, ds_uid) == 0 &&
+           k->u.pod.node_name != NULL && strcmp(k->u.pod.node_name, node) == 0 &&
+           strcmp(k->meta.uid, old_uid) != 0 && !k->meta.deleting && p->ready;
+}
+
+static const char *event_time(yajl_val ev)
+{
+    const char *t = member_str(ev, "lastTimestamp");
+    if (t == NULL || t[0] == '\0')
+        t = member_str(ev, "eventTime");
+    return t != NULL ? t : "";
+}
+
+yajl_val cli_latest_kubelet_event(yajl_val items)
+{
+    yajl_val best = NULL;
+    if (!YAJL_IS_ARRAY(items))
+        return NULL;
+    for (size_t i = 0; i < items->u.array.len; i++) {
+        yajl_val ev = items->u.array.values[i];
+        const char *src = member_str(member(ev, "source"), "component"),
+                   *rep = member_str(ev, "reportingComponent");
+        int kubelet = (src != NULL && strcmp(src, "kubelet") == 0) ||
+                      (rep != NULL && strcmp(rep, "kubelet") == 0);
+        if (kubelet && (best == NULL || strcmp(event_time(ev), event_time(best)) >= 0))
+            best = ev;
+    }
+    return best;
+}

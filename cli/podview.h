@@ -1,0 +1,132 @@
+/*
+ * podview.h - what kubectl-ota reads of a pod and decides from it: the OTA
+ * state (lib/ota_state's classification, through kube/kobj's pod view: the
+ * same rulebook the webhook and the controller ask), the columns of
+ * `kubectl ota list`, and whether pull, upgrade or a watch may go on.
+ *
+ * Pure: objects come in as parsed JSON trees (json_parse_tree, whose depth
+ * bound makes them safe to walk), decisions go out as values.
+ */
+#ifndef OTA_CLI_PODVIEW_H
+#define OTA_CLI_PODVIEW_H
+
+#include <stddef.h>
+
+#include "json.h"
+#include "kobj.h"
+#include "ota_state.h"
+
+/* kubectl-ota's exit codes (`kubectl ota --help` lists them). */
+typedef enum cli_exit {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_ERROR = 1,         /* the cluster or the configuration failed us */
+    CLI_EXIT_USAGE = 2,         /* bad flags or arguments */
+    CLI_EXIT_NOT_FOUND = 3,     /* the pod does not exist */
+    CLI_EXIT_NOT_OTA = 4,       /* the pod is not in an OTA DaemonSet */
+    CLI_EXIT_NO_UPGRADE = 5,    /* PodNeedUpgrade is not True */
+    CLI_EXIT_DENIED = 6,        /* an admission webhook denied the write */
+    CLI_EXIT_NOT_READY = 7,     /* upgrade refused: the new image is not pre-pulled */
+    CLI_EXIT_TIMEOUT = 8,       /* --timeout ran out */
+    CLI_EXIT_PULL_FAILED = 9,   /* status --watch ended Failed, or the request was dropped */
+} cli_exit;
+
+/* Most images of one revision kubectl-ota keeps (a hostile object could
+ * list thousands). */
+#define CLI_MAX_IMAGES 64
+
+typedef struct cli_pod {
+    kobj *k;                 /* kobj_decode(KOBJ_POD): identity, node, hash, OTA conditions */
+    char *owner_kind, *owner_name; /* the controller ownerReference, or NULL */
+    char *created;           /* metadata.creationTimestamp, or NULL */
+    char *resource_version;  /* or NULL */
+    int ready;               /* condition Ready is True */
+} cli_pod;
+
+/* Decodes a pod; NULL when it lacks a name or uid, or memory runs out.
+ * Free with cli_pod_free. */
+cli_pod *cli_pod_decode(yajl_val obj);
+void cli_pod_free(cli_pod *p);
+
+/* The pod's state (DESIGN §3). */
+ota_state cli_pod_state(const cli_pod *p);
+
+/* The revision the pod is to run: the hash PodNeedUpgrade=True names
+ * ("controllerrevision: H"), else the revision it runs (its
+ * controller-revision-hash label).  Absent when neither is known. */
+sv cli_pod_target(const cli_pod *p);
+
+/* When the pod entered its state, as the condition that decides it says
+ * (RFC 3339): PodImageReady's lastTransitionTime for Pulling, Ready and
+ * Failed; PodNeedUpgrade's for PendingUpgrade and Current; the pod's
+ * creation when the condition carries no time.  NULL when nothing says. */
+const char *cli_pod_state_since(const cli_pod *p);
+
+/* An OTA DaemonSet and the revisions kubectl-ota knows of. */
+typedef struct cli_revision {
+    const char *owner_uid, *hash;
+    const char *const *init_images;
+    size_t n_init_images;
+    const char *const *images;
+    size_t n_images;
+} cli_revision;
+
+/* One row of `kubectl ota list`. */
+typedef enum cli_col {
+    CLI_COL_NAMESPACE,
+    CLI_COL_POD,
+    CLI_COL_NODE,
+    CLI_COL_DAEMONSET,
+    CLI_COL_STATE,
+    CLI_COL_TARGET,
+    CLI_COL_IMAGES,
+    CLI_COL_AGE,
+    CLI_N_COLS
+} cli_col;
+
+extern const char *const cli_col_names[CLI_N_COLS];
+
+/* The cells of p's row, each a malloc'd string in cells[] (free them with
+ * cli_row_free): images are the target revision's (init containers first,
+ * comma-separated, "<unknown>" when no revision of revs matches the pod's
+ * DaemonSet and target), the age is now_epoch minus cli_pod_state_since.
+ * 0, or -1 when memory ran out. */
+int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
+               const cli_revision *revs, size_t n_revs, long long now_epoch,
+               char *cells[CLI_N_COLS]);
+void cli_row_free(char *cells[CLI_N_COLS]);
+
+/* ---- decisions ---- */
+
+typedef enum cli_pull_verdict {
+    CLI_PULL_WRITE,           /* PendingUpgrade or Failed: ask for the pull */
+    CLI_PULL_ALREADY_PULLING, /* a pull of the target runs: nothing to write */
+    CLI_PULL_ALREADY_READY,   /* the target's images are there: upgrade next */
+    CLI_PULL_NO_UPGRADE,      /* Current: nothing to pull */
+} cli_pull_verdict;
+
+cli_pull_verdict cli_pull_decide(ota_state s);
+
+typedef enum cli_upgrade_verdict {
+    CLI_UPGRADE_DELETE,     /* Ready, or forced: delete the pod */
+    CLI_UPGRADE_NO_UPGRADE, /* Current: PodNeedUpgrade is not True */
+    CLI_UPGRADE_NOT_READY,  /* the new image is not pre-pulled and no --force */
+} cli_upgrade_verdict;
+
+cli_upgrade_verdict cli_upgrade_decide(ota_state s, int force);
+
+/* `status --watch` goes on while the pull runs (-1); when it stops, the
+ * exit code it ends with: Ready 0, Failed CLI_EXIT_PULL_FAILED, a request
+ * gone (PendingUpgrade: a newer revision dropped it) CLI_EXIT_PULL_FAILED,
+ * Current CLI_EXIT_NO_UPGRADE. */
+int cli_watch_exit(ota_state s);
+
+/* `upgrade --wait`: is p the Ready replacement of the pod old_uid of the
+ * DaemonSet ds_uid on node? */
+int cli_is_replacement(const cli_pod *p, const char *ds_uid, const char *node, const char *old_uid);
+
+/* Of a list of Events (an "items" array), the kubelet's latest (source or
+ * reporting component "kubelet", by lastTimestamp, else eventTime; a later
+ * item wins a tie), or NULL. */
+yajl_val cli_latest_kubelet_event(yajl_val items);
+
+#endif

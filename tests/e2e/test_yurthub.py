@@ -1,0 +1,220 @@
+"""OpenYurt YurtHub v1.7 against the registered webhook (class YurtHubCompat).
+
+YurtHub's OTA endpoints (pkg/yurthub/otaupdate/ota.go in openyurtio/openyurt,
+v1.7) make two kinds of writes to the apiserver with the node's identity;
+YurtHub below makes exactly those requests, in our own code:
+
+- POST .../pods/{pod}/imagepull: GET the pod; refuse unless it is not being
+  deleted, runs on this node and has PodNeedUpgrade True; then set
+  PodImageReady {status False, no reason, message "controllerrevision: " +
+  the hash in PodNeedUpgrade's message} in the conditions it read (appended
+  when absent, replaced in place otherwise; a condition whose status does not
+  change keeps its lastTransitionTime) and send the WHOLE conditions array
+  as a JSON merge patch of pods/{pod}/status (fieldManager yurthub-ota), each
+  condition as Go encodes it (lastProbeTime null, no reason).
+- POST .../pods/{pod}/upgrade: the same checks, then the readiness check
+  (PodImageReady absent, or True with the hash PodNeedUpgrade names), then
+  DELETE the pod.
+"""
+import time
+import urllib.parse
+
+from harness import MISSING, PRELOADED, REG, ApiError, wait_until
+from webhook_flow import NEED, READY, WebhookBase, cond, state_of
+
+SLOW = [REG + "/e2e/yurthub-%d:1.0" % i for i in range(1, 4)]  # 300 MB: 30 simulated seconds
+PREFIX = "controllerrevision: "
+
+
+class YurtHub:
+    """The apiserver writes of YurtHub v1.7's imagepull and upgrade, as node."""
+
+    def __init__(self, sim, node):
+        self.sim, self.node = sim, node
+
+    def path(self, ns, name):
+        return "/api/v1/namespaces/%s/pods/%s" % (ns, name)
+
+    def get(self, ns, name):
+        return self.sim.get(self.path(ns, name), who=self.node)
+
+    def check_pod_status(self, pod):
+        """None when YurtHub goes on, else why it answers 403."""
+        if pod["metadata"].get("deletionTimestamp"):
+            return "pod is deleting"
+        if pod["spec"].get("nodeName") != self.node:
+            return "pod runs on %s" % pod["spec"].get("nodeName")
+        need = cond(pod, NEED)
+        if not need or need.get("status") != "True":
+            return "update status is False"
+        return None
+
+    @staticmethod
+    def next_hash(pod):
+        need = cond(pod, NEED) or {}
+        m = need.get("message", "")
+        return m[len(PREFIX):] if m.startswith(PREFIX) else m
+
+    def check_image_ready(self, pod):
+        """YurtHub's readiness check before an upgrade: None when it passes."""
+        c = cond(pod, READY)
+        if c is None:
+            return None
+        if c.get("status") != "True":
+            return "image is not ready, reason: %s" % c.get("reason", "")
+        m = c.get("message", "")
+        if (m[len(PREFIX):] if m.startswith(PREFIX) else m) != self.next_hash(pod):
+            return "image is not ready, message: %s" % m
+        return None
+
+    @staticmethod
+    def go_condition(c):
+        """A PodCondition as encoding/json writes it: zero times are null,
+        empty reason and message are left out."""
+        out = {"type": c["type"], "status": c["status"], "lastProbeTime": c.get("lastProbeTime"),
+               "lastTransitionTime": c.get("lastTransitionTime")}
+        for k in ("reason", "message"):
+            if c.get(k):
+                out[k] = c[k]
+        return out
+
+    def imagepull(self, ns, name, transition_time=None):
+        """Returns (HTTP status YurtHub answers, the patch it sent or None)."""
+        pod = self.get(ns, name)
+        if self.check_pod_status(pod):
+            return 403, None
+        conds = [dict(c) for c in pod["status"].get("conditions") or []]
+        new = {"type": READY, "status": "False", "lastProbeTime": None, "lastTransitionTime": transition_time,
+               "message": PREFIX + self.next_hash(pod)}
+        for i, c in enumerate(conds):
+            if c["type"] == READY:
+                if c.get("status") == new["status"]:
+                    new["lastTransitionTime"] = c.get("lastTransitionTime")
+                conds[i] = new
+                break
+        else:
+            conds.append(new)
+        patch = {"status": {"conditions": [self.go_condition(c) for c in conds]}}
+        self.sim.call("PATCH", self.path(ns, name) + "/status?" + urllib.parse.urlencode(
+            {"fieldManager": "yurthub-ota"}), patch, who=self.node, ctype="application/merge-patch+json",
+            retry=False)
+        return 200, patch
+
+    def upgrade(self, ns, name):
+        """Returns the HTTP status YurtHub answers (200 after the DELETE)."""
+        pod = self.get(ns, name)
+        if self.check_pod_status(pod) or self.check_image_ready(pod):
+            return 403
+        self.sim.call("DELETE", self.path(ns, name), who=self.node, retry=False)
+        return 200
+
+
+class YurtHubCompat(WebhookBase):
+    NODES = 3
+    REGISTRY = {"includeDefaults": True,
+                "images": [{"image": PRELOADED, "size": 30_000_000}] +
+                          [{"image": i, "size": 300_000_000} for i in SLOW],
+                "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}
+
+    def replacement(self, name, old, timeout=60):
+        node = old["spec"]["nodeName"]
+        return wait_until(lambda: [p for p in self.pods(name) if p["spec"]["nodeName"] == node
+                                   and p["metadata"]["uid"] != old["metadata"]["uid"]
+                                   and (cond(p, "Ready") or {}).get("status") == "True"], timeout,
+                          "the replacement of %s, Ready" % old["metadata"]["name"])[0]
+
+    def kubelet_events(self, pod):
+        return [(e["reason"], e["message"]) for e in self.events(pod)
+                if e.get("source", {}).get("component") == "kubelet"]
+
+    def test_imagepull_then_upgrade(self):
+        pods = self.apply_ds("agent", PRELOADED, nodes=["node-1", "node-2"])
+        h = self.kubectl_set_image("agent", SLOW[0])
+        self.wait_need_upgrade(pods, "True", h)
+        n1, n2 = pods
+        hub1 = YurtHub(self.sim, "node-1")
+        # before any pre-pull, YurtHub v1.7 would upgrade (no PodImageReady)
+        self.assertIsNone(hub1.check_image_ready(self.pod(n1["metadata"]["name"])))
+
+        # imagepull, lastTransitionTime null: accepted, stamped by the
+        # mutating webhook, and the kubelet's conditions and PodNeedUpgrade kept
+        kubelet_types = sorted(c["type"] for c in self.pod(n1["metadata"]["name"])["status"]["conditions"])
+        status, patch = hub1.imagepull(self.ns, n1["metadata"]["name"])
+        self.assertEqual(status, 200)
+        sent = [c for c in patch["status"]["conditions"] if c["type"] == READY]
+        self.assertEqual(sent, [{"type": READY, "status": "False", "lastProbeTime": None,
+                                 "lastTransitionTime": None, "message": PREFIX + h}])
+        now = self.pod(n1["metadata"]["name"])
+        c = cond(now, READY)
+        self.assertEqual((c["status"], c.get("reason"), c["message"]), ("False", "WaitPullImage", PREFIX + h))
+        self.assertTrue(c.get("lastTransitionTime"), c)
+        self.assertEqual(sorted(c["type"] for c in now["status"]["conditions"]), sorted(kubelet_types + [READY]))
+        self.assertEqual(state_of(now), "Pulling")
+        # while it pulls, YurtHub's readiness check refuses the upgrade
+        self.assertIsNotNone(hub1.check_image_ready(now))
+        self.assertEqual(hub1.upgrade(self.ns, n1["metadata"]["name"]), 403)
+
+        # our pre-pull completes, and YurtHub's readiness check passes
+        ready = self.wait_state(n1, "Ready")
+        self.assertIsNone(hub1.check_image_ready(ready))
+        self.assertEqual(cond(ready, READY)["message"], PREFIX + hub1.next_hash(ready))
+
+        # upgrade: the pod is deleted, the replacement runs h, and its kubelet
+        # did not pull: the image was already there
+        self.assertEqual(hub1.upgrade(self.ns, n1["metadata"]["name"]), 200)
+        fresh = self.replacement("agent", n1)
+        self.assertEqual(fresh["metadata"]["labels"]["controller-revision-hash"], h)
+        events = self.kubelet_events(fresh)
+        self.assertIn(("Pulled", 'Container image "%s" already present on machine' % SLOW[0]), events)
+        self.assertNotIn("Pulling", [r for r, _ in events])
+
+        # the same write with a time (a PodImageReady that is new gets "now"
+        # from YurtHub's UpdatePodCondition) works the same way
+        hub2 = YurtHub(self.sim, "node-2")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.assertEqual(hub2.imagepull(self.ns, n2["metadata"]["name"], stamp)[0], 200)
+        self.assertEqual(self.state(n2), "Pulling")
+        self.assertIsNone(hub2.check_image_ready(self.wait_state(n2, "Ready")))
+
+    def test_imagepull_on_another_nodes_pod(self):
+        """YurtHub itself refuses a pod of another node; the same merge patch
+        sent anyway (a YurtHub that skipped its check) is denied by the webhook."""
+        pods = self.apply_ds("agent", PRELOADED, nodes=["node-2"])
+        h = self.kubectl_set_image("agent", SLOW[1])
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        hub = YurtHub(self.sim, "node-1")
+        self.assertEqual(hub.imagepull(self.ns, pod["metadata"]["name"]), (403, None))
+        hub.check_pod_status = lambda p: None
+        with self.assertRaises(ApiError) as e:
+            hub.imagepull(self.ns, pod["metadata"]["name"])
+        self.assertEqual(e.exception.status, 403)
+        self.assertEqual(e.exception.body["message"],
+                         'admission webhook "podstatus.validate.ota-prepull.openyurt.io" denied the request: '
+                         'node node-1 may not change the OTA conditions of pod %s, which runs on node "node-2"; '
+                         'rule: own-node-only, state: PendingUpgrade' % self.ref(pod))
+        self.assertEqual(self.state(pod), "PendingUpgrade")
+
+    def test_imagepull_again_after_a_failure(self):
+        """After PullImageFail, YurtHub's retry keeps the old lastTransitionTime
+        (the status stays False) and drops the reason: a new request all the
+        same, stamped afresh, so it gets a Job of its own."""
+        pods = self.apply_ds("broken", PRELOADED, nodes=["node-3"], timeout=30)
+        h = self.kubectl_set_image("broken", MISSING)
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        hub = YurtHub(self.sim, "node-3")
+        self.assertEqual(hub.imagepull(self.ns, pod["metadata"]["name"])[0], 200)
+        failed = self.wait_state(pod, "Failed")
+        self.assertIsNotNone(hub.check_image_ready(failed))
+        self.assertEqual(hub.upgrade(self.ns, pod["metadata"]["name"]), 403)
+        old_time = cond(failed, READY)["lastTransitionTime"]
+        time.sleep(1.1)  # request times have whole seconds
+        status, patch = hub.imagepull(self.ns, pod["metadata"]["name"])
+        self.assertEqual(status, 200)
+        sent = [c for c in patch["status"]["conditions"] if c["type"] == READY][0]
+        self.assertEqual((sent["lastTransitionTime"], "reason" in sent), (old_time, False))
+        self.assertEqual(self.state(pod), "Pulling")
+        self.wait_state(pod, "Failed")
+        self.assertEqual(len(self.tracker.jobs_of(pod["metadata"]["uid"])), 2)
+        self.assert_no_duplicate_jobs()

@@ -1,0 +1,206 @@
+/*
+ * test_cli_format.c - what kubectl-ota prints (cli/format.c): kubectl's
+ * ages, the table layout, server text made safe for a terminal and cut to
+ * its bound, API error messages and webhook denials, query escaping, and
+ * that --help lists every exit code.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "podview.h"
+#include "row_check.h"
+
+static void test_ages(void **state)
+{
+    (void)state;
+    static const struct {
+        long long s;
+        const char *want;
+    } rows[] = {
+        {-5, "<invalid>"}, {-1, "0s"},      {0, "0s"},        {59, "59s"},
+        {119, "119s"},     {120, "2m"},     {312, "5m12s"},   {599, "9m59s"},
+        {600, "10m"},      {10799, "179m"}, {10800, "3h"},    {3 * 3600 + 60, "3h1m"},
+        {28799, "7h59m"},  {28800, "8h"},   {47 * 3600, "47h"}, {48 * 3600, "2d"},
+        {(7 * 24 + 23) * 3600, "7d23h"},    {8 * 24 * 3600, "8d"},
+        {729LL * 24 * 3600, "729d"},        {730LL * 24 * 3600, "2y"},
+        {(7 * 365 + 364) * 24LL * 3600, "7y364d"}, {8 * 365 * 24LL * 3600, "8y"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char buf[32], name[32];
+        cli_age(buf, sizeof(buf), rows[i].s);
+        snprintf(name, sizeof(name), "%llds", rows[i].s);
+        ROW_CHECK(name, strcmp(buf, rows[i].want) == 0, "got \"%s\", want \"%s\"", buf,
+                  rows[i].want);
+    }
+}
+
+static void test_sanitize(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *in;
+        size_t size;
+        const char *want;
+    } rows[] = {
+        {"plain", "agent-x7k2p", 64, "agent-x7k2p"},
+        {"terminal escape", "a\x1b[2Jb", 64, "a?[2Jb"},
+        {"newline and tab", "a\nb\tc\x7f", 64, "a?b?c?"},
+        {"fits exactly", "abcdefg", 8, "abcdefg"},
+        {"cut with ...", "abcdefgh", 8, "abcd..."},
+        {"never inside UTF-8", "ab\xc3\xa9\xc3\xa9xyz", 8, "ab\xc3\xa9..."},
+        {"no room for ...", "abcdef", 3, ""},
+        {"UTF-8 kept", "caf\xc3\xa9", 16, "caf\xc3\xa9"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char out[64];
+        cli_sanitize(out, rows[i].size, rows[i].in, strlen(rows[i].in));
+        ROW_CHECK(rows[i].name, strcmp(out, rows[i].want) == 0, "got \"%s\"", out);
+        ROW_CHECK(rows[i].name, strlen(out) < rows[i].size, "overflow: %zu", strlen(out));
+    }
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    static const char *const header[] = {"POD", "STATE", "AGE"};
+    char *r1[] = {"agent-x7k2p", "PendingUpgrade", "5m12s"};
+    char *r2[] = {"a", "Ready", "3h"};
+    char *const *rows[] = {r1, r2};
+    strbuf out = {0};
+    cli_table_render(&out, header, 3, rows, 2);
+    assert_false(out.failed);
+    assert_string_equal(out.data, "POD           STATE            AGE\n"
+                                  "agent-x7k2p   PendingUpgrade   5m12s\n"
+                                  "a             Ready            3h\n");
+    strbuf_free(&out);
+    cli_table_render(&out, header, 3, rows, 0);
+    assert_string_equal(out.data, "POD   STATE   AGE\n");
+    strbuf_free(&out);
+}
+
+static void test_status_messages(void **state)
+{
+    (void)state;
+    static const char denial[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
+        "\"admission webhook \\\"pods.ota-prepull.openyurt.io\\\" denied the request: node "
+        "node-1 may not request a pre-pull of pod edge/agent-abc on node-2\",\"code\":403}";
+    static const struct {
+        const char *name, *body;
+        long status;
+        const char *want;
+        int denial;
+    } rows[] = {
+        {"webhook denial", denial, 403,
+         "admission webhook \"pods.ota-prepull.openyurt.io\" denied the request: node node-1 "
+         "may not request a pre-pull of pod edge/agent-abc on node-2",
+         1},
+        {"not found", "{\"kind\":\"Status\",\"message\":\"pods \\\"x\\\" not found\",\"code\":404}",
+         404, "pods \"x\" not found", 0},
+        {"forbidden by RBAC",
+         "{\"kind\":\"Status\",\"message\":\"pods \\\"x\\\" is forbidden: User \\\"jane\\\" cannot "
+         "patch resource\"}",
+         403, "pods \"x\" is forbidden: User \"jane\" cannot patch resource", 0},
+        {"webhook call failed",
+         "{\"message\":\"Internal error occurred: failed calling webhook \\\"x\\\": timeout\"}", 500,
+         "Internal error occurred: failed calling webhook \"x\": timeout", 0},
+        {"not JSON", "<html>bad gateway</html>", 502, "HTTP 502: <html>bad gateway</html>", 0},
+        {"empty", "", 503, "HTTP 503", 0},
+        {"a message with escapes", "{\"message\":\"a\\u001b[31mred\"}", 400, "a?[31mred", 0},
+        {"too deep", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                     "]]]]", 400,
+         "HTTP 400: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]",
+         0},
+        {"a denial's look-alike", "{\"message\":\"admission webhook \\\"x\\\" said no\"}", 400,
+         "admission webhook \"x\" said no", 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char out[CLI_MESSAGE_MAX];
+        cli_status_message(out, sizeof(out), rows[i].status, rows[i].body, strlen(rows[i].body));
+        ROW_CHECK(rows[i].name, strcmp(out, rows[i].want) == 0, "got \"%s\"", out);
+        ROW_CHECK(rows[i].name, cli_is_webhook_denial(out) == rows[i].denial, "denial %d",
+                  cli_is_webhook_denial(out));
+    }
+    /* a huge message is cut to the bound */
+    size_t n = 100000;
+    char *big = malloc(n + 32);
+    assert_non_null(big);
+    strcpy(big, "{\"message\":\"");
+    memset(big + 12, 'x', n);
+    strcpy(big + 12 + n, "\"}");
+    char out[CLI_MESSAGE_MAX];
+    cli_status_message(out, sizeof(out), 400, big, strlen(big));
+    assert_int_equal(strlen(out), CLI_MESSAGE_MAX - 1);
+    assert_string_equal(out + CLI_MESSAGE_MAX - 4, "...");
+    free(big);
+}
+
+static void test_query_escape(void **state)
+{
+    (void)state;
+    strbuf b = {0};
+    cli_query_escape(&b, "ota-prepull/pod-uid=1a2b-3c_d.e~f");
+    cli_query_escape(&b, "&x= +%");
+    assert_string_equal(b.data, "ota-prepull%2Fpod-uid%3D1a2b-3c_d.e~f%26x%3D%20%2B%25");
+    strbuf_free(&b);
+}
+
+static void test_usage_lists_every_exit_code(void **state)
+{
+    (void)state;
+    const char *u = cli_usage();
+    for (int code = CLI_EXIT_OK; code <= CLI_EXIT_PULL_FAILED; code++) {
+        char line[16];
+        snprintf(line, sizeof(line), "\n  %d  ", code);
+        if (strstr(u, line) == NULL)
+            fail_msg("--help does not document exit code %d", code);
+    }
+    for (const char *w = "list\0pull\0status\0upgrade\0--watch\0--wait\0--force\0--timeout\0"
+                         "--kubeconfig\0--context\0--namespace\0--all-namespaces\0--node\0";
+         *w != '\0'; w += strlen(w) + 1)
+        if (strstr(u, w) == NULL)
+            fail_msg("--help does not mention %s", w);
+}
+
+static void test_messages(void **state)
+{
+    (void)state;
+    strbuf b = {0};
+    cli_say_pulled(&b, "edge", "agent-x7k2p", "node-1", "bpwch9f77j");
+    assert_non_null(strstr(b.data, "revision bpwch9f77j"));
+    assert_non_null(strstr(b.data, "Job on node-1"));
+    assert_non_null(strstr(b.data, "kubectl ota status agent-x7k2p -n edge --watch"));
+    assert_non_null(strstr(b.data, "kubectl ota upgrade agent-x7k2p -n edge --wait"));
+    strbuf_free(&b);
+    cli_say_not_ready(&b, "edge", "agent-x7k2p", "node-1", "bpwch9f77j", "PendingUpgrade");
+    assert_non_null(strstr(b.data, "is PendingUpgrade"));
+    assert_non_null(strstr(b.data, "down for the whole pull"));
+    assert_non_null(strstr(b.data, "kubectl ota pull agent-x7k2p -n edge"));
+    assert_non_null(strstr(b.data, "--force"));
+    strbuf_free(&b);
+    cli_say_not_ready(&b, "edge", "agent-x7k2p", "node-1", "bpwch9f77j", "Pulling");
+    assert_non_null(strstr(b.data, "A pre-pull is running"));
+    assert_null(strstr(b.data, "Pre-pull first"));
+    strbuf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ages),
+        cmocka_unit_test(test_sanitize),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_status_messages),
+        cmocka_unit_test(test_query_escape),
+        cmocka_unit_test(test_usage_lists_every_exit_code),
+        cmocka_unit_test(test_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,303 @@
+/*
+ * test_cli_podview.c - what kubectl-ota reads of a pod and decides
+ * (cli/podview.c): the state (the rulebook's, through kobj's view), the
+ * target revision, when the state began, the columns of `list`, the
+ * verdicts of pull, upgrade and status --watch, the replacement `upgrade
+ * --wait` waits for, and the kubelet's latest Event.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "json.h"
+#include "podview.h"
+#include "row_check.h"
+
+#define NU_TRUE(h, t)                                                                              \
+    "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"message\":\"controllerrevision: " h      \
+    "\",\"lastTransitionTime\":\"" t "\"}"
+#define IR(st, reason, msg, t)                                                                     \
+    "{\"type\":\"PodImageReady\",\"status\":\"" st "\",\"reason\":\"" reason "\",\"message\":\"" \
+    msg "\",\"lastTransitionTime\":\"" t "\"}"
+
+/* A DaemonSet pod on node-1 at revision old1 with these conditions. */
+static yajl_val pod_tree(const char *conditions)
+{
+    char json[4096];
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"agent-x7k2p\",\"namespace\":\"edge\",\"uid\":\"u-1\","
+             "\"resourceVersion\":\"42\",\"creationTimestamp\":\"2026-11-21T20:00:00Z\","
+             "\"labels\":{\"controller-revision-hash\":\"old1\"},"
+             "\"ownerReferences\":[{\"kind\":\"Node\",\"name\":\"n\",\"uid\":\"x\"},"
+             "{\"kind\":\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\",\"controller\":true}]},"
+             "\"spec\":{\"nodeName\":\"node-1\"},"
+             "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},%s]}}",
+             conditions);
+    char err[128];
+    yajl_val t = json_parse_tree(json, strlen(json), 64, err, sizeof(err));
+    if (t == NULL)
+        fail_msg("fixture: %s: %s", err, json);
+    return t;
+}
+
+typedef struct row {
+    const char *name, *conditions;
+    ota_state state;
+    const char *target, *since;
+    cli_pull_verdict pull;
+    cli_upgrade_verdict upgrade, forced;
+    int watch_exit;
+} row;
+
+static const row states[] = {
+    {"no OTA condition: Current", "{\"type\":\"Initialized\",\"status\":\"True\"}",
+     OTA_STATE_CURRENT, "old1", "2026-11-21T20:00:00Z", CLI_PULL_NO_UPGRADE,
+     CLI_UPGRADE_NO_UPGRADE, CLI_UPGRADE_NO_UPGRADE, CLI_EXIT_NO_UPGRADE},
+    {"PodNeedUpgrade False: Current",
+     "{\"type\":\"PodNeedUpgrade\",\"status\":\"False\",\"message\":\"controllerrevision: old1\","
+     "\"lastTransitionTime\":\"2026-11-21T20:01:00Z\"}",
+     OTA_STATE_CURRENT, "old1", "2026-11-21T20:01:00Z", CLI_PULL_NO_UPGRADE,
+     CLI_UPGRADE_NO_UPGRADE, CLI_UPGRADE_NO_UPGRADE, CLI_EXIT_NO_UPGRADE},
+    {"PendingUpgrade", NU_TRUE("new2", "2026-11-21T20:02:00Z"), OTA_STATE_PENDING_UPGRADE, "new2",
+     "2026-11-21T20:02:00Z", CLI_PULL_WRITE, CLI_UPGRADE_NOT_READY, CLI_UPGRADE_DELETE,
+     CLI_EXIT_PULL_FAILED},
+    {"Pulling (YurtHub's reason-less request)",
+     NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("False", "", "controllerrevision: new2",
+                                                    "2026-11-21T20:03:00Z"),
+     OTA_STATE_PULLING, "new2", "2026-11-21T20:03:00Z", CLI_PULL_ALREADY_PULLING,
+     CLI_UPGRADE_NOT_READY, CLI_UPGRADE_DELETE, -1},
+    {"Pulling (WaitPullImage)",
+     NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("False", "WaitPullImage",
+                                                    "controllerrevision: new2",
+                                                    "2026-11-21T20:03:00Z"),
+     OTA_STATE_PULLING, "new2", "2026-11-21T20:03:00Z", CLI_PULL_ALREADY_PULLING,
+     CLI_UPGRADE_NOT_READY, CLI_UPGRADE_DELETE, -1},
+    {"Ready",
+     NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("True", "PullImageSuccess",
+                                                    "controllerrevision: new2",
+                                                    "2026-11-21T20:04:00Z"),
+     OTA_STATE_READY, "new2", "2026-11-21T20:04:00Z", CLI_PULL_ALREADY_READY, CLI_UPGRADE_DELETE,
+     CLI_UPGRADE_DELETE, CLI_EXIT_OK},
+    {"Failed",
+     NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("False", "PullImageFail",
+                                                    "pull image job j failed: ErrImagePull",
+                                                    "2026-11-21T20:05:00Z"),
+     OTA_STATE_FAILED, "new2", "2026-11-21T20:05:00Z", CLI_PULL_WRITE, CLI_UPGRADE_NOT_READY,
+     CLI_UPGRADE_DELETE, CLI_EXIT_PULL_FAILED},
+    {"Ready for an older revision: PendingUpgrade again",
+     NU_TRUE("new3", "2026-11-21T20:06:00Z") "," IR("True", "PullImageSuccess",
+                                                    "controllerrevision: new2",
+                                                    "2026-11-21T20:04:00Z"),
+     OTA_STATE_PENDING_UPGRADE, "new3", "2026-11-21T20:06:00Z", CLI_PULL_WRITE,
+     CLI_UPGRADE_NOT_READY, CLI_UPGRADE_DELETE, CLI_EXIT_PULL_FAILED},
+    {"no times: the pod's creation",
+     "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"message\":\"controllerrevision: new2\"}",
+     OTA_STATE_PENDING_UPGRADE, "new2", "2026-11-21T20:00:00Z", CLI_PULL_WRITE,
+     CLI_UPGRADE_NOT_READY, CLI_UPGRADE_DELETE, CLI_EXIT_PULL_FAILED},
+    {"a message that names no hash: the pod's own",
+     "{\"type\":\"PodNeedUpgrade\",\"status\":\"True\",\"message\":\"something else\"}",
+     OTA_STATE_PENDING_UPGRADE, "old1", "2026-11-21T20:00:00Z", CLI_PULL_WRITE,
+     CLI_UPGRADE_NOT_READY, CLI_UPGRADE_DELETE, CLI_EXIT_PULL_FAILED},
+};
+
+static void test_states_and_verdicts(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+        const row *r = &states[i];
+        yajl_val t = pod_tree(r->conditions);
+        cli_pod *p = cli_pod_decode(t);
+        yajl_tree_free(t);
+        ROW_CHECK(r->name, p != NULL, "not decoded");
+        ROW_CHECK(r->name, cli_pod_state(p) == r->state, "state %s",
+                  ota_state_name(cli_pod_state(p)));
+        sv target = cli_pod_target(p);
+        ROW_CHECK(r->name, sv_eq(target, r->target), "target %.*s", SV_ARG(target));
+        const char *since = cli_pod_state_since(p);
+        ROW_CHECK(r->name, since != NULL && strcmp(since, r->since) == 0, "since %s",
+                  since != NULL ? since : "(null)");
+        ROW_CHECK(r->name, cli_pull_decide(cli_pod_state(p)) == r->pull, "pull %d",
+                  (int)cli_pull_decide(cli_pod_state(p)));
+        ROW_CHECK(r->name, cli_upgrade_decide(cli_pod_state(p), 0) == r->upgrade, "upgrade %d",
+                  (int)cli_upgrade_decide(cli_pod_state(p), 0));
+        ROW_CHECK(r->name, cli_upgrade_decide(cli_pod_state(p), 1) == r->forced, "forced %d",
+                  (int)cli_upgrade_decide(cli_pod_state(p), 1));
+        ROW_CHECK(r->name, cli_watch_exit(cli_pod_state(p)) == r->watch_exit, "watch exit %d",
+                  cli_watch_exit(cli_pod_state(p)));
+        ROW_CHECK(r->name, strcmp(p->owner_kind, "DaemonSet") == 0 &&
+                               strcmp(p->owner_name, "agent") == 0,
+                  "owner %s %s", p->owner_kind, p->owner_name);
+        ROW_CHECK(r->name, strcmp(p->resource_version, "42") == 0 && p->ready, "rv/ready");
+        cli_pod_free(p);
+    }
+}
+
+static void test_row(void **state)
+{
+    (void)state;
+    static const char *const init[] = {"busybox:1.37-musl"};
+    static const char *const imgs[] = {"registry.example.com/edge/agent:v2", "side:1"};
+    static const char *const old[] = {"registry.example.com/edge/agent:v1"};
+    const cli_revision revs[] = {
+        {"ds-other", "new2", NULL, 0, old, 1}, /* another DaemonSet's revision of that hash */
+        {"ds-1", "old1", NULL, 0, old, 1},
+        {"ds-1", "new2", init, 1, imgs, 2},
+    };
+    long long now = 1795291200 + 312; /* 2026-11-21T20:05:12Z */
+    yajl_val t = pod_tree(NU_TRUE("new2", "2026-11-21T20:00:00Z"));
+    cli_pod *p = cli_pod_decode(t);
+    yajl_tree_free(t);
+    char *cells[CLI_N_COLS];
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", revs, 3, now, cells), 0);
+    const char *want[CLI_N_COLS] = {
+        "edge", "agent-x7k2p", "node-1", "agent", "PendingUpgrade", "new2",
+        "busybox:1.37-musl,registry.example.com/edge/agent:v2,side:1", "5m12s",
+    };
+    for (int i = 0; i < CLI_N_COLS; i++)
+        ROW_CHECK(cli_col_names[i], strcmp(cells[i], want[i]) == 0, "got \"%s\"", cells[i]);
+    cli_row_free(cells);
+    /* no revision known: said so */
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", revs, 1, now, cells), 0);
+    assert_string_equal(cells[CLI_COL_IMAGES], "<unknown>");
+    cli_row_free(cells);
+    cli_pod_free(p);
+
+    /* hostile cells are made safe and cut */
+    char json[4096];
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"evil\\u001b[2J\",\"uid\":\"u\",\"namespace\":\"%0300d\"},"
+             "\"spec\":{}}",
+             7);
+    char err[64];
+    t = json_parse_tree(json, strlen(json), 64, err, sizeof(err));
+    assert_non_null(t);
+    p = cli_pod_decode(t);
+    yajl_tree_free(t);
+    assert_int_equal(cli_row_of(p, NULL, NULL, NULL, 0, now, cells), 0);
+    assert_string_equal(cells[CLI_COL_POD], "evil?[2J");
+    assert_int_equal(strlen(cells[CLI_COL_NAMESPACE]), CLI_CELL_MAX);
+    assert_string_equal(cells[CLI_COL_NODE], "<none>");
+    assert_string_equal(cells[CLI_COL_TARGET], "<unknown>");
+    assert_string_equal(cells[CLI_COL_AGE], "<unknown>");
+    cli_row_free(cells);
+    cli_pod_free(p);
+}
+
+static void test_replacement(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *json;
+        int want;
+    } rows[] = {
+        {"the Ready replacement",
+         "{\"metadata\":{\"name\":\"agent-new\",\"uid\":\"u-2\",\"ownerReferences\":[{\"kind\":"
+         "\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\",\"controller\":true}]},\"spec\":{"
+         "\"nodeName\":\"node-1\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":"
+         "\"True\"}]}}",
+         1},
+        {"not Ready yet",
+         "{\"metadata\":{\"name\":\"agent-new\",\"uid\":\"u-2\",\"ownerReferences\":[{\"kind\":"
+         "\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\",\"controller\":true}]},\"spec\":{"
+         "\"nodeName\":\"node-1\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":"
+         "\"False\"}]}}",
+         0},
+        {"the old pod, still terminating and Ready",
+         "{\"metadata\":{\"name\":\"agent-old\",\"uid\":\"u-1\",\"deletionTimestamp\":\"x\","
+         "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\","
+         "\"controller\":true}]},\"spec\":{\"nodeName\":\"node-1\"},\"status\":{\"conditions\":"
+         "[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+         0},
+        {"a new pod already being deleted",
+         "{\"metadata\":{\"name\":\"agent-new\",\"uid\":\"u-5\",\"deletionTimestamp\":\"x\","
+         "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\","
+         "\"controller\":true}]},\"spec\":{\"nodeName\":\"node-1\"},\"status\":{\"conditions\":"
+         "[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+         0},
+        {"another DaemonSet's pod",
+         "{\"metadata\":{\"name\":\"other\",\"uid\":\"u-3\",\"ownerReferences\":[{\"kind\":"
+         "\"DaemonSet\",\"name\":\"x\",\"uid\":\"ds-2\",\"controller\":true}]},\"spec\":{"
+         "\"nodeName\":\"node-1\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":"
+         "\"True\"}]}}",
+         0},
+        {"on another node",
+         "{\"metadata\":{\"name\":\"agent-new\",\"uid\":\"u-2\",\"ownerReferences\":[{\"kind\":"
+         "\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\",\"controller\":true}]},\"spec\":{"
+         "\"nodeName\":\"node-2\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":"
+         "\"True\"}]}}",
+         0},
+        {"no owner", "{\"metadata\":{\"name\":\"p\",\"uid\":\"u-4\"},\"spec\":{\"nodeName\":\"node-1\"},"
+                     "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+         0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char err[64];
+        yajl_val t = json_parse_tree(rows[i].json, strlen(rows[i].json), 64, err, sizeof(err));
+        ROW_CHECK(rows[i].name, t != NULL, "%s", err);
+        cli_pod *p = cli_pod_decode(t);
+        yajl_tree_free(t);
+        ROW_CHECK(rows[i].name, p != NULL, "not decoded");
+        ROW_CHECK(rows[i].name, cli_is_replacement(p, "ds-1", "node-1", "u-1") == rows[i].want,
+                  "want %d", rows[i].want);
+        cli_pod_free(p);
+    }
+}
+
+static void test_latest_kubelet_event(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *items, *want_reason;
+    } rows[] = {
+        {"the latest kubelet Event",
+         "[{\"reason\":\"Pulling\",\"source\":{\"component\":\"kubelet\"},\"lastTimestamp\":"
+         "\"2026-11-21T20:00:01Z\"},{\"reason\":\"BackOff\",\"source\":{\"component\":\"kubelet\"},"
+         "\"lastTimestamp\":\"2026-11-21T20:00:09Z\"},{\"reason\":\"Scheduled\",\"source\":{"
+         "\"component\":\"default-scheduler\"},\"lastTimestamp\":\"2026-11-21T20:00:30Z\"}]",
+         "BackOff"},
+        {"a tie: the later item",
+         "[{\"reason\":\"Pulling\",\"source\":{\"component\":\"kubelet\"},\"lastTimestamp\":"
+         "\"2026-11-21T20:00:01Z\"},{\"reason\":\"Pulled\",\"source\":{\"component\":\"kubelet\"},"
+         "\"lastTimestamp\":\"2026-11-21T20:00:01Z\"}]",
+         "Pulled"},
+        {"events.k8s.io style: eventTime, reportingComponent",
+         "[{\"reason\":\"Failed\",\"reportingComponent\":\"kubelet\",\"eventTime\":"
+         "\"2026-11-21T20:00:05.000000Z\"},{\"reason\":\"Pulling\",\"source\":{\"component\":"
+         "\"kubelet\"},\"lastTimestamp\":\"2026-11-21T20:00:01Z\"}]",
+         "Failed"},
+        {"none from the kubelet", "[{\"reason\":\"Scheduled\",\"source\":{\"component\":\"s\"}}]",
+         NULL},
+        {"not a list", "{\"items\":1}", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char err[64];
+        yajl_val t = json_parse_tree(rows[i].items, strlen(rows[i].items), 64, err, sizeof(err));
+        ROW_CHECK(rows[i].name, t != NULL, "%s", err);
+        yajl_val ev = cli_latest_kubelet_event(t);
+        const char *path[] = {"reason", NULL};
+        yajl_val reason = ev != NULL ? yajl_tree_get(ev, path, yajl_t_string) : NULL;
+        const char *got = reason != NULL && YAJL_IS_STRING(reason) ? reason->u.string : "(none)";
+        if (rows[i].want_reason == NULL)
+            ROW_CHECK(rows[i].name, ev == NULL, "found one");
+        else
+            ROW_CHECK(rows[i].name, strcmp(got, rows[i].want_reason) == 0, "got %s", got);
+        yajl_tree_free(t);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_states_and_verdicts),
+        cmocka_unit_test(test_row),
+        cmocka_unit_test(test_replacement),
+        cmocka_unit_test(test_latest_kubelet_event),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
