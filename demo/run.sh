@@ -75,12 +75,12 @@ fail() {
 
 WORK=
 PIDS=()        # what we started, stopped by PID at the end
-CHILD=         # the narrated command running now, and its output follower
-FOLLOW=
+FOLLOW=        # the narrated command running now: its output's last stage
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    for p in $CHILD $FOLLOW; do kill -TERM "$p" 2>/dev/null; done
+    # the narrated command running now, if any
+    [ -n "$FOLLOW" ] && [ -s "$OUT.pid" ] && kill -TERM "$(cat "$OUT.pid")" 2>/dev/null
     # newest first: the controller and the webhook before the cluster
     local i
     for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
@@ -144,29 +144,29 @@ run() {
     printf '%s$ %s%s\n' "$C" "$shown" "$N"
     OUT=$WORK/out.$STEP.$RANDOM
     if [ -n "$to" ]; then
-        (cd "$WORK" && exec "$@") >"$WORK/$to" 2>"$OUT" </dev/null &
-        CHILD=$!
         local rc=0
-        wait "$CHILD" || rc=$?
-        CHILD=
+        (cd "$WORK" && exec "$@") >"$WORK/$to" 2>"$OUT" </dev/null || rc=$?
         sed 's/^/   /' "$OUT"
         return $rc
     fi
     # In the background and waited for, so that Ctrl-C / SIGTERM reach the
-    # trap at once instead of after the command.
-    # (timeout only bounds the demo; it is not part of the story)
-    if [ -n "$who" ]; then
-        (cd "$WORK" && KUBECONFIG=$who.kubeconfig exec timeout "$limit" "$@") >"$OUT" 2>&1 </dev/null &
-    else
-        (cd "$WORK" && exec timeout "$limit" "$@") >"$OUT" 2>&1 </dev/null &
-    fi
-    CHILD=$!
-    tail -s 0.1 -n +1 -f --pid="$CHILD" "$OUT" 2>/dev/null | sed 's/^/   /' &
+    # trap at once instead of after the command; timeout only bounds the
+    # demo, it is not part of the story.
+    {
+        if [ -n "$who" ]; then
+            (cd "$WORK" && KUBECONFIG=$who.kubeconfig exec timeout "$limit" "$@") 2>&1 </dev/null &
+        else
+            (cd "$WORK" && exec timeout "$limit" "$@") 2>&1 </dev/null &
+        fi
+        echo $! >"$OUT.pid"
+        wait $!
+        echo $? >"$OUT.rc"
+    } | tee "$OUT" | sed -u 's/^/   /' &
     FOLLOW=$!
-    local rc=0
-    wait "$CHILD" || rc=$?
-    wait "$FOLLOW" 2>/dev/null
-    CHILD= FOLLOW=
+    wait "$FOLLOW"
+    FOLLOW=
+    local rc
+    rc=$(cat "$OUT.rc" 2>/dev/null) || rc=1
     [ $rc = 124 ] && echo "   (no answer after $limit s: stopped)"
     return $rc
 }
@@ -207,7 +207,7 @@ pod_on() {
 
 # ------------------------------------------------------------- preflight
 
-for p in ota-webhook ota-controller ${DEMO_DEV_NOCLI-kubectl-ota}; do
+for p in ota-webhook ota-controller kubectl-ota; do
     [ -x "$BUILD/$p" ] || { echo "demo: $BUILD/$p is missing: run make demo (or make all)" >&2; exit 1; }
 done
 for t in kubectl python3 openssl curl node; do
@@ -313,7 +313,9 @@ has "$P1" && ! has "$P2" || fail "expected node-1's list to hold $P1 and not $P2
 
 step "node-1 upgrades without a pre-pull: its agent is down for the whole download"
 say "'kubectl ota upgrade' deletes the pod, and the DaemonSet controller recreates it at 2.0. It refuses while the new image is not on the node:"
-run --as node-1 kubectl ota upgrade $P1 -n $NS && fail "expected kubectl ota upgrade to refuse without --force"
+run --as node-1 kubectl ota upgrade $P1 -n $NS
+rc=$?
+[ $rc = 7 ] || fail "expected kubectl ota upgrade to refuse (exit 7: not pre-pulled), got $rc"
 want "force"
 say "node-1's user goes ahead anyway:"
 run --limit $LONG_WAIT --as node-1 kubectl ota upgrade $P1 -n $NS --force --wait ||
@@ -356,8 +358,9 @@ done
 say "node-3's user asks for the pre-pull. The kubelet cannot pull the image and retries with back-off; the Job's deadline (the DaemonSet's image-prepull-timeout-seconds, 900 s) ends it, and the pod gets PodImageReady=False, PullImageFail, with the kubelet's reason:"
 run --as node-3 kubectl ota pull $P3 -n $NS || fail "kubectl ota pull"
 run --limit $LONG_WAIT --as node-3 kubectl ota status $P3 -n $NS --watch
+rc=$?
+[ $rc = 9 ] || fail "expected kubectl ota status --watch to end with exit 9 (the pre-pull failed), got $rc"
 want "Failed"
-want "not found"
 run --as admin kubectl get pod $P3 -n $NS \
     -o 'jsonpath={range .status.conditions[?(@.type=="PodImageReady")]}{.reason}: {.message}{"\n"}{end}' ||
     fail "get pod"
@@ -377,7 +380,9 @@ run --as admin kubectl ota list -n $NS || fail "kubectl ota list"
     fail "expected 2 pods Current and 2 PendingUpgrade"
 
 step "node-1's user asks for the pre-pull of node-4's pod: denied"
-run --as node-1 kubectl ota pull $P4 -n $NS && fail "expected the pull to be denied"
+run --as node-1 kubectl ota pull $P4 -n $NS
+rc=$?
+[ $rc = 6 ] || fail "expected kubectl ota pull to be denied by the webhook (exit 6), got $rc"
 want "denied the request: node node-1 may not change the OTA conditions of pod $NS/$P4, which runs on node \"node-4\""
 say "The webhook refuses the write itself, whatever client sends it; the same status write with plain kubectl:"
 run --as node-1 kubectl patch pod $P4 -n $NS --subresource=status --type=strategic \
