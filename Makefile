@@ -6,6 +6,8 @@
 #                kubesim) tests, then unit, integration and e2e again in an
 #                AddressSanitizer + UBSan build (build/asan/)
 #   make run     the webhook on 127.0.0.1 with throw-away certificates
+#   make demo    builds everything, then the narrated OTA story against kubesim
+#                (demo/README.md); make demo-test runs it fast and checks it
 #   make clean
 
 CC ?= gcc
@@ -76,7 +78,8 @@ DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev l
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client
 
-.PHONY: all deps test layout unit integration e2e kubesim-test test-asan bench run clean
+.PHONY: all deps test layout unit integration e2e kubesim-test test-asan bench run clean \
+	demo demo-test
 
 all: $(PROGRAMS)
 
@@ -179,7 +182,18 @@ test: deps
 	$(MAKE) integration
 	$(MAKE) kubesim-test
 	$(MAKE) e2e
+	$(MAKE) demo-test
 	$(MAKE) test-asan
+
+# The narrated demo on loopback (demo/README.md), and its test: the story to
+# the end (--fast), a failing step, SIGTERM and SIGINT midway; each run
+# bounded (tests/demo/test_demo.py).
+demo: deps
+	$(MAKE) all
+	bash demo/run.sh
+
+demo-test: $(PROGRAMS)
+	BUILD=$(BUILD) python3 tests/demo/test_demo.py
 
 # Benchmarks (docs/BENCHMARKS.md); never part of make test.
 $(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)

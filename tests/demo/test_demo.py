@@ -2,7 +2,7 @@
 fails when a step does not do what it says, and leaves nothing behind, also
 when it is stopped half-way with SIGTERM or SIGINT (Ctrl-C).
 
-Run: python3 tests/demo/test_demo.py [-v]   (BUILD=build/asan for that build)
+Run: python3 tests/demo/test_demo.py [-v] [DemoTest.test_...]
 Each run of the demo is bounded (DEMO_LIMIT seconds, default 240) and uses
 --fast (kubesim's clock 120x); everything listens on loopback, on free ports.
 """
@@ -99,21 +99,34 @@ class Demo:
         return m.group(1) if m else None
 
 
+def kill_left(demo):
+    """Whatever the test found, no process of the demo outlives it."""
+    if demo.proc.poll() is None:
+        demo.proc.kill()
+        demo.proc.wait()
+    for p in demo.pids():
+        if alive(p):
+            os.kill(p, signal.SIGKILL)
+
+
 class DemoTest(unittest.TestCase):
+    def start(self, *args, env=None):
+        demo = Demo(*args, env=env)
+        self.addCleanup(kill_left, demo)
+        return demo
+
     def assert_clean(self, demo):
         """Every process the demo started is gone, and its work directory too."""
         pids = demo.pids()
         self.assertTrue(pids, "the demo printed no pid:\n" + demo.out[-3000:])
         left = [p for p in pids if alive(p)]
-        for p in left:  # ours: stop them so a failure leaves nothing either
-            os.kill(p, signal.SIGKILL)
         self.assertEqual(left, [], "processes left running")
         wd = demo.workdir()
         self.assertIsNotNone(wd, "the demo did not say where it works")
         self.assertFalse(os.path.exists(wd), "work directory %s left behind" % wd)
 
     def test_the_whole_story(self):
-        demo = Demo()
+        demo = self.start()
         rc = demo.finish(LIMIT)
         self.assertEqual(rc, 0, "demo exit code %r; output:\n%s" % (rc, demo.out[-6000:]))
         pos = 0
@@ -125,7 +138,7 @@ class DemoTest(unittest.TestCase):
         self.assert_clean(demo)
 
     def stop_midway(self, sig, code):
-        demo = Demo()
+        demo = self.start()
         # once the three processes run and the story has begun
         self.assertTrue(demo.read_until(r"^== 3\. ", 120), "the demo did not reach step 3:\n" + demo.out)
         demo.proc.send_signal(sig)
@@ -149,7 +162,7 @@ class DemoTest(unittest.TestCase):
             with open(os.path.join(d, "ota-controller"), "w") as f:
                 f.write("#!/bin/sh\necho 'not a controller' >&2\nexit 3\n")
             os.chmod(os.path.join(d, "ota-controller"), 0o755)
-            demo = Demo(env={"BUILD": d})
+            demo = self.start(env={"BUILD": d})
             rc = demo.finish(120)
         self.assertEqual(rc, 1, demo.out[-3000:])
         self.assertIn("demo: FAILED at step 2: ota-controller not ready", demo.out)
@@ -159,4 +172,5 @@ class DemoTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2 if "-v" in sys.argv else 1, argv=[sys.argv[0]])
+    unittest.main(verbosity=2 if "-v" in sys.argv else 1,
+                  argv=[sys.argv[0]] + [a for a in sys.argv[1:] if a != "-v"])
