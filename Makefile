@@ -5,9 +5,9 @@
 #   make test    unit, integration (webhook), kubesim and e2e (controller against
 #                kubesim) tests, then unit, integration and e2e again in an
 #                AddressSanitizer + UBSan build (build/asan/)
-#   make run     the webhook on 127.0.0.1 with throw-away certificates
 #   make demo    builds everything, then the narrated OTA story against kubesim
 #                (demo/README.md); make demo-test runs it fast and checks it
+#   make run     the webhook on 127.0.0.1 with throw-away certificates
 #   make clean
 
 CC ?= gcc
@@ -78,8 +78,7 @@ DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev l
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client
 
-.PHONY: all deps test layout unit integration e2e kubesim-test test-asan bench run clean \
-	demo demo-test
+.PHONY: all deps test layout unit integration e2e kubesim-test test-asan bench run clean
 
 all: $(PROGRAMS)
 
@@ -188,6 +187,7 @@ test: deps
 # The narrated demo on loopback (demo/README.md), and its test: the story to
 # the end (--fast), a failing step, SIGTERM and SIGINT midway; each run
 # bounded (tests/demo/test_demo.py).
+.PHONY: demo demo-test
 demo: deps
 	$(MAKE) all
 	bash demo/run.sh
