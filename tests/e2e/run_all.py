@@ -19,6 +19,8 @@ This runs them all, in one process; the tests are in
   test_downtime.py         UpgradeDowntime: a 2 GiB image's upgrade with and
                            without pre-pull (the mechanism; the numbers are
                            bench/upgrade_downtime.py's)
+  test_kubectl_ota.py      KubectlOta: the node users' plugin, every command
+                           and error, through the registered webhook
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -32,6 +34,7 @@ Run: python3 tests/e2e/run_all.py [-v] [Class[.test] ...]
   OTA_CONTROLLER   the binary (default build/ota-controller)
   OTA_WEBHOOK      the webhook binary, for the classes that register it
                    (default build/ota-webhook)
+  KUBECTL_OTA      the plugin, for KubectlOta (default build/kubectl-ota)
   OTA_E2E_KEEP=1   keep the state dirs (kubesim and controller logs), which are
                    otherwise removed after a run where everything passed
 The last line is "N passed, N failed"; the exit status is non-zero on failure.
@@ -52,18 +55,19 @@ from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
+from test_kubectl_ota import KUBECTL_OTA, KubectlOta
 
 
 def main(argv):
     args = [a for a in argv if a != "-v"]
     harness.VERBOSE = len(args) != len(argv)
-    for binary, what in ((CONTROLLER, "controller"), (WEBHOOK, "webhook")):
+    for binary, what in ((CONTROLLER, "controller"), (WEBHOOK, "webhook"), (KUBECTL_OTA, "kubectl-ota")):
         if not os.access(binary, os.X_OK):
             print("no %s binary at %s (make all)" % (what, binary))
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
-                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime"]
+                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -1,0 +1,239 @@
+"""kubectl-ota against kubesim, through the webhook registered from the
+rendered manifests (class KubectlOta).
+
+The binary is build/kubectl-ota, or $KUBECTL_OTA (the ASan build in
+test-asan); it runs as kubectl runs a plugin, with the words after `kubectl
+ota`, and finds the cluster as kubectl does: KUBECONFIG (here a list whose
+first file does not exist, to go through the merge), or --kubeconfig.  Each
+run's stderr is scanned for sanitizer reports.
+
+Covered: list as admin (-n, -A, --node) and as a node identity (its own
+pods by default); pull, then status --watch to Ready, then upgrade --wait
+with the downtime printed; upgrade refused before the pull and forced
+without it; a failing pull followed to Failed with the kubelet's reason;
+--timeout; and each error with its exit code (not found, not OTA, no
+upgrade, webhook denial printed verbatim, usage).
+"""
+import os
+import re
+import subprocess
+import time
+import urllib.parse
+
+from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER, wait_until
+from webhook_flow import VALIDATE_POD, WebhookBase, cond, state_of
+
+KUBECTL_OTA = os.environ.get("KUBECTL_OTA", os.path.join(ROOT, "build", "kubectl-ota"))
+
+# exit codes (kubectl ota --help)
+OK, USAGE, NOT_FOUND, NOT_OTA, NO_UPGRADE, DENIED, NOT_READY, TIMEOUT, PULL_FAILED = 0, 2, 3, 4, 5, 6, 7, 8, 9
+
+
+class KubectlOta(WebhookBase):
+    """Four nodes: node-1 and node-2 for the pull/upgrade flows, node-3 for
+    failures, node-4 for the 2 GiB image that keeps pulling."""
+    NODES = 4
+
+    # --- running the plugin
+    def ota(self, who, *args, timeout=120, flag=False):
+        """kubectl-ota as who: KUBECONFIG=<missing>:<who's kubeconfig>, or
+        --kubeconfig when flag.  Returns the CompletedProcess."""
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        kc = os.path.join(self.sim.state, who + ".kubeconfig")
+        cmd = [KUBECTL_OTA] + list(args)
+        if flag:
+            cmd += ["--kubeconfig", kc]
+            env.pop("KUBECONFIG", None)
+        else:
+            env["KUBECONFIG"] = os.path.join(self.sim.dir, "no-such.kubeconfig") + ":" + kc
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        bad = [l for l in out.stderr.splitlines() if SANITIZER.search(l)]
+        self.assertEqual(bad, [], "sanitizer report from %s:\n%s" % (" ".join(args), out.stderr))
+        return out
+
+    def ota_rc(self, who, want_rc, *args, **kw):
+        out = self.ota(who, *args, **kw)
+        self.assertEqual(out.returncode, want_rc, "kubectl ota %s as %s: rc %d\nstdout:\n%s\nstderr:\n%s"
+                         % (" ".join(args), who, out.returncode, out.stdout, out.stderr))
+        return out
+
+    @staticmethod
+    def table(text):
+        """kubectl-style table -> list of dicts by header."""
+        lines = [l for l in text.splitlines() if l.strip()]
+        head = re.split(r"\s{3,}", lines[0].strip())
+        return [dict(zip(head, re.split(r"\s{3,}", l.strip()))) for l in lines[1:]]
+
+    def plain_ds(self, name, image, nodes):
+        """A DaemonSet that is not OTA (no annotation); its running pods."""
+        tmpl = {"containers": [{"name": "main", "image": image}],
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}]}]}}}}
+        ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": self.ns},
+              "spec": {"selector": {"matchLabels": {"app": name}},
+                       "template": {"metadata": {"labels": {"app": name}}, "spec": tmpl}}}
+        self.sim.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % self.ns, ds)
+        return wait_until(lambda: self.running_pods(name, len(nodes)), 60, "pods of %s" % name)
+
+    def on(self, pods, node):
+        return [p for p in pods if p["spec"]["nodeName"] == node][0]
+
+    # --- tests
+    def test_list_as_admin_and_as_a_node(self):
+        pods = self.make_ds(AGENT + "v1", nodes=["node-1", "node-2", "node-3"])
+        self.plain_ds("plain", PRELOADED, ["node-1"])
+        self.wait_need_upgrade(pods, "False", self.newest_hash())
+        out = self.ota_rc("admin", OK, "list", "-n", self.ns, flag=True)
+        rows = self.table(out.stdout)
+        self.assertEqual(list(rows[0].keys()),
+                         ["POD", "NODE", "DAEMONSET", "STATE", "TARGET REVISION", "IMAGES", "AGE"])
+        self.assertEqual(sorted(r["POD"] for r in rows), sorted(p["metadata"]["name"] for p in pods))
+        for r in rows:
+            self.assertEqual((r["DAEMONSET"], r["STATE"], r["IMAGES"]), ("agent", "Current", AGENT + "v1"))
+
+        h = self.set_image(AGENT + "v2")
+        self.wait_need_upgrade(pods, "True", h)
+        rows = self.table(self.ota_rc("admin", OK, "list", "-n", self.ns).stdout)
+        self.assertEqual(len(rows), 3)
+        for r in rows:
+            self.assertEqual((r["STATE"], r["TARGET REVISION"], r["IMAGES"]), ("PendingUpgrade", h, AGENT + "v2"))
+            self.assertRegex(r["AGE"], r"^\d+(s|m)")
+
+        # -A adds NAMESPACE; --node filters
+        rows = [r for r in self.table(self.ota_rc("admin", OK, "list", "-A").stdout) if r["NAMESPACE"] == self.ns]
+        self.assertEqual(len(rows), 3)
+        rows = self.table(self.ota_rc("admin", OK, "list", "-n", self.ns, "--node", "node-3").stdout)
+        self.assertEqual([(r["POD"], r["NODE"]) for r in rows],
+                         [(self.on(pods, "node-3")["metadata"]["name"], "node-3")])
+
+        # a node identity sees its own pods by default (SelfSubjectReview)
+        rows = self.table(self.ota_rc("node-2", OK, "list", "-n", self.ns).stdout)
+        self.assertEqual([(r["POD"], r["NODE"], r["STATE"]) for r in rows],
+                         [(self.on(pods, "node-2")["metadata"]["name"], "node-2", "PendingUpgrade")])
+        # ... and says so when it has none
+        out = self.ota_rc("node-4", OK, "list", "-n", self.ns)
+        self.assertEqual(out.stdout, "")
+        self.assertEqual(out.stderr, "No OTA pods found in namespace %s on node node-4.\n" % self.ns)
+
+    def test_pull_watch_upgrade_wait(self):
+        pods, h = self.upgraded_ds(old=FRESH[0], new=FRESH[1], nodes=["node-1"])
+        pod = pods[0]
+        name = pod["metadata"]["name"]
+        # before the pull, upgrade is refused and says what it would cost
+        out = self.ota_rc("node-1", NOT_READY, "upgrade", name, "-n", self.ns, "--wait")
+        self.assertIn("not pre-pulled on node-1", out.stderr)
+        self.assertIn("down for the whole pull", out.stderr)
+        self.assertIn("kubectl ota pull %s -n %s" % (name, self.ns), out.stderr)
+        self.assertIsNotNone(self.pod(name))  # not deleted
+
+        out = self.ota_rc("node-1", OK, "pull", name, "-n", self.ns)
+        self.assertIn("pre-pull of revision %s requested" % h, out.stdout)
+        self.assertIn("kubectl ota status %s -n %s --watch" % (name, self.ns), out.stdout)
+        ir = cond(self.pod(name), "PodImageReady")
+        # the write YurtHub makes, stamped by the webhook
+        self.assertEqual((ir["status"], ir["reason"], ir["message"]),
+                         ("False", "WaitPullImage", "controllerrevision: " + h))
+        # a second pull while it runs (or once it is done) writes nothing
+        again = self.ota_rc("node-1", OK, "pull", name, "-n", self.ns)
+        self.assertRegex(again.stdout, "already (running|pre-pulled)")
+
+        out = self.ota_rc("node-1", OK, "status", name, "-n", self.ns, "--watch", "--timeout", "60s")
+        self.assertIn("Ready: the images are on node-1", out.stdout)
+        self.assertEqual(state_of(self.pod(name)), "Ready")
+        out = self.ota_rc("node-1", OK, "status", name, "-n", self.ns)
+        self.assertIn("State:      Ready", out.stdout)
+        self.assertRegex(out.stdout, r"Job:        ota-prepull-%s-[0-9a-f]{8} \(complete\)" % name)
+        self.assertIn("Kubelet:    ", out.stdout)
+
+        out = self.ota_rc("node-1", OK, "upgrade", name, "-n", self.ns, "--wait", "--timeout", "60s")
+        m = re.search(r"Downtime: (\d+\.\d)s", out.stdout)
+        self.assertIsNotNone(m, out.stdout)
+        fresh = [p for p in self.pods() if p["metadata"]["uid"] != pod["metadata"]["uid"]]
+        self.assertEqual(len(fresh), 1)
+        self.assertIn("pod %s/%s is Ready on node-1" % (self.ns, fresh[0]["metadata"]["name"]), out.stdout)
+        self.assertEqual(fresh[0]["metadata"]["labels"]["controller-revision-hash"], h)
+        # the upgraded pod needs nothing more
+        self.wait_need_upgrade(fresh, "False", h)
+        out = self.ota_rc("node-1", NO_UPGRADE, "upgrade", fresh[0]["metadata"]["name"], "-n", self.ns)
+        self.assertIn("needs no upgrade", out.stderr)
+
+    def test_forced_upgrade_without_prepull(self):
+        pods, h = self.upgraded_ds(old=FRESH[2], new=FRESH[3], nodes=["node-2"])
+        name = pods[0]["metadata"]["name"]
+        out = self.ota_rc("node-2", OK, "upgrade", name, "-n", self.ns, "--force", "--wait", "--timeout", "60s")
+        self.assertIn("warning: --force: the images of revision %s are not pre-pulled on node-2" % h, out.stderr)
+        self.assertRegex(out.stdout, r"Downtime: \d+\.\ds")
+        fresh = self.running_pods("agent", 1)
+        self.assertEqual(fresh[0]["metadata"]["labels"]["controller-revision-hash"], h)
+        # no pre-pull Job was involved: the replacement's kubelet pulled it
+        self.assertEqual(self.tracker.jobs_of(pods[0]["metadata"]["uid"]), [])
+
+    def test_failing_pull_followed_to_failed(self):
+        pods, h = self.upgraded_ds(old=FRESH[4], new=MISSING, nodes=["node-3"], timeout=30)
+        name = pods[0]["metadata"]["name"]
+        self.ota_rc("node-3", OK, "pull", name, "-n", self.ns)
+        out = self.ota_rc("node-3", PULL_FAILED, "status", name, "-w", "-n", self.ns, "--timeout", "60s")
+        self.assertIn("Failed: ", out.stdout)
+        self.assertRegex(out.stdout, "ErrImagePull|ImagePullBackOff|DeadlineExceeded|not found")
+        self.assertIn("Retry with: kubectl ota pull %s -n %s" % (name, self.ns), out.stdout)
+        self.assertEqual(state_of(self.pod(name)), "Failed")
+        # Failed may be retried (a new request), and upgrade still refuses
+        out = self.ota_rc("node-3", NOT_READY, "upgrade", name, "-n", self.ns)
+        self.assertIn("is Failed", out.stderr)
+
+    def test_watch_timeout(self):
+        pods, h = self.upgraded_ds(old=PRELOADED, new=BIG + "2.0", nodes=["node-4"])
+        name = pods[0]["metadata"]["name"]
+        self.ota_rc("node-4", OK, "pull", name, "-n", self.ns)
+        # 2 GiB: minutes of simulated time, several real seconds
+        t0 = time.monotonic()
+        out = self.ota_rc("node-4", TIMEOUT, "status", name, "-n", self.ns, "--watch", "--timeout", "1s")
+        self.assertIn("timed out", out.stderr)
+        self.assertIn("State:      Pulling", out.stdout)
+        self.assertLess(time.monotonic() - t0, 30)  # a bound on the test, not a measure
+
+    def test_errors(self):
+        pods, h = self.upgraded_ds(old=FRESH[5], new=FRESH[6], nodes=["node-1", "node-2"])
+        n1, n2 = self.on(pods, "node-1"), self.on(pods, "node-2")
+        # not found
+        out = self.ota_rc("node-1", NOT_FOUND, "pull", "agent-nope", "-n", self.ns)
+        self.assertEqual(out.stderr, 'error: pod "agent-nope" not found in namespace "%s"\n' % self.ns)
+        self.ota_rc("node-1", NOT_FOUND, "status", n1["metadata"]["name"], "-n", "default")
+        # not OTA: a plain DaemonSet's pod, and a pod without a controller
+        plain = self.plain_ds("plain", PRELOADED, ["node-1"])[0]
+        out = self.ota_rc("node-1", NOT_OTA, "pull", plain["metadata"]["name"], "-n", self.ns)
+        self.assertIn("is not in an OTA DaemonSet: DaemonSet plain is not annotated %s: OTA" % OTA, out.stderr)
+        bare = {"metadata": {"name": "bare", "namespace": self.ns},
+                "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": PRELOADED}]}}
+        self.sim.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, bare)
+        out = self.ota_rc("node-1", NOT_OTA, "upgrade", "bare", "-n", self.ns)
+        self.assertIn("it has no controller", out.stderr)
+        # the webhook's denial, verbatim: node-1 asking for node-2's pod
+        out = self.ota_rc("node-1", DENIED, "pull", n2["metadata"]["name"], "-n", self.ns)
+        self.assertEqual(out.stderr,
+                         'admission webhook "%s" denied the request: node node-1 may not change the OTA '
+                         'conditions of pod %s/%s, which runs on node "node-2"; rule: own-node-only, '
+                         'state: PendingUpgrade\n' % (VALIDATE_POD, self.ns, n2["metadata"]["name"]))
+        self.assertIsNone(cond(self.pod(n2["metadata"]["name"]), "PodImageReady"))
+        # no upgrade needed: a pod of a DaemonSet at its newest revision
+        cur = self.apply_ds("steady", PRELOADED, nodes=["node-1"])[0]
+        self.wait_need_upgrade([cur], "False", self.newest_hash("steady"))
+        for cmd in ("pull", "upgrade"):
+            out = self.ota_rc("node-1", NO_UPGRADE, cmd, cur["metadata"]["name"], "-n", self.ns)
+            self.assertIn("needs no upgrade: PodNeedUpgrade is not True", out.stderr)
+        # usage errors, and --help
+        for args, word in ((["pull"], "needs a pod name"), (["list", "--watch"], "--watch applies to"),
+                           (["frobnicate"], "unknown command"), (["status", "../x"], "is not a pod name")):
+            out = self.ota_rc("node-1", USAGE, *args)
+            self.assertIn(word, out.stderr)
+        out = self.ota_rc("node-1", OK, "--help")
+        self.assertIn("Exit codes:", out.stdout)
+        # a configuration that names no cluster
+        env = dict(os.environ, KUBECONFIG=os.path.join(self.sim.dir, "missing"))
+        out = subprocess.run([KUBECTL_OTA, "list"], capture_output=True, text=True, env=env, timeout=30)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("none of the files in KUBECONFIG", out.stderr)
+        out = self.ota_rc("node-1", 1, "list", "--context", "nope")
+        self.assertIn('context "nope" not found', out.stderr)
