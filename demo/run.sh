@@ -92,7 +92,7 @@ cleanup() {
         wait "$p" 2>/dev/null
     done
     if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-        if [ $rc != 0 ] && [ -d "$WORK/logs" ]; then
+        if [ $rc = 1 ] && [ -d "$WORK/logs" ]; then # a failed step: show why
             for f in "$WORK"/logs/*.log; do
                 echo "--- last lines of $(basename "$f")" >&2
                 tail -n 15 "$f" >&2
