@@ -7,6 +7,8 @@
 #                AddressSanitizer + UBSan build (build/asan/)
 #                and a short pass of every libFuzzer harness (tests/fuzz/)
 #   make fuzz    every libFuzzer harness for FUZZ_SECONDS (60) each
+#   make demo    builds everything, then the narrated OTA story against kubesim
+#                (demo/README.md); make demo-test runs it fast and checks it
 #   make run     the webhook on 127.0.0.1 with throw-away certificates
 #   make images  container images of both programs (docker or podman, if one answers)
 #   make clean
@@ -220,8 +222,20 @@ test: deps
 	$(MAKE) kubesim-test
 	$(MAKE) manifests-test
 	$(MAKE) e2e
+	$(MAKE) demo-test
 	$(MAKE) test-asan
 	$(MAKE) fuzz-smoke
+
+# The narrated demo on loopback (demo/README.md), and its test: the story to
+# the end (--fast), a failing step, SIGTERM and SIGINT midway; each run
+# bounded (tests/demo/test_demo.py).
+.PHONY: demo demo-test
+demo: deps
+	$(MAKE) all
+	bash demo/run.sh
+
+demo-test: $(PROGRAMS)
+	BUILD=$(BUILD) python3 tests/demo/test_demo.py
 
 # Benchmarks (docs/BENCHMARKS.md); never part of make test.
 $(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)
