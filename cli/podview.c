@@ -17,25 +17,9 @@ const char *const cli_col_names[CLI_N_COLS] = {
     "NAMESPACE", "POD", "NODE", "DAEMONSET", "STATE", "TARGET REVISION", "IMAGES", "AGE",
 };
 
-static yajl_val member(yajl_val obj, const char *key)
-{
-    if (!YAJL_IS_OBJECT(obj))
-        return NULL;
-    for (size_t i = 0; i < obj->u.object.len; i++)
-        if (strcmp(obj->u.object.keys[i], key) == 0)
-            return obj->u.object.values[i];
-    return NULL;
-}
-
-static const char *member_str(yajl_val obj, const char *key)
-{
-    yajl_val s = member(obj, key);
-    return YAJL_IS_STRING(s) ? YAJL_GET_STRING(s) : NULL;
-}
-
 static char *member_dup(yajl_val obj, const char *key)
 {
-    const char *s = member_str(obj, key);
+    const char *s = kobj_member_str(obj, key);
     return s != NULL ? strdup(s) : NULL;
 }
 
@@ -49,25 +33,25 @@ cli_pod *cli_pod_decode(yajl_val obj)
         free(p);
         return NULL;
     }
-    yajl_val meta = member(obj, "metadata");
+    yajl_val meta = kobj_member(obj, "metadata");
     p->created = member_dup(meta, "creationTimestamp");
     p->resource_version = member_dup(meta, "resourceVersion");
-    yajl_val owners = member(meta, "ownerReferences");
+    yajl_val owners = kobj_member(meta, "ownerReferences");
     if (YAJL_IS_ARRAY(owners)) {
         for (size_t i = 0; i < owners->u.array.len; i++) {
             yajl_val ref = owners->u.array.values[i];
-            if (YAJL_IS_TRUE(member(ref, "controller"))) {
+            if (YAJL_IS_TRUE(kobj_member(ref, "controller"))) {
                 p->owner_kind = member_dup(ref, "kind");
                 p->owner_name = member_dup(ref, "name");
                 break;
             }
         }
     }
-    yajl_val conds = member(member(obj, "status"), "conditions");
+    yajl_val conds = kobj_member(kobj_member(obj, "status"), "conditions");
     if (YAJL_IS_ARRAY(conds)) {
         for (size_t i = 0; i < conds->u.array.len; i++) {
             yajl_val c = conds->u.array.values[i];
-            const char *type = member_str(c, "type"), *status = member_str(c, "status");
+            const char *type = kobj_member_str(c, "type"), *status = kobj_member_str(c, "status");
             if (type != NULL && strcmp(type, "Ready") == 0) {
                 p->ready = status != NULL && strcmp(status, "True") == 0;
                 break; /* the first of a type wins */
@@ -261,9 +245,9 @@ int cli_is_replacement(const cli_pod *p, const char *ds_uid, const char *node, c
 
 static const char *event_time(yajl_val ev)
 {
-    const char *t = member_str(ev, "lastTimestamp");
+    const char *t = kobj_member_str(ev, "lastTimestamp");
     if (t == NULL || t[0] == '\0')
-        t = member_str(ev, "eventTime");
+        t = kobj_member_str(ev, "eventTime");
     return t != NULL ? t : "";
 }
 
@@ -274,8 +258,8 @@ yajl_val cli_latest_kubelet_event(yajl_val items)
         return NULL;
     for (size_t i = 0; i < items->u.array.len; i++) {
         yajl_val ev = items->u.array.values[i];
-        const char *src = member_str(member(ev, "source"), "component"),
-                   *rep = member_str(ev, "reportingComponent");
+        const char *src = kobj_member_str(kobj_member(ev, "source"), "component"),
+                   *rep = kobj_member_str(ev, "reportingComponent");
         int kubelet = (src != NULL && strcmp(src, "kubelet") == 0) ||
                       (rep != NULL && strcmp(rep, "kubelet") == 0);
         if (kubelet && (best == NULL || strcmp(event_time(ev), event_time(best)) >= 0))

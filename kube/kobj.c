@@ -24,9 +24,7 @@ static const char *get_str(yajl_val v, const char *const *path)
     return YAJL_IS_STRING(s) ? YAJL_GET_STRING(s) : NULL;
 }
 
-/* Member `key` of an object, for keys with dots or slashes that a path
- * array would also handle, but reads more plainly this way. */
-static yajl_val member(yajl_val obj, const char *key)
+yajl_val kobj_member(yajl_val obj, const char *key)
 {
     if (!YAJL_IS_OBJECT(obj))
         return NULL;
@@ -36,9 +34,9 @@ static yajl_val member(yajl_val obj, const char *key)
     return NULL;
 }
 
-static const char *member_str(yajl_val obj, const char *key)
+const char *kobj_member_str(yajl_val obj, const char *key)
 {
-    yajl_val s = member(obj, key);
+    yajl_val s = kobj_member(obj, key);
     return YAJL_IS_STRING(s) ? YAJL_GET_STRING(s) : NULL;
 }
 
@@ -84,8 +82,8 @@ static void decode_meta(yajl_val obj, kobj_meta *m)
     if (YAJL_IS_ARRAY(owners)) {
         for (size_t i = 0; i < owners->u.array.len; i++) {
             yajl_val ref = owners->u.array.values[i];
-            if (YAJL_IS_TRUE(member(ref, "controller"))) {
-                m->owner_uid = dup_or_null(member_str(ref, "uid"));
+            if (YAJL_IS_TRUE(kobj_member(ref, "controller"))) {
+                m->owner_uid = dup_or_null(kobj_member_str(ref, "uid"));
                 break;
             }
         }
@@ -107,10 +105,10 @@ static yajl_val annotations_of(yajl_val obj)
 static void decode_cond(yajl_val c, kobj_cond *out)
 {
     out->present = 1;
-    out->status = dup_or_null(member_str(c, "status"));
-    out->reason = dup_or_null(member_str(c, "reason"));
-    out->message = dup_or_null(member_str(c, "message"));
-    out->last_transition_time = dup_or_null(member_str(c, "lastTransitionTime"));
+    out->status = dup_or_null(kobj_member_str(c, "status"));
+    out->reason = dup_or_null(kobj_member_str(c, "reason"));
+    out->message = dup_or_null(kobj_member_str(c, "message"));
+    out->last_transition_time = dup_or_null(kobj_member_str(c, "lastTransitionTime"));
 }
 
 static void free_cond(kobj_cond *c)
@@ -127,10 +125,10 @@ static void decode_daemonset(yajl_val obj, kobj_daemonset *ds)
      * before the webhook did, with a timeout the webhook rejects, gets
      * --pull-timeout. */
     yajl_val ann = annotations_of(obj);
-    ds->ota = ota_daemonset_strategy(sv_from(member_str(ann, OTA_ANN_UPDATE_STRATEGY))) ==
+    ds->ota = ota_daemonset_strategy(sv_from(kobj_member_str(ann, OTA_ANN_UPDATE_STRATEGY))) ==
               OTA_UPDATE_OTA;
     long timeout;
-    if (ota_daemonset_timeout(sv_from(member_str(ann, OTA_ANN_PREPULL_TIMEOUT)), &timeout) == 0)
+    if (ota_daemonset_timeout(sv_from(kobj_member_str(ann, OTA_ANN_PREPULL_TIMEOUT)), &timeout) == 0)
         ds->timeout_seconds = timeout;
 }
 
@@ -139,7 +137,7 @@ static int collect_images(yajl_val containers, char ***list, size_t *n)
     if (!YAJL_IS_ARRAY(containers))
         return 0;
     for (size_t i = 0; i < containers->u.array.len; i++) {
-        const char *image = member_str(containers->u.array.values[i], "image");
+        const char *image = kobj_member_str(containers->u.array.values[i], "image");
         if (image != NULL && image[0] != '\0' && push_unique(list, n, image) != 0)
             return -1;
     }
@@ -152,17 +150,17 @@ static int decode_revision(yajl_val obj, kobj_revision *rev)
     static const char *const p_spec[] = {"data", "spec", "template", "spec", NULL};
     yajl_val r = get(obj, p_rev);
     rev->revision = YAJL_IS_INTEGER(r) ? YAJL_GET_INTEGER(r) : 0;
-    rev->hash = dup_or_null(member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
+    rev->hash = dup_or_null(kobj_member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
     /* The images of revision H, from the revision's own copy of the
      * template, never from the live DaemonSet (which may be newer). */
     yajl_val spec = get(obj, p_spec);
-    if (collect_images(member(spec, "initContainers"), &rev->init_images, &rev->n_init_images) != 0 ||
-        collect_images(member(spec, "containers"), &rev->images, &rev->n_images) != 0)
+    if (collect_images(kobj_member(spec, "initContainers"), &rev->init_images, &rev->n_init_images) != 0 ||
+        collect_images(kobj_member(spec, "containers"), &rev->images, &rev->n_images) != 0)
         return -1;
-    yajl_val secrets = member(spec, "imagePullSecrets");
+    yajl_val secrets = kobj_member(spec, "imagePullSecrets");
     if (YAJL_IS_ARRAY(secrets)) {
         for (size_t i = 0; i < secrets->u.array.len; i++) {
-            const char *name = member_str(secrets->u.array.values[i], "name");
+            const char *name = kobj_member_str(secrets->u.array.values[i], "name");
             if (name != NULL && push_unique(&rev->pull_secrets, &rev->n_pull_secrets, name) != 0)
                 return -1;
         }
@@ -175,13 +173,13 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
     static const char *const p_node[] = {"spec", "nodeName", NULL};
     static const char *const p_conds[] = {"status", "conditions", NULL};
     pod->node_name = dup_or_null(get_str(obj, p_node));
-    pod->hash = dup_or_null(member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
+    pod->hash = dup_or_null(kobj_member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
     yajl_val conds = get(obj, p_conds);
     if (!YAJL_IS_ARRAY(conds))
         return;
     for (size_t i = 0; i < conds->u.array.len; i++) {
         yajl_val c = conds->u.array.values[i];
-        const char *type = member_str(c, "type");
+        const char *type = kobj_member_str(c, "type");
         if (type == NULL)
             continue;
         /* the first of a type wins, as the webhook reads it */
@@ -195,9 +193,9 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
 static void decode_job(yajl_val obj, kobj_job *job)
 {
     static const char *const p_conds[] = {"status", "conditions", NULL};
-    job->pod_uid = dup_or_null(member_str(labels_of(obj), OTA_LABEL_POD_UID));
-    job->revision_hash = dup_or_null(member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
-    job->request_time = dup_or_null(member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
+    job->pod_uid = dup_or_null(kobj_member_str(labels_of(obj), OTA_LABEL_POD_UID));
+    job->revision_hash = dup_or_null(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
+    job->request_time = dup_or_null(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
     static const char *const p_start[] = {"status", "startTime", NULL};
     job->start_epoch = kobj_parse_time(get_str(obj, p_start));
     yajl_val conds = get(obj, p_conds);
@@ -205,15 +203,15 @@ static void decode_job(yajl_val obj, kobj_job *job)
         return;
     for (size_t i = 0; i < conds->u.array.len; i++) {
         yajl_val c = conds->u.array.values[i];
-        const char *type = member_str(c, "type"), *status = member_str(c, "status");
+        const char *type = kobj_member_str(c, "type"), *status = kobj_member_str(c, "status");
         if (type == NULL || status == NULL || strcmp(status, "True") != 0)
             continue;
         if (strcmp(type, "Complete") == 0) {
             job->complete = 1;
         } else if (strcmp(type, "Failed") == 0 && !job->failed) {
             job->failed = 1;
-            job->failed_reason = dup_or_null(member_str(c, "reason"));
-            job->failed_message = dup_or_null(member_str(c, "message"));
+            job->failed_reason = dup_or_null(kobj_member_str(c, "reason"));
+            job->failed_message = dup_or_null(kobj_member_str(c, "message"));
         }
     }
 }
@@ -224,14 +222,14 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
         return;
     for (size_t i = 0; i < statuses->u.array.len && jp->waiting_reason == NULL; i++) {
         yajl_val st = statuses->u.array.values[i];
-        yajl_val waiting = member(member(st, "state"), "waiting");
-        const char *reason = member_str(waiting, "reason");
+        yajl_val waiting = kobj_member(kobj_member(st, "state"), "waiting");
+        const char *reason = kobj_member_str(waiting, "reason");
         /* ContainerCreating / PodInitializing say nothing about a pull */
         if (reason == NULL || strcmp(reason, "ContainerCreating") == 0 ||
             strcmp(reason, "PodInitializing") == 0)
             continue;
         jp->waiting_reason = strdup(reason);
-        jp->waiting_message = dup_or_null(member_str(waiting, "message"));
+        jp->waiting_message = dup_or_null(kobj_member_str(waiting, "message"));
     }
 }
 
@@ -240,8 +238,8 @@ static void decode_job_pod(yajl_val obj, kobj_job_pod *jp)
     static const char *const p_init[] = {"status", "initContainerStatuses", NULL};
     static const char *const p_main[] = {"status", "containerStatuses", NULL};
     yajl_val labels = labels_of(obj);
-    const char *job = member_str(labels, "batch.kubernetes.io/job-name");
-    jp->job_name = dup_or_null(job != NULL ? job : member_str(labels, "job-name"));
+    const char *job = kobj_member_str(labels, "batch.kubernetes.io/job-name");
+    jp->job_name = dup_or_null(job != NULL ? job : kobj_member_str(labels, "job-name"));
     decode_waiting(get(obj, p_init), jp);
     decode_waiting(get(obj, p_main), jp);
 }
@@ -253,7 +251,7 @@ static int decode_node(yajl_val obj, kobj_node *node)
     if (!YAJL_IS_ARRAY(images))
         return 0;
     for (size_t i = 0; i < images->u.array.len; i++) {
-        yajl_val names = member(images->u.array.values[i], "names");
+        yajl_val names = kobj_member(images->u.array.values[i], "names");
         if (!YAJL_IS_ARRAY(names))
             continue;
         for (size_t j = 0; j < names->u.array.len; j++) {

@@ -96,6 +96,13 @@ typedef struct kobj {
  * name/uid or memory runs out. */
 kobj *kobj_decode(kobj_kind kind, yajl_val obj);
 
+/* Member `key` of a yajl object (keys with dots or slashes read plainly this
+ * way), or NULL when obj is not an object or has no such key. */
+yajl_val kobj_member(yajl_val obj, const char *key);
+
+/* The string value of member `key`, or NULL when absent or not a string. */
+const char *kobj_member_str(yajl_val obj, const char *key);
+
 /* The OTA rulebook's view of a cached pod (lib/ota_state.h): string views
  * into o, valid while o is. */
 ota_pod kobj_pod_view(const kobj *pod);
