@@ -157,3 +157,19 @@ guard_framing guard_head_framing(const char *head, size_t len)
     }
     return guard_request_framing(cl, cl_len, n, te);
 }
+
+size_t guard_head_end(const char *buf, size_t len)
+{
+    /* at each LF, the next line is empty when it is "\n" or "\r\n" */
+    for (const char *p = memchr(buf, '\n', len); p != NULL;
+         p = memchr(p + 1, '\n', len - (size_t)(p + 1 - buf))) {
+        size_t rest = len - (size_t)(p + 1 - buf);
+        if (rest >= 1 && p[1] == '\n')
+            return (size_t)(p + 2 - buf);
+        if (rest >= 2 && p[1] == '\r' && p[2] == '\n')
+            return (size_t)(p + 3 - buf);
+        if (rest == 0)
+            break;
+    }
+    return 0;
+}

@@ -130,4 +130,10 @@ guard_framing guard_request_framing(const char *const *cl, const size_t *cl_len,
  * lines are compared (more: CL_CONFLICT). */
 guard_framing guard_head_framing(const char *head, size_t len);
 
+/* The length of the request head at the start of buf (up to and including
+ * its empty line), or 0 when the empty line has not arrived.  Lines may end
+ * in CRLF or a bare LF, as h2o's parser accepts both: "\r\n\r\n",
+ * "\n\n", "\r\n\n" and "\n\r\n" all end a head. */
+size_t guard_head_end(const char *buf, size_t len);
+
 #endif

@@ -532,10 +532,10 @@ static int reject_ambiguous_framing(h2o_req_t *req)
         memcmp(start, req->input.method.base, req->input.method.len) != 0 ||
         start[req->input.method.len] != ' ')
         return 0;
-    const char *end = memmem(start, avail, "\r\n\r\n", 4);
-    if (end == NULL)
+    size_t head = guard_head_end(start, avail);
+    if (head == 0)
         return 0;
-    guard_framing f = guard_head_framing(start, (size_t)(end - start) + 4);
+    guard_framing f = guard_head_framing(start, head);
     if (f == GUARD_FRAMING_OK)
         return 0;
     worker *w = worker_of(req);
@@ -781,7 +781,7 @@ static int head_complete(h2o_socket_t *sock, size_t limit)
     size_t n = buffered_of(sock);
     if (n > limit + 4)
         n = limit + 4;
-    return n >= 4 && memmem(sock->input->bytes, n, "\r\n\r\n", 4) != NULL;
+    return n >= 2 && guard_head_end(sock->input->bytes, n) != 0;
 }
 
 /* Cuts a connection under h2o's feet without freeing anything h2o holds:

@@ -129,6 +129,23 @@ class TestFraming(OwnServer):
         self.smuggle(b"Transfer-Encoding: chunked\r\nContent-Length: 4\r\n",
                      chunked, ["Transfer-Encoding"])
 
+    def test_bare_lf_lines_are_checked_too(self):
+        # h2o's parser takes bare LF line ends; the framing check must find
+        # the end of such a head as well
+        # (no CRLF anywhere: a CRLF blank line later in the stream would
+        # let a check that looks only for CRLF find "a head" after all)
+        body = compact(review())
+        chunked = b"%x\n" % len(body) + body + b"\n0\n\n"
+        lf_head = (b"POST /mutate HTTP/1.1\nHost: " + SNI.encode() + b"\nContent-Type: application/json\n"
+                   b"Content-Length: %d\nTransfer-Encoding: chunked\n\n" % len(chunked))
+        smuggled = b"POST /validate HTTP/1.1\nHost: " + SNI.encode() + b"\nContent-Length: 0\n\n"
+        resp, closed = self.exchange(lf_head + chunked + smuggled)
+        self.assertTrue(resp, "no answer")
+        st, hdrs, b = resp[0]
+        self.assert_status_body(st, hdrs, b, 400, ["Transfer-Encoding"])
+        self.assertTrue(closed, "the connection stayed open")
+        self.assertEqual(len(resp), 1, "the smuggled request was answered")
+
     def test_two_content_lengths_differ_is_400(self):
         body = compact(review())
         self.smuggle(b"Content-Length: %d\r\nContent-Length: %d\r\n"

@@ -30,6 +30,27 @@ static const guard_limits L = {
     .write_timeout_ns = 10000 * MS,
 };
 
+static void test_head_end(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *buf;
+        size_t want;
+    } rows[] = {
+        {"CRLF", "POST / HTTP/1.1\r\nA: b\r\n\r\nbody", 25},
+        {"bare LF", "POST / HTTP/1.1\nA: b\n\nbody", 22},
+        {"CRLF then LF", "POST / HTTP/1.1\r\nA: b\r\n\nbody", 24},
+        {"LF then CRLF", "POST / HTTP/1.1\nA: b\n\r\nbody", 23},
+        {"not yet", "POST / HTTP/1.1\r\nA: b\r\n", 0},
+        {"ends in CR", "POST / HTTP/1.1\r\nA: b\r\n\r", 0},
+        {"empty", "", 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t got = guard_head_end(rows[i].buf, strlen(rows[i].buf));
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %zu, want %zu", got, rows[i].want);
+    }
+}
+
 static void test_accept(void **state)
 {
     (void)state;
@@ -241,6 +262,7 @@ static void test_head_framing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_head_end),
         cmocka_unit_test(test_accept),         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_connection_cap), cmocka_unit_test(test_conn_action),
         cmocka_unit_test(test_over_budget),    cmocka_unit_test(test_arriving),
