@@ -185,7 +185,7 @@ static int list_all(app *a, const char *what, const char *path, const char *quer
             strbuf_printf(&url, "&continue=");
             cli_query_escape(&url, token);
         }
-        reply r;
+        reply r = {0};
         long status = url.failed ? 0 : call(a, "GET", url.data, NULL, NULL, &r);
         strbuf_free(&url);
         free(token);
@@ -260,7 +260,7 @@ static int load_target(app *a, const char *name, target *t)
     char path[512], what[400];
     snprintf(what, sizeof(what), "pod %s/%s", a->ns, name);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", a->ns, name);
-    reply r;
+    reply r = {0};
     long status = call(a, "GET", path, NULL, NULL, &r);
     if (status == 404) {
         errorf("pod \"%s\" not found in namespace \"%s\"", name, a->ns);
@@ -425,7 +425,7 @@ static int by_namespace_name(const void *x, const void *y)
 static void whoami_node(app *a, char *node, size_t size)
 {
     node[0] = '\0';
-    reply r;
+    reply r = {0};
     static const char body[] =
         "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"SelfSubjectReview\"}";
     long status = call(a, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
@@ -605,7 +605,7 @@ static int cmd_pull(app *a)
         }
         char path[512];
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", a->ns, a->args.pod);
-        reply r;
+        reply r = {0};
         long status =
             call(a, "PATCH", path, "application/strategic-merge-patch+json", body, &r);
         free(body);
@@ -670,7 +670,7 @@ static int newest_of(app *a, const char *what, const char *path, const char *que
     memset(n, 0, sizeof(*n));
     strbuf url = {0};
     strbuf_printf(&url, "%s?limit=%d&%s", path, CLI_PAGE, query);
-    reply r;
+    reply r = {0};
     long status = url.failed ? 0 : call(a, "GET", url.data, NULL, NULL, &r);
     strbuf_free(&url);
     if (status != 200) {
@@ -707,7 +707,7 @@ static int kubelet_word(app *a, const char *pod, char *out, size_t size)
     strbuf url = {0};
     strbuf_printf(&url, "%s?limit=%d&%s", path, CLI_PAGE, q.data != NULL ? q.data : "");
     strbuf_free(&q);
-    reply r;
+    reply r = {0};
     long status = url.failed ? 0 : call(a, "GET", url.data, NULL, NULL, &r);
     strbuf_free(&url);
     if (status != 200) {
@@ -739,7 +739,7 @@ static int read_pull_status(app *a, const target *t, pull_status *ps)
     sel_value(&q, OTA_LABEL_POD_UID, t->pod->k->meta.uid);
     char path[200];
     snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs", a->ns);
-    newest job;
+    newest job = {0};
     int rc = q.failed ? CLI_EXIT_ERROR
                       : newest_of(a, "listing pre-pull Jobs", path, q.data, &job);
     strbuf_free(&q);
@@ -773,7 +773,7 @@ static int read_pull_status(app *a, const target *t, pull_status *ps)
     strbuf_printf(&q2, "labelSelector=");
     sel_value(&q2, "batch.kubernetes.io/job-name", ps->job);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", a->ns);
-    newest jp;
+    newest jp = {0};
     rc = q2.failed ? CLI_EXIT_ERROR : newest_of(a, "listing the Job's pods", path, q2.data, &jp);
     strbuf_free(&q2);
     if (rc == 0 && jp.item != NULL) {
@@ -1029,7 +1029,7 @@ static int cmd_upgrade(app *a)
         char path[512];
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", a->ns, a->args.pod);
         uint64_t t_delete = clock_mono_ns();
-        reply r;
+        reply r = {0};
         long status = call(a, "DELETE", path, "application/json", body, &r);
         free(body);
         if (status == 409 && attempt < CLI_WRITE_ATTEMPTS) {
