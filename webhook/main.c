@@ -62,15 +62,16 @@ static void usage(FILE *out)
             "                                      connection (default 65536)\n"
             "  --max-buffered-bytes N              request input buffered by all connections together; over\n"
             "                                      it, requests still arriving wait (default 67108864)\n"
-            "  --write-timeout-seconds N           a reply the client does not read is cut (default 10)\n"
+            "  --write-timeout-seconds N           a reply not wholly sent within N seconds is cut\n"
+            "                                      (default 10)\n"
+            "  --log-level debug|info|warn|error   (default info)\n"
+            "  -h, --help\n"
             "\n"
             "Memory ceiling with the defaults (docs/DECISIONS.md \"Webhook limits\"): about\n"
             "max-buffered-bytes + threads x 2 x max-request-bytes + max-connections x 200 KiB,\n"
             "i.e. 64 + 32 + 200 = ~300 MiB for 2 threads.\n"
             "\n"
-            "Signals: SIGTERM/SIGINT drain and exit 0; SIGHUP re-reads the certificate pair.\n"
-            "  --log-level debug|info|warn|error   (default info)\n"
-            "  -h, --help\n");
+            "Signals: SIGTERM/SIGINT drain and exit 0; SIGHUP re-reads the certificate pair.\n");
 }
 
 enum {
