@@ -820,6 +820,10 @@ static void sweep(worker *w, uint64_t now)
         }
     }
     atomic_store_explicit(&w->buffered, mine, memory_order_relaxed);
+    /* The spare descriptor, lost when another thread took the slot between
+     * its close and a probe's accept: try again until it is back. */
+    if (atomic_load(&srv->spare_fd) < 0)
+        reopen_spare(srv);
     w->over_budget = guard_over_budget(total_buffered(srv), srv->limits.max_buffered_bytes,
                                        w->over_budget);
     for (h2o_linklist_t *n = w->conns.next, *next; n != &w->conns; n = next) {
@@ -833,11 +837,20 @@ static void sweep(worker *w, uint64_t now)
             rec->written_seen = sock->bytes_written;
             rec->writing_since_ns = writing ? now : 0;
         }
+        size_t buffered = buffered_of(sock);
         guard_conn c = {
             .http1 = !rec->http2,
             .answering = rec->answering > 0,
-            .buffered = buffered_of(sock),
-            .head_complete = head_complete(sock, srv->limits.max_header_bytes),
+            .buffered = buffered,
+            /* Read only where the head limit can apply (an HTTP/1 request
+             * arriving, more bytes than a head may have): a sweep runs after
+             * every turn of the loop, and scanning every slow connection's
+             * buffer each time would let a trickle of bytes buy a lot of CPU.
+             * Where the head is complete, the scan stops at its end. */
+            .head_complete = rec->http2 || rec->answering > 0 ||
+                                     buffered <= srv->limits.max_header_bytes
+                                 ? 1
+                                 : head_complete(sock, srv->limits.max_header_bytes),
             .writing = writing,
             .writing_ns = writing && rec->writing_since_ns != 0 ? now - rec->writing_since_ns : 0,
             .paused = rec->paused,
