@@ -820,10 +820,6 @@ static void sweep(worker *w, uint64_t now)
         }
     }
     atomic_store_explicit(&w->buffered, mine, memory_order_relaxed);
-    /* The spare descriptor, lost when another thread took the slot between
-     * its close and a probe's accept: try again until it is back. */
-    if (atomic_load(&srv->spare_fd) < 0)
-        reopen_spare(srv);
     w->over_budget = guard_over_budget(total_buffered(srv), srv->limits.max_buffered_bytes,
                                        w->over_budget);
     for (h2o_linklist_t *n = w->conns.next, *next; n != &w->conns; n = next) {
