@@ -3,6 +3,7 @@
  */
 #include "backoff.h"
 
+#include <stdatomic.h>
 #include <time.h>
 
 /* splitmix64 (Steele, Lea, Flood): one add and a mix per number, good
@@ -26,8 +27,12 @@ int backoff_init(backoff *b, uint64_t base_ns, uint64_t cap_ns, backoff_rand_fn 
     b->cap_ns = cap_ns;
     b->attempt = 0;
     /* Two processes started together still differ in where b lives (ASLR)
-     * and in the nanoseconds. */
+     * and in the nanoseconds; two backoffs of one process also in a count,
+     * mixed in, since time XOR address alone can coincide. */
+    static atomic_uint_fast64_t made;
+    uint64_t n = (uint64_t)atomic_fetch_add(&made, 1);
     b->seed = ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) ^ (uint64_t)(uintptr_t)b;
+    b->seed ^= splitmix64(&n);
     b->rand = rand_fn;
     b->rand_ctx = ctx;
     return 0;
