@@ -535,26 +535,43 @@ static int cmd_list(app *a)
     return rc;
 }
 
+/* The pod named on the command line, its state and target hash: what pull
+ * and upgrade decide from.  On failure t is freed and the exit code is
+ * returned. */
+static int load_decidable(app *a, target *t, ota_state *s, char *hash, size_t size)
+{
+    int rc = load_target(a, a->args.pod, t);
+    if (rc != 0) {
+        target_free(t);
+        return rc;
+    }
+    *s = cli_pod_state(t->pod);
+    target_hash(t, hash, size);
+    return 0;
+}
+
+static int no_upgrade(const app *a)
+{
+    errorf("pod %s/%s needs no upgrade: PodNeedUpgrade is not True (state Current)", a->ns,
+           a->args.pod);
+    return CLI_EXIT_NO_UPGRADE;
+}
+
 /* ---- pull ---- */
 
 static int cmd_pull(app *a)
 {
     for (int attempt = 1;; attempt++) {
         target t;
-        int rc = load_target(a, a->args.pod, &t);
-        if (rc != 0) {
-            target_free(&t);
-            return rc;
-        }
-        ota_state s = cli_pod_state(t.pod);
+        ota_state s;
         char hash[CLI_NAME_MAX + 1];
-        target_hash(&t, hash, sizeof(hash));
+        int rc = load_decidable(a, &t, &s, hash, sizeof(hash));
+        if (rc != 0)
+            return rc;
         switch (cli_pull_decide(s)) {
         case CLI_PULL_NO_UPGRADE:
-            errorf("pod %s/%s needs no upgrade: PodNeedUpgrade is not True (state Current)",
-                   a->ns, a->args.pod);
             target_free(&t);
-            return CLI_EXIT_NO_UPGRADE;
+            return no_upgrade(a);
         case CLI_PULL_ALREADY_PULLING:
             printf("pod %s/%s: a pre-pull of revision %s is already running on %s.\n"
                    "Follow it:   kubectl ota status %s -n %s --watch\n",
@@ -977,20 +994,15 @@ static int cmd_upgrade(app *a)
 {
     for (int attempt = 1;; attempt++) {
         target t;
-        int rc = load_target(a, a->args.pod, &t);
-        if (rc != 0) {
-            target_free(&t);
-            return rc;
-        }
-        ota_state s = cli_pod_state(t.pod);
+        ota_state s;
         char hash[CLI_NAME_MAX + 1];
-        target_hash(&t, hash, sizeof(hash));
+        int rc = load_decidable(a, &t, &s, hash, sizeof(hash));
+        if (rc != 0)
+            return rc;
         switch (cli_upgrade_decide(s, a->args.force)) {
         case CLI_UPGRADE_NO_UPGRADE:
-            errorf("pod %s/%s needs no upgrade: PodNeedUpgrade is not True (state Current)",
-                   a->ns, a->args.pod);
             target_free(&t);
-            return CLI_EXIT_NO_UPGRADE;
+            return no_upgrade(a);
         case CLI_UPGRADE_NOT_READY: {
             strbuf out = {0};
             strbuf_printf(&out, "error: ");

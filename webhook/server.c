@@ -662,32 +662,39 @@ static void render_guard(strbuf *t, server *srv)
     metrics_header(t, "ota_webhook_buffered_bytes", "gauge",
                    "Request input buffered by all connections.");
     strbuf_printf(t, "ota_webhook_buffered_bytes %zu\n", total_buffered(srv));
-    metrics_header(t, "ota_webhook_connections_refused_total", "counter",
-                   "Connections closed at accept: over the connection limit.");
-    strbuf_printf(t, "ota_webhook_connections_refused_total{reason=\"limit\"} %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_REFUSED_LIMIT));
-    metrics_header(t, "ota_webhook_accept_exhausted_total", "counter",
-                   "accept() failures for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM); accepting backs off.");
-    strbuf_printf(t, "ota_webhook_accept_exhausted_total %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_ACCEPT_EXHAUSTED));
-    metrics_header(t, "ota_webhook_accept_spare_total", "counter",
-                   "Probe connections accepted on the spare descriptor while out of descriptors.");
-    strbuf_printf(t, "ota_webhook_accept_spare_total %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_ACCEPT_SPARE));
-    metrics_header(t, "ota_webhook_connections_cut_total", "counter",
-                   "Connections closed by a limit.");
-    strbuf_printf(t, "ota_webhook_connections_cut_total{reason=\"header_bytes\"} %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_CUT_HEADERS));
-    strbuf_printf(t, "ota_webhook_connections_cut_total{reason=\"write_timeout\"} %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_CUT_WRITE_TIMEOUT));
-    metrics_header(t, "ota_webhook_reads_paused_total", "counter",
-                   "Connections whose reading was paused: buffered input over the budget.");
-    strbuf_printf(t, "ota_webhook_reads_paused_total %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_PAUSED));
-    metrics_header(t, "ota_webhook_ambiguous_framing_total", "counter",
-                   "Requests refused with 400: Content-Length with Transfer-Encoding, or differing Content-Lengths.");
-    strbuf_printf(t, "ota_webhook_ambiguous_framing_total %llu\n",
-                  (unsigned long long)guard_sum(srv, GC_FRAMING));
+    /* The guard's counters, in enum order; a family's header is written
+     * before its first sample. */
+    static const struct {
+        const char *name, *help, *labels;
+    } families[GC_N] = {
+        [GC_REFUSED_LIMIT] = {"ota_webhook_connections_refused_total",
+                              "Connections closed at accept: over the connection limit.",
+                              "{reason=\"limit\"}"},
+        [GC_ACCEPT_EXHAUSTED] = {"ota_webhook_accept_exhausted_total",
+                                 "accept() failures for want of descriptors or memory (EMFILE, "
+                                 "ENFILE, ENOBUFS, ENOMEM); accepting backs off.",
+                                 ""},
+        [GC_ACCEPT_SPARE] = {"ota_webhook_accept_spare_total",
+                             "Probe connections accepted on the spare descriptor while out of "
+                             "descriptors.",
+                             ""},
+        [GC_CUT_HEADERS] = {"ota_webhook_connections_cut_total", "Connections closed by a limit.",
+                            "{reason=\"header_bytes\"}"},
+        [GC_CUT_WRITE_TIMEOUT] = {"ota_webhook_connections_cut_total", NULL,
+                                  "{reason=\"write_timeout\"}"},
+        [GC_PAUSED] = {"ota_webhook_reads_paused_total",
+                       "Connections whose reading was paused: buffered input over the budget.", ""},
+        [GC_FRAMING] = {"ota_webhook_ambiguous_framing_total",
+                        "Requests refused with 400: Content-Length with Transfer-Encoding, or "
+                        "differing Content-Lengths.",
+                        ""},
+    };
+    for (int c = 0; c < GC_N; c++) {
+        if (families[c].help != NULL)
+            metrics_header(t, families[c].name, "counter", families[c].help);
+        strbuf_printf(t, "%s%s %llu\n", families[c].name, families[c].labels,
+                      (unsigned long long)guard_sum(srv, (enum guard_counter)c));
+    }
 }
 
 static void handle_metrics(worker *w, h2o_req_t *req)
