@@ -44,22 +44,13 @@ static void mark_dirty(void *data)
 static void keep_pull_error(const kobj *old, kobj *fresh)
 {
     const kobj_job_pod *o = &old->u.job_pod;
-    kobj_job_pod *n = &fresh->u.job_pod;
+    const kobj_job_pod *n = &fresh->u.job_pod;
     if (o->waiting_reason == NULL || n->waiting_reason == NULL ||
         strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
         strcmp(o->waiting_reason, "ImagePullBackOff") == 0)
         return;
-    char *reason = strdup(o->waiting_reason);
-    char *message = o->waiting_message != NULL ? strdup(o->waiting_message) : NULL;
-    if (reason == NULL || (o->waiting_message != NULL && message == NULL)) {
-        free(reason);
-        free(message);
-        return; /* out of memory: the back-off is all we say */
-    }
-    free(n->waiting_reason);
-    free(n->waiting_message);
-    n->waiting_reason = reason;
-    n->waiting_message = message;
+    /* out of memory: the back-off is all we say */
+    (void)kobj_job_pod_set_waiting(fresh, o->waiting_reason, o->waiting_message);
 }
 
 static void on_leader_change(void *data, int is_leader)

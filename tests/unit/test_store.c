@@ -12,11 +12,12 @@
 /* A value that says which key it was stored under. */
 static kobj *mk(const char *tag)
 {
-    kobj *o = calloc(1, sizeof(*o));
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_NODE;
+    d.meta.name = (char *)(uintptr_t)tag;
+    kobj *o = kobj_pack(&d);
     assert_non_null(o);
-    o->kind = KOBJ_NODE;
-    o->meta.name = strdup(tag);
-    assert_non_null(o->meta.name);
     return o;
 }
 
