@@ -246,6 +246,12 @@ $(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)
 bench: $(BUILD)/bench/cache_memory
 	$(BUILD)/bench/cache_memory
 
+# The controller against kubesim: cold start, steady state, rollout RSS, and
+# pre-pull reaction times (bench/controller.py; BENCH_ARGS for its flags).
+.PHONY: bench-controller
+bench-controller: $(BUILD)/ota-controller
+	python3 bench/controller.py --binary $(BUILD)/ota-controller $(BENCH_ARGS)
+
 # The webhook on loopback with a throw-away CA (see README.md).
 run: deps $(BUILD)/ota-webhook
 	@mkdir -p $(BUILD)/certs

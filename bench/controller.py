@@ -36,7 +36,7 @@ Usage (after `make all`; `make bench-controller` runs the defaults):
   python3 bench/controller.py [--binary build/ota-controller] [--pods 1000,10000]
       [--qps 20,200] [--steady-seconds 60] [--rollout-max-seconds 600]
       [--pulls 200] [--pull-nodes 200] [--time-scale 10] [--kubesim-arg=ARG ...]
-      [--part scale|pulls|all] [--keep]
+      [--part scale|pulls|all] [--controller-arg=ARG ...] [--keep]
 Timing is never pass/fail: exit 1 only when a run could not be set up.
 """
 
@@ -211,25 +211,38 @@ def probe(port, path):
         return None
 
 
+def calls(m):
+    """[(method, code, count)] from /metrics: client-go's rest_client_requests_total
+    or the older ota_controller_api_calls_total."""
+    out = []
+    for k, v in (m or {}).items():
+        a = re.match(r'rest_client_requests_total\{code="([^"]+)",method="([^"]+)"\}', k)
+        b = re.match(r'ota_controller_api_calls_total\{verb="([^"]+)",code="([^"]+)"\}', k)
+        if a:
+            out.append((a.group(2), a.group(1), v))
+        elif b:
+            out.append((b.group(1), b.group(2), v))
+    return out
+
+
 def calls_by_verb(m):
     out = {}
-    for k, v in (m or {}).items():
-        mm = re.match(r'ota_controller_api_calls_total\{verb="([^"]+)",code="([^"]+)"\}', k)
-        if mm:
-            out[mm.group(1)] = out.get(mm.group(1), 0) + v
+    for verb, _, v in calls(m):
+        out[verb] = out.get(verb, 0) + v
     return out
 
 
 def patches_ok(m):
-    n = 0
-    for k, v in (m or {}).items():
-        if k.startswith("ota_controller_api_calls_total{") and 'verb="PATCH"' in k and 'code="2xx"' in k:
-            n += v
-    return int(n)
+    return int(sum(v for verb, code, v in calls(m) if verb == "PATCH" and code.startswith("2")))
+
+
+def leadership_lost(path):
+    with open(path, errors="replace") as f:
+        return sum(1 for line in f if "lost leadership" in line)
 
 
 class Controller:
-    def __init__(self, work, procs, binary, sim, name, qps, burst, max_pulls=10):
+    def __init__(self, work, procs, binary, sim, name, qps, burst, max_pulls=10, extra=()):
         self.mport, self.hport = free_port(), free_port()
         self.log = os.path.join(work, name + ".err")
         self.out = open(self.log, "w")
@@ -240,7 +253,7 @@ class Controller:
              "--max-concurrent-pulls", str(max_pulls), "--helper-image", "busybox:1.36-musl",
              "--leader-elect-namespace", "ota-system", "--leader-elect-identity", name,
              "--health-probe-bind-address", "127.0.0.1:%d" % self.hport,
-             "--metrics-bind-address", "127.0.0.1:%d" % self.mport],
+             "--metrics-bind-address", "127.0.0.1:%d" % self.mport] + list(extra),
             stdout=self.out, stderr=subprocess.STDOUT)
         procs.append(self.proc)
 
@@ -359,7 +372,8 @@ def run_scale(opts, work, procs, n):
     rev = 1
     for qps in opts.qps:
         burst = opts.burst if opts.burst else max(30, int(qps * 1.5))
-        ctl = Controller(work, procs, opts.binary, sim, "ctl-%d-%g" % (n, qps), qps, burst)
+        ctl = Controller(work, procs, opts.binary, sim, "ctl-%d-%g" % (n, qps), qps, burst,
+                         extra=opts.controller_arg)
         try:
             cold = ctl.wait_ready(n, opts.ready_timeout)
             rss_ready = rss_kib(ctl.proc.pid)
@@ -395,9 +409,10 @@ def run_scale(opts, work, procs, n):
             patches = patches_ok(ctl.metrics()) - before
             # the revision marked now is the next run's "nothing to do"
             h = h2
+            lost = leadership_lost(ctl.log)  # before SIGTERM, whose release logs it too
         finally:
             rc = ctl.stop()
-        rows.append({"pods": n, "qps": qps, "burst": burst, "cold_s": cold, "rss_ready": rss_ready,
+        rows.append({"lost_leadership": lost, "pods": n, "qps": qps, "burst": burst, "cold_s": cold, "rss_ready": rss_ready,
                      "rss_idle": rss_idle, "rss_steady": rss_steady, "calls_min": total_min,
                      "calls_by_verb": {k: round(v, 1) for k, v in sorted(per_min.items()) if v},
                      "rollout_s": elapsed, "rollout_done": done is not None, "marked": n_marked,
@@ -419,8 +434,9 @@ def print_scale(rows):
                  r["patches_per_s"], r["marked"], 100.0 * r["patches_per_s"] / r["qps"],
                  r["rss_peak"] / 1024.0, r["rss_after"] / 1024.0))
     for r in rows:
-        print("  %d pods qps %g: steady calls/min by verb %s; status PATCHes 2xx %d; exit %s"
-              % (r["pods"], r["qps"], r["calls_by_verb"], r["patches"], r["exit"]))
+        print("  %d pods qps %g: steady calls/min by verb %s; status PATCHes 2xx %d; leadership lost %d "
+              "times; exit %s" % (r["pods"], r["qps"], r["calls_by_verb"], r["patches"], r["lost_leadership"],
+                                  r["exit"]))
 
 
 # ------------------------------------------------------------------ part 2
@@ -487,7 +503,7 @@ def run_pulls(opts, work, procs):
     for ns in (NS, "ota-system"):
         api.call("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
     ctl = Controller(work, procs, opts.binary, sim, "ctl-pulls", opts.pull_qps, max(30, int(opts.pull_qps * 1.5)),
-                     max_pulls=opts.max_pulls)
+                     max_pulls=opts.max_pulls, extra=opts.controller_arg)
     lock = threading.Lock()
     st = {"jobs": {}, "order": [], "created": {}, "complete": {}, "ready": {}, "running": set(), "max_running": 0}
 
@@ -642,6 +658,8 @@ def main():
     ap.add_argument("--setup-seconds", type=float, default=600)
     ap.add_argument("--pull-max-seconds", type=float, default=600)
     ap.add_argument("--kubesim-arg", action="append", default=[], help="extra flag for the pulls part's kubesim")
+    ap.add_argument("--controller-arg", action="append", default=[],
+                    help="extra flag for every ota-controller (e.g. --controller-arg=--leader-elect=false)")
     ap.add_argument("--keep", action="store_true", help="keep the work directories (logs)")
     opts = ap.parse_args()
     opts.qps = [float(q) for q in opts.qps.split(",") if q]
