@@ -575,6 +575,8 @@ def run_pulls(opts, work, procs):
         jw.synced.wait(30)
         pw.synced.wait(30)
         pods = sorted(pods, key=lambda p: p["spec"]["nodeName"])[:opts.pulls]
+        sampler = RssSampler(ctl.proc.pid)
+        sampler.start()
         base = int(time.time()) - len(pods) - 5
         sent = {}
         reqtime = {}
@@ -604,6 +606,7 @@ def run_pulls(opts, work, procs):
             order = list(st["order"])
             max_running = st["max_running"]
         m = ctl.metrics() or {}
+        rss_peak = sampler.stop()
     finally:
         rc = ctl.stop()
     with open(os.path.join(work, "pulls.json"), "w") as f:  # per request, for a closer look (--keep)
@@ -638,14 +641,15 @@ def run_pulls(opts, work, procs):
             "to_job_p50": pct(to_job, 50), "to_job_p99": pct(to_job, 99),
             "eligible_p50": pct(eligible, 50), "eligible_p99": pct(eligible, 99),
             "to_ready_p50": pct(to_ready, 50), "to_ready_p99": pct(to_ready, 99),
-            "rss_end": 0, "qps": opts.pull_qps, "time_scale": opts.time_scale, "exit": rc,
+            "rss_peak": rss_peak, "qps": opts.pull_qps, "time_scale": opts.time_scale, "exit": rc,
             "pulls_total": {k2: v for k2, v in m.items() if k2.startswith("ota_controller_pulls_total")}}
 
 
 def print_pulls(r):
     print("\n== pulls: kubesim with its simulated cluster, %d nodes, time scale %g, --max-concurrent-pulls %d, "
           "--kube-api-qps %g" % (r["nodes"], r["time_scale"], r["max_pulls"], r["qps"]))
-    print("requests %d, Jobs created %d, PodImageReady True %d" % (r["requests"], r["jobs"], r["ready"]))
+    print("requests %d, Jobs created %d, PodImageReady True %d, controller VmRSS peak %.1f MiB"
+          % (r["requests"], r["jobs"], r["ready"], r["rss_peak"] / 1024.0))
     print("request -> Job created (incl. waiting for a slot)  p50 %7.3f s  p99 %7.3f s (real seconds)"
           % (r["to_job_p50"], r["to_job_p99"]))
     print("eligible -> Job created (slot free, request seen)  p50 %7.3f s  p99 %7.3f s"
