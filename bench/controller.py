@@ -28,8 +28,10 @@ order), with --max-concurrent-pulls 10.  From watches on Jobs and pods:
   eligible -> Job created p50/p99 (from the later of the request and the
                moment a slot was free: the (i-10)th Job completion)
   Job complete -> PodImageReady True  p50/p99
-  most Jobs running at once (never more than 10), FIFO inversions (pairs of
-  Jobs created more than 50 ms apart against the requests' order).
+  most Jobs running at once (never more than 10), FIFO: pairs of Jobs
+  created out of the requests' order, and the largest displacement (places
+  between a Job's creation rank and its request's rank; concurrent POSTs of
+  one pass can reorder by fewer than --max-concurrent-pulls places).
 `--kubesim-arg=--light` (or any flag) is passed to that kubesim: for its light
 mode (1 000 nodes) once it has one.
 
@@ -621,23 +623,17 @@ def run_pulls(opts, work, procs):
         free_at = comps[i - k] if i >= k and i - k < len(comps) else sent[u]
         eligible.append(tc - max(sent[u], free_at))
     to_ready = [ready[u] - complete[u] for u in sent if u in complete and u in ready]
-    # FIFO: Jobs in creation order should follow the requests' order.  The
-    # Jobs of one pass are POSTed together and land in any order within a few
-    # ms; passes are at least 100 ms apart: pairs created more than 50 ms
-    # apart in the wrong order are FIFO violations, closer ones are counted
-    # apart as "within a pass".
-    seq = [(created[u], (reqtime[u], u)) for u, _ in order if u in sent and u in created]
-    inversions = within = 0
-    for i in range(len(seq)):
-        for j in range(i + 1, len(seq)):
-            (ti, ki), (tj, kj) = seq[i], seq[j]
-            if kj < ki:
-                if tj - ti > 0.05:
-                    inversions += 1
-                else:
-                    within += 1
+    # FIFO: Jobs in creation order (the watch's, i.e. the apiserver's) should
+    # follow the requests' order.  The Jobs of one pass are POSTed together
+    # and land in whatever order a loaded apiserver finishes them, so a
+    # reordering by fewer places than --max-concurrent-pulls says nothing; a
+    # queue that is not FIFO shows as displacements of tens of places.
+    seq = [(reqtime[u], u) for u, _ in order if u in sent and u in created]
+    rank = {k: i for i, k in enumerate(sorted(seq))}
+    displacement = max([abs(rank[k] - i) for i, k in enumerate(seq)] or [0])
+    inversions = sum(1 for i in range(len(seq)) for j in range(i + 1, len(seq)) if seq[j] < seq[i])
     return {"nodes": nodes, "requests": len(sent), "jobs": len(created), "ready": len(ready),
-            "max_running": max_running, "max_pulls": opts.max_pulls, "fifo_inversions": inversions, "fifo_within_pass": within,
+            "max_running": max_running, "max_pulls": opts.max_pulls, "fifo_inversions": inversions, "fifo_displacement": displacement,
             "to_job_p50": pct(to_job, 50), "to_job_p99": pct(to_job, 99),
             "eligible_p50": pct(eligible, 50), "eligible_p99": pct(eligible, 99),
             "to_ready_p50": pct(to_ready, 50), "to_ready_p99": pct(to_ready, 99),
@@ -656,9 +652,9 @@ def print_pulls(r):
           % (r["eligible_p50"], r["eligible_p99"]))
     print("Job complete -> PodImageReady True                 p50 %7.3f s  p99 %7.3f s"
           % (r["to_ready_p50"], r["to_ready_p99"]))
-    print("most Jobs running at once %d (limit %d); FIFO inversions %d (and %d within one pass's "
-          "concurrent POSTs); controller exit %s"
-          % (r["max_running"], r["max_pulls"], r["fifo_inversions"], r["fifo_within_pass"], r["exit"]))
+    print("most Jobs running at once %d (limit %d); FIFO: %d pairs of Jobs created out of request order, "
+          "none displaced by more than %d places; controller exit %s"
+          % (r["max_running"], r["max_pulls"], r["fifo_inversions"], r["fifo_displacement"], r["exit"]))
 
 
 def main():
