@@ -403,6 +403,7 @@ static void run_pass(controller *c, uint64_t now)
         .events_sent = &c->events_sent,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
+        .skip = {&c->in_flight, &c->recent},
         .now = now_text,
         .now_epoch = (long long)t,
     };
