@@ -160,15 +160,12 @@ def count_log(path):
     return leader_on, leader_off, warns
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "ota-controller"))
-    ap.add_argument("--pods", type=int, default=5000)
-    ap.add_argument("--qps", type=float, default=20)
-    ap.add_argument("--burst", type=int, default=30)
-    ap.add_argument("--max-seconds", type=float, default=600)
-    ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
-    opts = ap.parse_args()
+def rollout(binary, pods, qps, burst, max_seconds, lease=None, keep=False):
+    """One rollout; returns its figures as a dict (None when it could not be
+    set up).  lease: (duration, renew deadline, retry period) in seconds, or
+    None for the controller's defaults."""
+    opts = argparse.Namespace(binary=binary, pods=pods, qps=qps, burst=burst, max_seconds=max_seconds,
+                              lease=lease, keep=keep)
     work = tempfile.mkdtemp(prefix="ota-rollout.")
     procs = []
     try:
@@ -182,10 +179,28 @@ def main():
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait(5)
-        if opts.keep:
-            print("work directory:", work)
+        if keep:
+            print("work directory:", work, file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "ota-controller"))
+    ap.add_argument("--pods", type=int, default=5000)
+    ap.add_argument("--qps", type=float, default=20)
+    ap.add_argument("--burst", type=int, default=30)
+    ap.add_argument("--max-seconds", type=float, default=600)
+    ap.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
+    opts = ap.parse_args()
+    r = rollout(opts.binary, opts.pods, opts.qps, opts.burst, opts.max_seconds, keep=opts.keep)
+    if r is None:
+        return 1
+    print("pods=%(pods)d qps=%(qps)g burst=%(burst)d marked=%(marked)d/%(total)d in %(seconds).1fs%(cut)s: "
+          "%(rate).1f patches/s = %(share).0f%% of qps (ideal %(ideal).1fs), status patches 2xx=%(patches)d, "
+          "leadership changes=%(changes)d (became leader %(became)d, lost %(lost)d), warnings=%(warnings)d" % r)
+    return 0
 
 
 def run(opts, work, procs):
@@ -199,7 +214,7 @@ def run(opts, work, procs):
     m = re.search(r"kubesim ready: https://[\d.]+:(\d+)", line)
     if not m:
         print("kubesim did not start: %r" % line, file=sys.stderr)
-        return 1
+        return None
     port = int(m.group(1))
     with open(os.path.join(state, "tokens.json")) as f:
         token = json.load(f)["admin"]["token"]
@@ -233,18 +248,22 @@ def run(opts, work, procs):
         th.join()
     if errors:
         print("creating pods failed: %s" % errors[0], file=sys.stderr)
-        return 1
+        return None
     print("created %d pods in %.1fs" % (opts.pods, time.monotonic() - t), file=sys.stderr)
 
     mport, hport = free_port(), free_port()
     log_path = os.path.join(work, "controller.err")
     clog = open(log_path, "w")
-    ctl = subprocess.Popen([opts.binary, "--kubeconfig", os.path.join(state, "controller.kubeconfig"),
-                            "--kube-api-qps", str(opts.qps), "--kube-api-burst", str(opts.burst),
-                            "--leader-elect-namespace", "ota-system",
-                            "--health-probe-bind-address", "127.0.0.1:%d" % hport,
-                            "--metrics-bind-address", "127.0.0.1:%d" % mport],
-                           stdout=clog, stderr=subprocess.STDOUT)
+    args = [opts.binary, "--kubeconfig", os.path.join(state, "controller.kubeconfig"),
+            "--kube-api-qps", str(opts.qps), "--kube-api-burst", str(opts.burst),
+            "--leader-elect-namespace", "ota-system",
+            "--health-probe-bind-address", "127.0.0.1:%d" % hport,
+            "--metrics-bind-address", "127.0.0.1:%d" % mport]
+    if opts.lease is not None:
+        args += ["--leader-elect-lease-duration", str(opts.lease[0]),
+                 "--leader-elect-renew-deadline", str(opts.lease[1]),
+                 "--leader-elect-retry-period", str(opts.lease[2])]
+    ctl = subprocess.Popen(args, stdout=clog, stderr=subprocess.STDOUT)
     procs.append(ctl)
     deadline = time.monotonic() + 120
     while True:
@@ -254,7 +273,7 @@ def run(opts, work, procs):
             break
         if ctl.poll() is not None or time.monotonic() > deadline:
             print("controller not leader with %d cached pods in time" % opts.pods, file=sys.stderr)
-            return 1
+            return None
         time.sleep(0.5)
     time.sleep(2)  # idle: nothing to patch for revision 1
     before = patches_ok(metrics(mport))
@@ -281,12 +300,12 @@ def run(opts, work, procs):
     on, off, warns = count_log(log_path)
     changes = off + max(0, on - 1)
     rate = n / elapsed if elapsed > 0 else 0.0
-    print("pods=%d qps=%g burst=%d marked=%d/%d in %.1fs%s: %.1f patches/s = %.0f%% of qps, "
-          "status patches 2xx=%d, leadership changes=%d (became leader %d, lost %d), warnings=%d"
-          % (opts.pods, opts.qps, opts.burst, n, total, elapsed,
-             "" if done_at is not None else " (stopped at --max-seconds)",
-             rate, 100.0 * rate / opts.qps, patches, changes, on, off, warns))
-    return 0
+    return {"pods": opts.pods, "qps": opts.qps, "burst": opts.burst, "marked": n, "total": total,
+            "seconds": elapsed, "cut": "" if done_at is not None else " (stopped at --max-seconds)",
+            "rate": rate, "share": 100.0 * rate / opts.qps,
+            "ideal": max(0, opts.pods - opts.burst) / opts.qps, "patches": patches,
+            "changes": changes, "became": on, "lost": off, "warnings": warns,
+            "log_tail": "".join(open(log_path, errors="replace").readlines()[-30:])}
 
 
 if __name__ == "__main__":
