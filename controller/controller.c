@@ -67,6 +67,8 @@ static void on_leader_change(void *data, int is_leader)
     controller *c = data;
     c->leading = is_leader;
     c->dirty = 1;
+    if (!is_leader)
+        c->drop_queued = 1; /* done in controller_tick, outside the client's callbacks */
 }
 
 int controller_init(controller *c, kube_client *client, const controller_config *cfg)
@@ -247,6 +249,8 @@ static void on_executed(void *data, const kube_result *r)
         if (x->kind == ACTION_CREATE_EVENT)
             strset_add(&c->events_sent, x->key);
         recent_add(c, x->key, now + controller_hold_ns(outcome));
+    } else if (r->dropped) {
+        c->dropped++; /* counted, and said once (controller_tick) */
     } else {
         log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
                 x->name != NULL ? x->name : "", r->status,
@@ -291,11 +295,13 @@ static void execute(controller *c, const action *a)
         snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs", a->namespace);
         call.method = "POST";
         call.content_type = "application/json";
+        call.idempotent = 1; /* a named Job: a repeat is a 409, counted as done */
         break;
     case ACTION_DELETE_JOB:
         snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background",
                  a->namespace, a->name);
         call.method = "DELETE";
+        call.idempotent = 1; /* a repeat is a 404, counted as done */
         break;
     case ACTION_CREATE_EVENT:
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", a->namespace);
@@ -397,6 +403,7 @@ static void run_pass(controller *c, uint64_t now)
         .events_sent = &c->events_sent,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
+        .skip = {&c->in_flight, &c->recent},
         .now = now_text,
         .now_epoch = (long long)t,
     };
@@ -416,6 +423,17 @@ void controller_tick(controller *c, uint64_t now)
         informer_tick(&c->informers[i], now);
     if (c->cfg.leader_elect)
         leader_tick(&c->election, now);
+    if (c->drop_queued) {
+        /* the writes a leader queued go nowhere once it is not: end them
+         * all now (not one by one as their turn would come) */
+        c->drop_queued = 0;
+        kube_client_drop_unwanted(c->client);
+    }
+    if (c->dropped > 0) {
+        log_msg(LOG_INFO, "dropped queued writes", "%zu calls queued while leading were not sent: "
+                "no longer leader", c->dropped);
+        c->dropped = 0;
+    }
     recent_expire(c, now);
     int resync = now - c->last_pass >= c->cfg.resync_ns;
     if (resync) {
@@ -450,14 +468,7 @@ void controller_render_metrics(controller *c, strbuf *t)
     for (int i = 0; i < INF_COUNT; i++)
         strbuf_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
                       c->informers[i].name, c->informers[i].objects.len);
-    kube_stats *ks = kube_client_stats(c->client);
-    metrics_header(t, "ota_controller_api_calls_total", "counter",
-                   "kube-apiserver calls by verb and result code.");
-    for (int v = 0; v < KUBE_N_VERBS; v++)
-        for (int k = 0; k < KUBE_N_CODES; k++)
-            strbuf_printf(t, "ota_controller_api_calls_total{verb=\"%s\",code=\"%s\"} %llu\n",
-                          kube_verb_names[v], kube_code_names[k],
-                          (unsigned long long)metrics_get(&ks->calls[v][k]));
+    kube_stats_render(kube_client_stats(c->client), t);
     metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
                    "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
     strbuf_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);

@@ -66,6 +66,8 @@ typedef struct controller {
     recent_key *recent_keys;
     size_t n_recent, cap_recent;
     int dirty;
+    int drop_queued;    /* leadership lost: drop the queued writes */
+    size_t dropped;     /* writes dropped since last said (one log line) */
     uint64_t last_pass;
     size_t queue_depth;
     metrics_counter pulls[PULL_N_OUTCOMES];

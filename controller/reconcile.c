@@ -80,6 +80,14 @@ static char *dup_or_null(const char *s)
     return s != NULL ? strdup(s) : NULL;
 }
 
+static int skipped(const pass *p, const char *key)
+{
+    for (size_t i = 0; i < sizeof(p->in->skip) / sizeof(p->in->skip[0]); i++)
+        if (p->in->skip[i] != NULL && strset_has(p->in->skip[i], key))
+            return 1;
+    return 0;
+}
+
 /* Takes ownership of body. */
 static void emit(pass *p, action_kind kind, const char *ns, const char *name, char *body,
                  const char *key, action_outcome outcome)
@@ -188,7 +196,7 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 {
     char key[512];
     snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
-    if (strset_has(p->in->events_sent, key))
+    if (strset_has(p->in->events_sent, key) || skipped(p, key))
         return;
     char *body = event_body(pod, reason, type, message, p->in->now);
     if (body == NULL) {
@@ -201,13 +209,15 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
+    char key[512];
+    snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
+    if (skipped(p, key))
+        return;
     char *body = status_patch(conds, n, p->in->now);
     if (body == NULL) {
         p->failed = 1;
         return;
     }
-    char key[512];
-    snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
     emit(p, ACTION_PATCH_POD_STATUS, pod->meta.namespace, pod->meta.name, body, key, outcome);
 }
 

@@ -65,6 +65,11 @@ typedef struct reconcile_input {
      * kubelet's reason must outlive it. */
     const store *job_waiting;
     const reconcile_config *cfg;
+    /* Keys of actions not to emit (the executor's in flight and done
+     * lately: it would skip them), so their bodies are not built: a pass
+     * during a rollout costs what is new, not N bodies.  Up to two sets,
+     * NULL when none. */
+    const strset *skip[2];
     const char *now;      /* RFC 3339 */
     long long now_epoch;  /* the same, in seconds since 1970 */
 } reconcile_input;

@@ -486,6 +486,42 @@ static void test_need_upgrade(void **state)
 
 /* No revision yet (the DaemonSet controller has not written one): nothing
  * to compare with, nothing written. */
+/* issue 10 §1: keys the executor has in flight or did lately are left
+ * out of a pass (their bodies are not built): during a rollout a pass
+ * costs the new pods' patches, not one body per pod every 100 ms.  The
+ * two sets are both read; a key in neither is emitted as before. */
+static void test_skip_keys(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    standard(&w);
+    add_pod(&w, "pod-a", "u-a", OLD, "[" READY "]");
+    add_pod(&w, "pod-b", "u-b", OLD, "[" READY "]");
+    add_pod(&w, "pod-c", "u-c", MID, "[" READY "]");
+    add_pod(&w, "pod-d", "u-d", H, "[" READY "]");
+    run(&w);
+    expect_count(&w, ACTION_PATCH_POD_STATUS, 4);
+    strset in_flight, recent;
+    strset_init(&in_flight);
+    strset_init(&recent);
+    assert_int_equal(strset_add(&in_flight, "status:u-a:need-upgrade:True:" H), 0);
+    assert_int_equal(strset_add(&recent, "status:u-d:need-upgrade:False:" H), 0);
+    /* a key about another revision does not hide this one */
+    assert_int_equal(strset_add(&recent, "status:u-b:need-upgrade:True:" MID), 0);
+    w.in.skip[0] = &in_flight;
+    w.in.skip[1] = &recent;
+    run(&w);
+    expect_count(&w, ACTION_PATCH_POD_STATUS, 2);
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, "pod-a"));
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, "pod-d"));
+    assert_non_null(find(&w, ACTION_PATCH_POD_STATUS, "pod-b"));
+    assert_non_null(find(&w, ACTION_PATCH_POD_STATUS, "pod-c"));
+    strset_free(&in_flight);
+    strset_free(&recent);
+    world_free(&w);
+}
+
 static void test_no_revision(void **state)
 {
     (void)state;
@@ -1359,6 +1395,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_need_upgrade),
+        cmocka_unit_test(test_skip_keys),
         cmocka_unit_test(test_no_revision),
         cmocka_unit_test(test_revision_without_hash),
         cmocka_unit_test(test_new_revision_drops_old_state),
