@@ -224,12 +224,14 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
         return EXEC_MADE_BEFORE;
     if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
         return EXEC_GONE;
+    if (kind == ACTION_PATCH_POD_STATUS && status == 409)
+        return EXEC_CONFLICT;
     return EXEC_FAILED;
 }
 
 uint64_t controller_hold_ns(exec_outcome outcome)
 {
-    return outcome == EXEC_FAILED ? RECENT_FAILED_NS : RECENT_OK_NS;
+    return outcome == EXEC_FAILED || outcome == EXEC_CONFLICT ? RECENT_FAILED_NS : RECENT_OK_NS;
 }
 
 static void on_executed(void *data, const kube_result *r)
@@ -241,6 +243,11 @@ static void on_executed(void *data, const kube_result *r)
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
+    } else if (outcome == EXEC_CONFLICT) {
+        /* not a failure: the precondition did its job (a newer pod) */
+        log_msg(LOG_INFO, "status write refused: the pod changed since the cache saw it",
+                "pod=%s decided again once the watch shows it", x->name != NULL ? x->name : "");
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
         if (outcome == EXEC_DONE)
             count_outcome(c, x);

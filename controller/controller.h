@@ -44,6 +44,9 @@ typedef enum exec_outcome {
     EXEC_DONE,        /* 2xx */
     EXEC_MADE_BEFORE, /* 409 on create-job: made before a restart (names are deterministic) */
     EXEC_GONE,        /* 404 on delete-job (gone already), or on a status patch (pod deleted) */
+    EXEC_CONFLICT,    /* 409 on a status patch: the pod moved on since the cached version the
+                         patch was decided from (its precondition); decided again once the
+                         cache shows the newer pod */
     EXEC_FAILED,      /* anything else: held back RECENT_FAILED_NS, then tried again */
 } exec_outcome;
 
@@ -91,7 +94,10 @@ pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or
- * RECENT_FAILED_NS). */
+ * RECENT_FAILED_NS).  A conflict holds back only that pod version's write
+ * (its key names the resourceVersion): the newer pod, once the watch
+ * brings it, is decided at once; while the watch lags, the stale decision
+ * is tried again no more often than a failure. */
 uint64_t controller_hold_ns(exec_outcome outcome);
 
 /* Only the leader writes: whether an action may go out now.  Asked when a

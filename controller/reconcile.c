@@ -117,14 +117,23 @@ typedef struct cond_patch {
     int delete; /* "$patch": "delete" */
 } cond_patch;
 
-/* {"status":{"conditions":[...]}}: merged by type, so the kubelet's
- * conditions are left alone. */
-static char *status_patch(const cond_patch *conds, size_t n, const char *now)
+/* {"metadata":{"resourceVersion":RV},"status":{"conditions":[...]}}: merged
+ * by type, so the kubelet's conditions are left alone.  The resourceVersion
+ * is the precondition (the apiserver answers 409 Conflict unless the pod is
+ * still at RV): the decision was made from the pod as cached, and a node
+ * user may have written a newer request since, which a patch from a lagging
+ * cache must never overwrite. */
+static char *status_patch(const cond_patch *conds, size_t n, const char *rv, const char *now)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
         return NULL;
     json_map_open(&w, NULL);
+    if (rv != NULL && rv[0] != '\0') {
+        json_map_open(&w, "metadata");
+        json_kv_str(&w, "resourceVersion", rv);
+        json_map_close(&w);
+    }
     json_map_open(&w, "status");
     json_array_open(&w, "conditions");
     for (size_t i = 0; i < n; i++) {
@@ -201,13 +210,16 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
-    char *body = status_patch(conds, n, p->in->now);
+    const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
+    char *body = status_patch(conds, n, rv, p->in->now);
     if (body == NULL) {
         p->failed = 1;
         return;
     }
-    char key[512];
-    snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
+    /* The key names the pod's version too: a decision made again from a
+     * newer pod is a new write (the one before answered 409 or is done). */
+    char key[600];
+    snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
     emit(p, ACTION_PATCH_POD_STATUS, pod->meta.namespace, pod->meta.name, body, key, outcome);
 }
 

@@ -280,9 +280,13 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     case KOBJ_REVISION:
         rc = decode_revision(obj, &o->u.rev);
         break;
-    case KOBJ_POD:
+    case KOBJ_POD: {
+        /* the precondition of the controller's status writes */
+        static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
+        o->meta.resource_version = dup_or_null(get_str(obj, p_rv));
         decode_pod(obj, &o->u.pod);
         break;
+    }
     case KOBJ_JOB:
         decode_job(obj, &o->u.job);
         break;
@@ -339,6 +343,7 @@ void kobj_free(kobj *o)
     free(o->meta.name);
     free(o->meta.uid);
     free(o->meta.owner_uid);
+    free(o->meta.resource_version);
     switch (o->kind) {
     case KOBJ_REVISION:
         free(o->u.rev.hash);

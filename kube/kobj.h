@@ -29,6 +29,8 @@ typedef enum kobj_kind {
 typedef struct kobj_meta {
     char *namespace, *name, *uid;
     char *owner_uid; /* the controller ownerReference's uid, or NULL */
+    char *resource_version; /* metadata.resourceVersion, or NULL: a status
+                               write's precondition (pods only) */
     int deleting;    /* deletionTimestamp set */
 } kobj_meta;
 

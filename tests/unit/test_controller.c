@@ -53,7 +53,7 @@ static const exec_row exec_rows[] = {
     {"delete-job no answer", ACTION_DELETE_JOB, 0, EXEC_FAILED, HELD},
     {"patch-pod-status 200", ACTION_PATCH_POD_STATUS, 200, EXEC_DONE, OK},
     {"patch-pod-status 404: pod deleted", ACTION_PATCH_POD_STATUS, 404, EXEC_GONE, OK},
-    {"patch-pod-status 409", ACTION_PATCH_POD_STATUS, 409, EXEC_FAILED, HELD},
+    {"patch-pod-status 409: precondition failed", ACTION_PATCH_POD_STATUS, 409, EXEC_CONFLICT, HELD},
     {"patch-pod-status 422", ACTION_PATCH_POD_STATUS, 422, EXEC_FAILED, HELD},
     {"patch-pod-status 503", ACTION_PATCH_POD_STATUS, 503, EXEC_FAILED, HELD},
     {"create-event 201", ACTION_CREATE_EVENT, 201, EXEC_DONE, OK},

@@ -30,6 +30,7 @@
 #define RT1 "2026-11-21T19:40:05Z"
 #define RT2 "2026-11-21T21:20:00Z"
 #define HELPER "busybox:1.36-musl"
+#define POD_RV "417" /* every cached pod's resourceVersion */
 
 #define REV_MSG(h) OTA_MSG_REVISION_PREFIX h
 
@@ -164,7 +165,7 @@ static void add_pod_full(world *w, const char *name, const char *uid, const char
         snprintf(nodename, sizeof(nodename), "\"nodeName\":\"%s\",", node);
     put(&w->pods, KOBJ_POD, NULL,
         "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS
-        "\",\"uid\":\"%s\",\"labels\":{\"app\":\"edge-agent\",\"" OTA_LABEL_REVISION_HASH
+        "\",\"uid\":\"%s\",\"resourceVersion\":\"" POD_RV "\",\"labels\":{\"app\":\"edge-agent\",\"" OTA_LABEL_REVISION_HASH
         "\":\"%s\",\"pod-template-generation\":\"1\"}%s%s},\"spec\":{%s\"containers\":[]},"
         "\"status\":{\"phase\":\"Running\",\"conditions\":%s}}",
         name, uid, hash, owner,
@@ -375,8 +376,13 @@ static patched patch_cond(const action *a, const char *type)
     assert_int_equal(a->kind, ACTION_PATCH_POD_STATUS);
     patched p = {0};
     yajl_val v = tree(a);
-    /* {"status":{"conditions":[...]}} and nothing else */
-    assert_true(YAJL_IS_OBJECT(v) && v->u.object.len == 1);
+    /* {"metadata":{"resourceVersion":RV},"status":{"conditions":[...]}} and
+     * nothing else: every status write carries its precondition */
+    assert_true(YAJL_IS_OBJECT(v) && v->u.object.len == 2);
+    yajl_val meta = yajl_tree_get(v, (const char *[]){"metadata", NULL}, yajl_t_object);
+    assert_non_null(meta);
+    assert_int_equal(meta->u.object.len, 1);
+    assert_string_equal(str_at(v, (const char *[]){"metadata", "resourceVersion", NULL}), POD_RV);
     yajl_val status = yajl_tree_get(v, (const char *[]){"status", NULL}, yajl_t_object);
     assert_non_null(status);
     assert_int_equal(status->u.object.len, 1);
@@ -467,7 +473,7 @@ static void test_need_upgrade(void **state)
         }
         assert_string_equal(a->namespace, NS);
         char key[256];
-        snprintf(key, sizeof(key), "status:%s:need-upgrade:%s:%s", r->uid, r->want, H);
+        snprintf(key, sizeof(key), "status:%s@" POD_RV ":need-upgrade:%s:%s", r->uid, r->want, H);
         assert_string_equal(a->key, key);
         patched p = patch_cond(a, OTA_COND_NEED_UPGRADE);
         assert_int_equal(p.n, 1);
@@ -476,6 +482,11 @@ static void test_need_upgrade(void **state)
         assert_string_equal(p.message, REV_MSG(H));
         assert_int_equal(p.has_reason, 0); /* DESIGN §2: reason empty */
         assert_string_equal(p.ltt, NOW);
+        /* the precondition: the version the decision was made from */
+        yajl_val body = tree(a);
+        assert_string_equal(str_at(body, (const char *[]){"metadata", "resourceVersion", NULL}),
+                            POD_RV);
+        yajl_tree_free(body);
     }
     /* level-triggered: the same caches give the same actions */
     size_t before = w.out.n;
@@ -727,7 +738,7 @@ static void test_node_images_shortcut(void **state)
         expect_count(&w, ACTION_CREATE_JOB, 0);
         expect_total(&w, 2);
         const action *a = the(&w, ACTION_PATCH_POD_STATUS, "edge-agent-x7k2p");
-        assert_string_equal(a->key, "status:u-x7k2p:ready");
+        assert_string_equal(a->key, "status:u-x7k2p@" POD_RV ":ready");
         patched ir = patch_cond(a, OTA_COND_IMAGE_READY);
         assert_int_equal(ir.n, 1);
         assert_string_equal(ir.status, "True");
@@ -842,7 +853,7 @@ static void test_job_complete(void **state)
     run(&w);
     expect_total(&w, 2);
     const action *a = the(&w, ACTION_PATCH_POD_STATUS, "edge-agent-x7k2p");
-    assert_string_equal(a->key, "status:u-x7k2p:ready");
+    assert_string_equal(a->key, "status:u-x7k2p@" POD_RV ":ready");
     patched ir = patch_cond(a, OTA_COND_IMAGE_READY);
     assert_int_equal(ir.n, 1);
     assert_string_equal(ir.status, "True");
@@ -870,7 +881,7 @@ static void expect_failed(const world *w, const char *job, const char *why)
 {
     const action *a = the(w, ACTION_PATCH_POD_STATUS, "edge-agent-x7k2p");
     char key[128];
-    snprintf(key, sizeof(key), "status:u-x7k2p:failed:%s", job);
+    snprintf(key, sizeof(key), "status:u-x7k2p@" POD_RV ":failed:%s", job);
     assert_string_equal(a->key, key);
     patched ir = patch_cond(a, OTA_COND_IMAGE_READY);
     assert_int_equal(ir.n, 1);
