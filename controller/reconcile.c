@@ -211,7 +211,15 @@ static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_
                         const char *what, action_outcome outcome)
 {
     const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
-    char *body = status_patch(conds, n, rv, p->in->now);
+    /* A result is written no earlier than the request it answers (whose
+     * time is on the pod): the webhook then stamps the next request after
+     * the result, so it never names this request's Job again, even when
+     * the clocks of the two programs disagree. */
+    const char *when = p->in->now, *asked = pod->u.pod.image_ready.last_transition_time;
+    if (outcome != ACTION_OUTCOME_NONE && asked != NULL &&
+        kobj_parse_time(asked) > kobj_parse_time(when))
+        when = asked;
+    char *body = status_patch(conds, n, rv, when);
     if (body == NULL) {
         p->failed = 1;
         return;

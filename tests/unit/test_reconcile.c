@@ -839,6 +839,43 @@ static void test_running_jobs_count(void **state)
 
 /* ---- outcomes ---------------------------------------------------------------- */
 
+/* A result is written no earlier than its request: a request stamped by a
+ * webhook whose clock is ahead of the controller's (RT_AHEAD > NOW) gets a
+ * result at RT_AHEAD, so the next request (stamped after the result) never
+ * names this request's Job again.  A request in the past: the result at
+ * now. */
+#define RT_AHEAD "2026-11-21T21:30:07Z"
+static void test_result_not_before_request(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rt, *status, *want_ltt;
+    } rows[] = {
+        {RT_AHEAD, JOB_COMPLETE, RT_AHEAD},
+        {RT_AHEAD, JOB_DEADLINE, RT_AHEAD},
+        {RT1, JOB_COMPLETE, NOW},
+        {RT1, JOB_DEADLINE, NOW},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        world w;
+        world_init(&w);
+        standard(&w);
+        add_node(&w, NODE, "[]");
+        if (strcmp(rows[i].rt, RT_AHEAD) == 0) /* PULLING() pastes its argument */
+            add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT_AHEAD));
+        else
+            add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT1));
+        char name[64];
+        add_job(&w, job_name_of(name, "edge-agent-x7k2p", "u-x7k2p", H, rows[i].rt), "u-x7k2p",
+                H, rows[i].rt, rows[i].status, 0);
+        run(&w);
+        patched ir = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, "edge-agent-x7k2p"),
+                                OTA_COND_IMAGE_READY);
+        assert_string_equal(ir.ltt, rows[i].want_ltt);
+        world_free(&w);
+    }
+}
+
 static void test_job_complete(void **state)
 {
     (void)state;
@@ -1380,6 +1417,7 @@ int main(void)
         cmocka_unit_test(test_fifo_limit),
         cmocka_unit_test(test_running_jobs_count),
         cmocka_unit_test(test_job_complete),
+        cmocka_unit_test(test_result_not_before_request),
         cmocka_unit_test(test_job_failed),
         cmocka_unit_test(test_stuck_pull_past_deadline),
         cmocka_unit_test(test_retry_deletes_old_job_first),
