@@ -266,6 +266,35 @@ static void on_executed(void *data, const kube_result *r)
     free(x);
 }
 
+int controller_event_key_live(const char *key, const store *pods)
+{
+    size_t prefix = sizeof(RECONCILE_EVENT_KEY) - 1;
+    if (strncmp(key, RECONCILE_EVENT_KEY, prefix) != 0)
+        return 1;
+    const char *uid = key + prefix, *bar = strchr(uid, '|');
+    const char *rt = bar != NULL ? bar + 1 : NULL, *bar2 = rt != NULL ? strchr(rt, '|') : NULL;
+    if (bar2 == NULL)
+        return 1; /* not ours to judge */
+    char id[256];
+    size_t n = (size_t)(bar - uid);
+    if (n >= sizeof(id))
+        return 1;
+    memcpy(id, uid, n);
+    id[n] = '\0';
+    const kobj *pod = store_get(pods, id);
+    if (pod == NULL)
+        return 0; /* the pod is gone */
+    const char *asked = pod->u.pod.image_ready.last_transition_time;
+    if (asked == NULL)
+        asked = "";
+    return strlen(asked) == (size_t)(bar2 - rt) && strncmp(asked, rt, (size_t)(bar2 - rt)) == 0;
+}
+
+static int event_key_live(const char *key, void *data)
+{
+    return controller_event_key_live(key, data);
+}
+
 int controller_may_send(action_kind kind, int leading)
 {
     return kind == ACTION_GET_NODE || leading;
@@ -394,6 +423,11 @@ static void run_pass(controller *c, uint64_t now)
     gmtime_r(&t, &tm);
     strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
     remember_job_waiting(c);
+    /* Forget the Events of pods and requests that are gone.  Only with the
+     * pods cache complete (synced), or a pod not listed yet would lose its
+     * keys and its Events be sent again. */
+    if (c->informers[INF_PODS].synced)
+        strset_retain(&c->events_sent, event_key_live, (void *)&c->informers[INF_PODS].objects);
     reconcile_input in = {
         .daemonsets = &c->informers[INF_DAEMONSETS].objects,
         .revisions = &c->informers[INF_REVISIONS].objects,

@@ -91,6 +91,13 @@ void controller_free(controller *c);
  * when it counts for none. */
 pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
 
+/* Whether the key of an Event sent (events_sent) may still be asked for:
+ * reconcile sends Events only about a pod's current request, so a key of a
+ * pod that is gone from pods (keyed by uid), or of a request the pod no
+ * longer carries (another PodImageReady lastTransitionTime), can never come
+ * back and is forgotten.  Keys of another shape are kept. */
+int controller_event_key_live(const char *key, const store *pods);
+
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or

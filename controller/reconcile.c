@@ -195,8 +195,13 @@ static char *event_body(const kobj *pod, const char *reason, const char *type,
 static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,
                        const char *message, const char *key_suffix)
 {
-    char key[512];
-    snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
+    /* Every Event is about the pod's current request: its key names the
+     * request (RECONCILE_EVENT_KEY), so that keys of requests and pods that
+     * are gone can be forgotten (controller_event_key_live). */
+    const char *asked = pod->u.pod.image_ready.last_transition_time;
+    char key[600];
+    snprintf(key, sizeof(key), RECONCILE_EVENT_KEY "%s|%s|%s:%s", pod->meta.uid,
+             asked != NULL ? asked : "", reason, key_suffix);
     if (strset_has(p->in->events_sent, key))
         return;
     char *body = event_body(pod, reason, type, message, p->in->now);

@@ -69,6 +69,10 @@ typedef struct reconcile_input {
     long long now_epoch;  /* the same, in seconds since 1970 */
 } reconcile_input;
 
+/* The key of an Event about a pod's pull request:
+ * "event:<pod uid>|<request time>|<reason>:<what>". */
+#define RECONCILE_EVENT_KEY "event:"
+
 /* Appends the actions of one pass to out.  0, or -1 when out of memory. */
 int reconcile(const reconcile_input *in, action_list *out);
 

@@ -662,7 +662,7 @@ static void test_request_creates_job(void **state)
     const action *e = find_event(&w, OTA_EVENT_STARTED, "edge-agent-x7k2p");
     assert_non_null(e);
     assert_string_equal(e->namespace, NS);
-    assert_string_equal(e->key, "event:u-x7k2p:" OTA_EVENT_STARTED ":u-x7k2p/" RT1);
+    assert_string_equal(e->key, "event:u-x7k2p|" RT1 "|" OTA_EVENT_STARTED ":u-x7k2p/" RT1);
     yajl_val ev = tree(e);
     assert_string_equal(str_at(ev, (const char *[]){"type", NULL}), "Normal");
     assert_string_equal(str_at(ev, (const char *[]){"involvedObject", "kind", NULL}), "Pod");
@@ -801,7 +801,7 @@ static void test_fifo_limit(void **state)
     for (size_t i = 0; i < 3; i++)
         assert_non_null(find_event(&w, OTA_EVENT_QUEUED, waiting[i]));
     const action *q = find_event(&w, OTA_EVENT_QUEUED, "pod-c");
-    assert_string_equal(q->key, "event:u-c:" OTA_EVENT_QUEUED ":u-c/2026-11-21T21:10:00Z");
+    assert_string_equal(q->key, "event:u-c|2026-11-21T21:10:00Z|" OTA_EVENT_QUEUED ":u-c/2026-11-21T21:10:00Z");
     expect_total(&w, 7);
     world_free(&w);
 }
