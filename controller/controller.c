@@ -41,10 +41,26 @@ static void mark_dirty(void *data)
  * kubelets before 1.32 then say only "Back-off pulling image".  Keep the
  * answer, as each version of the pod arrives: at a high rate of change
  * ErrImagePull can last less than the time between two passes. */
+int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh)
+{
+    if (fresh->backing_off)
+        return old != NULL ? old->failed_attempts : 0;
+    if (reconcile_pull_error(fresh->waiting_reason, fresh->waiting_message) != PULL_ERROR_PERMANENT)
+        return 0;
+    if (old == NULL)
+        return 1;
+    if (old->backing_off)
+        return old->failed_attempts + 1;
+    if (old->waiting_reason != NULL && strcmp(old->waiting_reason, fresh->waiting_reason) == 0)
+        return old->failed_attempts > 0 ? old->failed_attempts : 1;
+    return 1;
+}
+
 static void keep_pull_error(const kobj *old, kobj *fresh)
 {
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
+    n->failed_attempts = controller_failed_attempts(o, n);
     if (o->waiting_reason == NULL || n->waiting_reason == NULL ||
         strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
         strcmp(o->waiting_reason, "ImagePullBackOff") == 0)

@@ -230,6 +230,7 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = strdup(reason);
         jp->waiting_message = dup_or_null(kobj_member_str(waiting, "message"));
+        jp->backing_off = strcmp(reason, "ImagePullBackOff") == 0;
     }
 }
 
@@ -332,6 +333,8 @@ kobj *kobj_copy_job_pod(const kobj *o)
     c->u.job_pod.job_name = dup_or_null(o->u.job_pod.job_name);
     c->u.job_pod.waiting_reason = dup_or_null(o->u.job_pod.waiting_reason);
     c->u.job_pod.waiting_message = dup_or_null(o->u.job_pod.waiting_message);
+    c->u.job_pod.backing_off = o->u.job_pod.backing_off;
+    c->u.job_pod.failed_attempts = o->u.job_pod.failed_attempts;
     return c;
 }
 

@@ -12,7 +12,7 @@ and fails fast (class Correctness, issue 10 §2, §4, §5).
 """
 import time
 
-from harness import AGENT, BIG, MISSING, Base, wait_until
+from harness import AGENT, BIG, MISSING, Base, JobTracker, wait_until
 
 
 class Correctness(Base):
@@ -57,3 +57,34 @@ class Correctness(Base):
         jobs = [j["metadata"]["name"] for j in self.tracker.jobs_of(uid)]
         self.assertEqual(len(jobs), 2, jobs)
         self.assertIn([j for j in jobs if j != first][0], c["message"])
+
+    def test_missing_image_fails_fast(self):
+        """A typo in the image: the registry answers not found on two
+        attempts in a row, and the request fails then, with the kubelet's
+        words, while the deadline (3600 simulated s, 2 minutes here) is far
+        off; the Job is deleted."""
+        pods, h = self.upgraded_ds(new=MISSING, timeout=3600, nodes=["node-2"])
+        pod = pods[0]
+        uid = pod["metadata"]["uid"]
+        self.request_pull(pod, h)
+        c = wait_until(lambda: self.pull_fail_message(pod), 60, "PullImageFail before the deadline")
+        self.assertIn("ErrImagePull: rpc error: code = NotFound", c["message"])
+        self.assertIn("not found", c["message"])
+        self.assertIn("not waiting for the deadline", c["message"])
+        self.assertNotIn("DeadlineExceeded", c["message"])
+        job = self.tracker.jobs_of(uid)[0]
+        self.assertIn(job["metadata"]["name"], c["message"])
+        # the Job never reached its deadline: it was deleted while running
+        wait_until(lambda: not self.tracker.live_jobs_of(uid), 20, "the Job deleted")
+        self.assertFalse(JobTracker.finished(job), job.get("status"))
+        self.assertIn("PrePullFailed", self.event_reasons(pod))
+
+    def test_deadline_failure_names_the_annotation(self):
+        """A pull that is merely slow fails by its deadline; the message
+        says which annotation raises it."""
+        pods, h = self.upgraded_ds(new=BIG + "1.0", timeout=30, nodes=["node-3"])
+        pod = pods[0]
+        self.request_pull(pod, h)
+        c = wait_until(lambda: self.pull_fail_message(pod), 30, "PullImageFail by the deadline")
+        self.assertIn("deadline of 30 s", c["message"])
+        self.assertIn("apps.openyurt.io/image-prepull-timeout-seconds", c["message"])
