@@ -41,10 +41,26 @@ static void mark_dirty(void *data)
  * kubelets before 1.32 then say only "Back-off pulling image".  Keep the
  * answer, as each version of the pod arrives: at a high rate of change
  * ErrImagePull can last less than the time between two passes. */
+int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh)
+{
+    if (fresh->backing_off)
+        return old != NULL ? old->failed_attempts : 0;
+    if (reconcile_pull_error(fresh->waiting_reason, fresh->waiting_message) != PULL_ERROR_PERMANENT)
+        return 0;
+    if (old == NULL)
+        return 1;
+    if (old->backing_off)
+        return old->failed_attempts + 1;
+    if (old->waiting_reason != NULL && strcmp(old->waiting_reason, fresh->waiting_reason) == 0)
+        return old->failed_attempts > 0 ? old->failed_attempts : 1;
+    return 1;
+}
+
 static void keep_pull_error(const kobj *old, kobj *fresh)
 {
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
+    n->failed_attempts = controller_failed_attempts(o, n);
     if (o->waiting_reason == NULL || n->waiting_reason == NULL ||
         strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
         strcmp(o->waiting_reason, "ImagePullBackOff") == 0)
@@ -226,12 +242,14 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
         return EXEC_MADE_BEFORE;
     if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
         return EXEC_GONE;
+    if (kind == ACTION_PATCH_POD_STATUS && status == 409)
+        return EXEC_CONFLICT;
     return EXEC_FAILED;
 }
 
 uint64_t controller_hold_ns(exec_outcome outcome)
 {
-    return outcome == EXEC_FAILED ? RECENT_FAILED_NS : RECENT_OK_NS;
+    return outcome == EXEC_FAILED || outcome == EXEC_CONFLICT ? RECENT_FAILED_NS : RECENT_OK_NS;
 }
 
 static void on_executed(void *data, const kube_result *r)
@@ -243,6 +261,11 @@ static void on_executed(void *data, const kube_result *r)
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
+    } else if (outcome == EXEC_CONFLICT) {
+        /* not a failure: the precondition did its job (a newer pod) */
+        log_msg(LOG_INFO, "status write refused: the pod changed since the cache saw it",
+                "pod=%s decided again once the watch shows it", x->name != NULL ? x->name : "");
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
         if (outcome == EXEC_DONE)
             count_outcome(c, x);
@@ -261,6 +284,35 @@ static void on_executed(void *data, const kube_result *r)
     free(x->key);
     free(x->name);
     free(x);
+}
+
+int controller_event_key_live(const char *key, const store *pods)
+{
+    size_t prefix = sizeof(RECONCILE_EVENT_KEY) - 1;
+    if (strncmp(key, RECONCILE_EVENT_KEY, prefix) != 0)
+        return 1;
+    const char *uid = key + prefix, *bar = strchr(uid, '|');
+    const char *rt = bar != NULL ? bar + 1 : NULL, *bar2 = rt != NULL ? strchr(rt, '|') : NULL;
+    if (bar2 == NULL)
+        return 1; /* not ours to judge */
+    char id[256];
+    size_t n = (size_t)(bar - uid);
+    if (n >= sizeof(id))
+        return 1;
+    memcpy(id, uid, n);
+    id[n] = '\0';
+    const kobj *pod = store_get(pods, id);
+    if (pod == NULL)
+        return 0; /* the pod is gone */
+    const char *asked = pod->u.pod.image_ready.last_transition_time;
+    if (asked == NULL)
+        asked = "";
+    return strlen(asked) == (size_t)(bar2 - rt) && strncmp(asked, rt, (size_t)(bar2 - rt)) == 0;
+}
+
+static int event_key_live(const char *key, void *data)
+{
+    return controller_event_key_live(key, data);
 }
 
 int controller_may_send(action_kind kind, int leading)
@@ -393,6 +445,11 @@ static void run_pass(controller *c, uint64_t now)
     gmtime_r(&t, &tm);
     strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
     remember_job_waiting(c);
+    /* Forget the Events of pods and requests that are gone.  Only with the
+     * pods cache complete (synced), or a pod not listed yet would lose its
+     * keys and its Events be sent again. */
+    if (c->informers[INF_PODS].synced)
+        strset_retain(&c->events_sent, event_key_live, (void *)&c->informers[INF_PODS].objects);
     reconcile_input in = {
         .daemonsets = &c->informers[INF_DAEMONSETS].objects,
         .revisions = &c->informers[INF_REVISIONS].objects,

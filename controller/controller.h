@@ -44,6 +44,9 @@ typedef enum exec_outcome {
     EXEC_DONE,        /* 2xx */
     EXEC_MADE_BEFORE, /* 409 on create-job: made before a restart (names are deterministic) */
     EXEC_GONE,        /* 404 on delete-job (gone already), or on a status patch (pod deleted) */
+    EXEC_CONFLICT,    /* 409 on a status patch: the pod moved on since the cached version the
+                         patch was decided from (its precondition); decided again once the
+                         cache shows the newer pod */
     EXEC_FAILED,      /* anything else: held back RECENT_FAILED_NS, then tried again */
 } exec_outcome;
 
@@ -90,10 +93,27 @@ void controller_free(controller *c);
  * when it counts for none. */
 pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
 
+/* Whether the key of an Event sent (events_sent) may still be asked for:
+ * reconcile sends Events only about a pod's current request, so a key of a
+ * pod that is gone from pods (keyed by uid), or of a request the pod no
+ * longer carries (another PodImageReady lastTransitionTime), can never come
+ * back and is forgotten.  Keys of another shape are kept. */
+int controller_event_key_live(const char *key, const store *pods);
+
+/* How many pull attempts in a row have ended in a PULL_ERROR_PERMANENT, for
+ * a Job pod's fresh version given the one before (as cached: its reason may
+ * be the error remembered through a back-off).  A new attempt is an error
+ * that follows a back-off; the same error seen again is the same attempt; a
+ * transient error, or anything that is no pull error, starts over. */
+int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh);
+
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or
- * RECENT_FAILED_NS). */
+ * RECENT_FAILED_NS).  A conflict holds back only that pod version's write
+ * (its key names the resourceVersion): the newer pod, once the watch
+ * brings it, is decided at once; while the watch lags, the stale decision
+ * is tried again no more often than a failure. */
 uint64_t controller_hold_ns(exec_outcome outcome);
 
 /* Only the leader writes: whether an action may go out now.  Asked when a

@@ -8,6 +8,7 @@
  */
 #include "reconcile.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,14 +126,23 @@ typedef struct cond_patch {
     int delete; /* "$patch": "delete" */
 } cond_patch;
 
-/* {"status":{"conditions":[...]}}: merged by type, so the kubelet's
- * conditions are left alone. */
-static char *status_patch(const cond_patch *conds, size_t n, const char *now)
+/* {"metadata":{"resourceVersion":RV},"status":{"conditions":[...]}}: merged
+ * by type, so the kubelet's conditions are left alone.  The resourceVersion
+ * is the precondition (the apiserver answers 409 Conflict unless the pod is
+ * still at RV): the decision was made from the pod as cached, and a node
+ * user may have written a newer request since, which a patch from a lagging
+ * cache must never overwrite. */
+static char *status_patch(const cond_patch *conds, size_t n, const char *rv, const char *now)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
         return NULL;
     json_map_open(&w, NULL);
+    if (rv != NULL && rv[0] != '\0') {
+        json_map_open(&w, "metadata");
+        json_kv_str(&w, "resourceVersion", rv);
+        json_map_close(&w);
+    }
     json_map_open(&w, "status");
     json_array_open(&w, "conditions");
     for (size_t i = 0; i < n; i++) {
@@ -194,8 +204,13 @@ static char *event_body(const kobj *pod, const char *reason, const char *type,
 static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,
                        const char *message, const char *key_suffix)
 {
-    char key[512];
-    snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
+    /* Every Event is about the pod's current request: its key names the
+     * request (RECONCILE_EVENT_KEY), so that keys of requests and pods that
+     * are gone can be forgotten (controller_event_key_live). */
+    const char *asked = pod->u.pod.image_ready.last_transition_time;
+    char key[600];
+    snprintf(key, sizeof(key), RECONCILE_EVENT_KEY "%s|%s|%s:%s", pod->meta.uid,
+             asked != NULL ? asked : "", reason, key_suffix);
     if (strset_has(p->in->events_sent, key) || skipped(p, key))
         return;
     char *body = event_body(pod, reason, type, message, p->in->now);
@@ -209,11 +224,22 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
-    char key[512];
-    snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
+    const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
+    /* The key names the pod's version too: a decision made again from a
+     * newer pod is a new write (the one before answered 409 or is done). */
+    char key[600];
+    snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
     if (skipped(p, key))
         return;
-    char *body = status_patch(conds, n, p->in->now);
+    /* A result is written no earlier than the request it answers (whose
+     * time is on the pod): the webhook then stamps the next request after
+     * the result, so it never names this request's Job again, even when
+     * the clocks of the two programs disagree. */
+    const char *when = p->in->now, *asked = pod->u.pod.image_ready.last_transition_time;
+    if (outcome != ACTION_OUTCOME_NONE && asked != NULL &&
+        kobj_parse_time(asked) > kobj_parse_time(when))
+        when = asked;
+    char *body = status_patch(conds, n, rv, when);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -368,7 +394,15 @@ static const kobj *waiting_pod_of(const pass *p, const kobj *job)
 /* Outcome Events are keyed by the request's Job name, not the revision: a
  * retry that fails again, or a re-pull that succeeds again, is a step of
  * its own, as its PrePullQueued/PrePullStarted were. */
-static void report_failure(pass *p, const kobj *pod, const kobj *job)
+/* How a failure came about, for the words that follow the kubelet's. */
+typedef enum failure_kind {
+    FAILURE_JOB,      /* the Job failed (its reason says why) */
+    FAILURE_DEADLINE, /* the deadline passed before the Job controller saw it */
+    FAILURE_FAST,     /* an error that waiting will not heal: the Job is ended */
+} failure_kind;
+
+static void report_failure(pass *p, const kobj *pod, const kobj *job, const ds_view *v,
+                           failure_kind kind)
 {
     const kobj *jp = waiting_pod_of(p, job);
     char why[1024];
@@ -379,8 +413,27 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job)
         snprintf(why, sizeof(why), "%s: %s",
                  job->u.job.failed_reason != NULL ? job->u.job.failed_reason : "Failed",
                  job->u.job.failed_message != NULL ? job->u.job.failed_message : "");
-    char message[1200];
-    snprintf(message, sizeof(message), "pull image job %s failed: %s", job->meta.name, why);
+    /* After the kubelet's words, ours: what to do about it.  why is cut
+     * to leave them room. */
+    char after[300] = "";
+    /* A larger deadline helps a pull that was slow or retrying, not one
+     * the registry refused. */
+    pull_error cause = jp != NULL ? reconcile_pull_error(jp->u.job_pod.waiting_reason,
+                                                         jp->u.job_pod.waiting_message)
+                                  : PULL_ERROR_NONE;
+    int refused = cause == PULL_ERROR_PERMANENT || cause == PULL_ERROR_FINAL;
+    if (!refused && (kind == FAILURE_DEADLINE || (kind == FAILURE_JOB &&
+                                                  same(job->u.job.failed_reason, "DeadlineExceeded"))))
+        snprintf(after, sizeof(after),
+                 " (not done within the deadline of %ld s; a larger image or a slower link "
+                 "needs more: set the DaemonSet annotation " OTA_ANN_PREPULL_TIMEOUT ")",
+                 deadline_of(p, v));
+    else if (kind == FAILURE_FAST)
+        snprintf(after, sizeof(after),
+                 " (not waiting for the deadline: the kubelet's answer will not change)");
+    char message[1400];
+    snprintf(message, sizeof(message), "pull image job %s failed: %.1000s%s", job->meta.name, why,
+             after);
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job->meta.name);
@@ -423,11 +476,109 @@ static int images_on_node(const kobj *node, const kobj_revision *rev)
            all_on_node(node, rev->images, rev->n_images);
 }
 
+/* Case-insensitive: does hay contain needle (lowercase)? */
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *h = hay; *h != '\0'; h++) {
+        size_t i = 0;
+        while (i < n && h[i] != '\0' &&
+               (h[i] >= 'A' && h[i] <= 'Z' ? (char)(h[i] - 'A' + 'a') : h[i]) == needle[i])
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+pull_error reconcile_pull_error(const char *reason, const char *message)
+{
+    if (reason == NULL)
+        return PULL_ERROR_NONE;
+    if (strcmp(reason, "InvalidImageName") == 0 || strcmp(reason, "ErrImageNeverPull") == 0)
+        return PULL_ERROR_FINAL;
+    if (strcmp(reason, "ErrImagePull") != 0 && strcmp(reason, "ImagePullBackOff") != 0)
+        return PULL_ERROR_NONE;
+    if (message == NULL)
+        return PULL_ERROR_TRANSIENT;
+    /* What the network or a busy registry says first: such an answer may
+     * also mention a name (a "not found" in a proxy's 502 page, say). */
+    static const char *const transient[] = {
+        "429", "too many requests", "toomanyrequests", "rate limit", " 500 ", " 502 ",
+        " 503 ", " 504 ", "internal server error", "bad gateway", "service unavailable",
+        "gateway timeout", "timeout", "timed out", "deadline exceeded", "connection refused",
+        "connection reset", "no such host", "network is unreachable", "no route to host",
+        "unexpected eof", "tls handshake", "temporary failure", "broken pipe",
+    };
+    for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+        if (contains_ci(message, transient[i]))
+            return PULL_ERROR_TRANSIENT;
+    static const char *const permanent[] = {
+        "not found", "manifest unknown", "name unknown", "401 unauthorized", "unauthorized",
+        "403 forbidden", "pull access denied", "repository does not exist",
+        "requested access to the resource is denied", "authentication required",
+        "insufficient_scope", "invalid reference format", "no matching manifest",
+    };
+    for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
+        if (contains_ci(message, permanent[i]))
+            return PULL_ERROR_PERMANENT;
+    return PULL_ERROR_TRANSIENT;
+}
+
 static int is_image_pull_stuck(const kobj *jp)
 {
     const char *r = jp->u.job_pod.waiting_reason;
     return strcmp(r, "ErrImagePull") == 0 || strcmp(r, "ImagePullBackOff") == 0 ||
            strcmp(r, "InvalidImageName") == 0 || strcmp(r, "ErrImageNeverPull") == 0;
+}
+
+/* A hash of a message, to tell the messages of one pull apart in keys. */
+static unsigned message_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a 32 */
+    for (; s != NULL && *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return (unsigned)h;
+}
+
+/* A Job still running: the kubelet may be stuck on an image. */
+static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_view *v)
+{
+    const kobj *jp = waiting_pod_of(p, job);
+    if (jp == NULL)
+        return;
+    const kobj_job_pod *w = &jp->u.job_pod;
+    pull_error kind = reconcile_pull_error(w->waiting_reason, w->waiting_message);
+    /* An image that is not there, or not ours to pull, stays so: after
+     * RECONCILE_PERMANENT_ATTEMPTS such answers in a row (one may be a
+     * registry's glitch), the request fails now rather than at the
+     * deadline, 10 minutes later by default.  The Job is deleted once the
+     * pod says Failed (reconcile_pod). */
+    if (kind == PULL_ERROR_FINAL ||
+        (kind == PULL_ERROR_PERMANENT && w->failed_attempts >= RECONCILE_PERMANENT_ATTEMPTS)) {
+        report_failure(p, pod, job, v, FAILURE_FAST);
+        return;
+    }
+    /* A pod that cannot pull never fails, so the Job's backoffLimit never
+     * sees it; its deadline does, unless the Job controller lags: then
+     * this does. */
+    if (is_image_pull_stuck(jp) && job->u.job.start_epoch > 0 &&
+        p->in->now_epoch > job->u.job.start_epoch + deadline_of(p, v)) {
+        report_failure(p, pod, job, v, FAILURE_DEADLINE);
+        return;
+    }
+    /* Backing off for a cause that may heal: say so, once per message. */
+    if (kind == PULL_ERROR_TRANSIENT && w->waiting_message != NULL &&
+        strncmp(w->waiting_message, "Back-off pulling image", 22) != 0) {
+        char text[1100], suffix[120];
+        snprintf(text, sizeof(text), "pull image job %s is retrying: %s: %.900s", job->meta.name,
+                 w->waiting_reason, w->waiting_message);
+        snprintf(suffix, sizeof(suffix), "%s:%08x", job->meta.name,
+                 message_hash(w->waiting_message));
+        emit_event(p, pod, OTA_EVENT_BACKOFF, "Warning", text, suffix);
+    }
 }
 
 static void pull_request(pass *p, const kobj *pod, const ds_view *v)
@@ -454,15 +605,9 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
         if (mine->u.job.complete) {
             report_success(p, pod, hash, name, "pulled by job");
         } else if (mine->u.job.failed) {
-            report_failure(p, pod, mine);
+            report_failure(p, pod, mine, v, FAILURE_JOB);
         } else {
-            const kobj *jp = waiting_pod_of(p, mine);
-            /* A pod that cannot pull never fails, so the Job's backoffLimit
-             * never sees it; its deadline does, unless the Job controller
-             * lags: then this does. */
-            if (jp != NULL && is_image_pull_stuck(jp) && mine->u.job.start_epoch > 0 &&
-                p->in->now_epoch > mine->u.job.start_epoch + deadline_of(p, v))
-                report_failure(p, pod, mine);
+            running_pull(p, pod, mine, v);
         }
         return;
     }
@@ -522,8 +667,18 @@ static void reconcile_pod(pass *p, const kobj *pod)
     }
     /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
     ota_pod view = kobj_pod_view(pod);
-    if (ota_state_of_pod(&view) == OTA_STATE_PULLING)
+    ota_state state = ota_state_of_pod(&view);
+    if (state == OTA_STATE_PULLING) {
         pull_request(p, pod, v);
+    } else if (state == OTA_STATE_FAILED) {
+        /* A Job still running serves no request: one that failed fast.
+         * (Finished Jobs stay until the next request.) */
+        for (size_t i = first; i < first + n; i++) {
+            const kobj_job *j = &p->jobs[i]->u.job;
+            if (!j->complete && !j->failed)
+                delete_job(p, p->jobs[i]);
+        }
+    }
 }
 
 static void report_render_failure(pass *p, const kobj *pod, const char *job, const char *err)

@@ -50,5 +50,6 @@
 #define OTA_EVENT_STARTED "PrePullStarted"
 #define OTA_EVENT_SUCCEEDED "PrePullSucceeded"
 #define OTA_EVENT_FAILED "PrePullFailed"
+#define OTA_EVENT_BACKOFF "PrePullBackOff" /* the kubelet retries a pull that may heal */
 
 #endif

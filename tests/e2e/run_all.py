@@ -25,6 +25,9 @@ This runs them all, in one process; the tests are in
                            its lease (bench/rollout.py at 150 pods)
   test_write_retries.py    WriteRetries: a write cut after sending is not
                            resent by the client
+  test_correctness.py      Correctness: a stale cache never overwrites a newer
+                           request, a repeated request keeps its Job, a
+                           pull that cannot succeed fails fast
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -62,6 +65,7 @@ from test_yurthub import YurtHubCompat
 from test_kubectl_ota import KUBECTL_OTA, KubectlOta
 from test_busy_leader import BusyLeader
 from test_write_retries import WriteRetries
+from test_correctness import Correctness
 
 
 def main(argv):
@@ -74,7 +78,7 @@ def main(argv):
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
                      "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries"]
+                     "WriteRetries", "Correctness"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
