@@ -716,6 +716,9 @@ static void handle_metrics(worker *w, h2o_req_t *req)
     strbuf t = {0};
     stats_render(&t, blocks, (size_t)srv->cfg.threads, srv->tls);
     render_guard(&t, srv);
+    metrics_build_info(&t, srv->cfg.version != NULL ? srv->cfg.version : "",
+                       srv->cfg.commit != NULL ? srv->cfg.commit : "");
+    metrics_process_render(&t);
     if (t.failed) {
         strbuf_free(&t);
         send_text(req, 500, "Internal Server Error", "out of memory\n");
