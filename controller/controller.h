@@ -70,6 +70,8 @@ typedef struct controller {
     size_t queue_depth;
     metrics_counter pulls[PULL_N_OUTCOMES];
     metrics_histogram pass_latency;
+    metrics_histogram prepull_duration[2]; /* succeeded, failed; metrics_long_bounds */
+    metrics_histogram queue_wait;          /* request to Job created; metrics_long_bounds */
 } controller;
 
 int controller_init(controller *c, kube_client *client, const controller_config *cfg);

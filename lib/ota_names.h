@@ -50,5 +50,7 @@
 #define OTA_EVENT_STARTED "PrePullStarted"
 #define OTA_EVENT_SUCCEEDED "PrePullSucceeded"
 #define OTA_EVENT_FAILED "PrePullFailed"
+/* On the DaemonSet, once per revision: "marked N pods PendingUpgrade for revision H" */
+#define OTA_EVENT_REVISION_MARKED "NewRevision"
 
 #endif
