@@ -90,6 +90,12 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     return 0;
 }
 
+void controller_stop(controller *c)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        informer_stop(&c->informers[i]);
+}
+
 void controller_free(controller *c)
 {
     for (int i = 0; i < INF_COUNT; i++)

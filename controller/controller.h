@@ -81,6 +81,8 @@ void controller_tick(controller *c, uint64_t now);
 /* All informers listed once. */
 int controller_synced(const controller *c);
 void controller_render_metrics(controller *c, strbuf *t);
+/* At shutdown, before the client is freed: what ends then is no news. */
+void controller_stop(controller *c);
 void controller_free(controller *c);
 
 /* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */

@@ -385,6 +385,7 @@ int main(int argc, char **argv)
     }
     httpd_close(&health);
     httpd_close(&metrics);
+    controller_stop(&a.ctl);
     kube_client_free(client); /* its last callbacks reach the controller */
     controller_free(&a.ctl);
     kube_config_free(&cfg);

@@ -598,6 +598,7 @@ class Base(unittest.TestCase):
     CONTROLLERS = 1
     MAX_PULLS = 10
     LEASE = (15, 10, 2)
+    CONTROLLER_ARGS = ()  # more flags for every controller (a later flag wins)
 
     @classmethod
     def setUpClass(cls):
@@ -618,7 +619,7 @@ class Base(unittest.TestCase):
             cls.tracker.start()
             for i in range(cls.CONTROLLERS):
                 cls.ctls.append(Controller(cls.sim, "ctl-%s-%d" % (cls.__name__.lower(), i),
-                                           cls.MAX_PULLS, cls.LEASE))
+                                           cls.MAX_PULLS, cls.LEASE, cls.CONTROLLER_ARGS))
             for c in cls.ctls:
                 c.wait_ready()
             wait_until(lambda: any(c.leading() for c in cls.ctls), 30, "a leader")
