@@ -53,7 +53,7 @@ static void usage(FILE *out)
             "  --tls-private-key-file FILE         its private key (PEM)\n"
             "  --tls-min-version V                 VersionTLS12 (default) or VersionTLS13\n"
             "  --bind-address HOST:PORT            admission port (default :9443)\n"
-            "  --health-probe-bind-address H:P     plain HTTP /healthz, /readyz (default :8081)\n"
+            "  --health-probe-bind-address H:P     plain HTTP /livez, /healthz, /readyz (default :8081)\n"
             "  --metrics-bind-address H:P          plain HTTP /metrics (default :8080)\n"
             "  --http2                             offer HTTP/2 in ALPN (default: HTTP/1.1 only)\n"
             "  --threads N                         event loops (default: number of CPUs)\n"

@@ -624,8 +624,8 @@ static void handle_admission(route_handler *self, worker *w, h2o_req_t *req)
 
 static void handle_health(worker *w, h2o_req_t *req)
 {
-    if (!is_path(req, "/healthz") && !is_path(req, "/readyz")) {
-        send_status(req, 404, "NotFound", "no such path: use /healthz or /readyz");
+    if (!is_path(req, "/livez") && !is_path(req, "/healthz") && !is_path(req, "/readyz")) {
+        send_status(req, 404, "NotFound", "no such path: use /livez, /healthz or /readyz");
         return;
     }
     if (!is_method(req, "GET") && !is_method(req, "HEAD")) {
