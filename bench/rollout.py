@@ -256,7 +256,7 @@ def run(opts, work, procs):
     clog = open(log_path, "w")
     args = [opts.binary, "--kubeconfig", os.path.join(state, "controller.kubeconfig"),
             "--kube-api-qps", str(opts.qps), "--kube-api-burst", str(opts.burst),
-            "--leader-elect-namespace", "ota-system",
+            "--leader-elect-resource-namespace", "ota-system",
             "--health-probe-bind-address", "127.0.0.1:%d" % hport,
             "--metrics-bind-address", "127.0.0.1:%d" % mport]
     if opts.lease is not None:

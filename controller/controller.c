@@ -108,6 +108,12 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     return 0;
 }
 
+void controller_stop(controller *c)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        informer_stop(&c->informers[i]);
+}
+
 void controller_free(controller *c)
 {
     for (int i = 0; i < INF_COUNT; i++)
@@ -185,8 +191,75 @@ typedef struct exec_ctx {
     controller *c;
     action_kind kind;
     action_outcome outcome;
-    char *key, *name;
+    char *key, *name, *namespace;
+    action_note note; /* moved from the action */
 } exec_ctx;
+
+static void exec_ctx_free(exec_ctx *x)
+{
+    free(x->key);
+    free(x->name);
+    free(x->namespace);
+    free(x->note.subject);
+    free(x->note.node);
+    free(x->note.reason);
+    free(x);
+}
+
+/* Seconds from a pull request (whole seconds, as the condition's time is)
+ * to now; 0 when the request is in the future of this clock. */
+static uint64_t since_request_ns(long long request_epoch)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = ((long long)ts.tv_sec - request_epoch) * 1000000000ll + ts.tv_nsec;
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* The info line of an action done (2xx), and the histograms it feeds. */
+static void tell_done(controller *c, const exec_ctx *x)
+{
+    const action_note *n = &x->note;
+    char job[512];
+    snprintf(job, sizeof(job), "%s/%s", x->namespace != NULL ? x->namespace : "",
+             x->name != NULL ? x->name : "");
+    switch (x->kind) {
+    case ACTION_CREATE_JOB:
+        log_kv(LOG_INFO, "pre-pull job created", "pod", n->subject, "job", job, "node", n->node,
+               NULL);
+        if (n->request_epoch > 0)
+            metrics_observe_bounds(&c->queue_wait, since_request_ns(n->request_epoch),
+                                   metrics_long_bounds);
+        break;
+    case ACTION_DELETE_JOB:
+        log_kv(LOG_INFO, "pre-pull job deleted", "job", job, NULL);
+        break;
+    case ACTION_PATCH_POD_STATUS:
+        if (x->outcome == ACTION_OUTCOME_NONE)
+            break;
+        log_kv(LOG_INFO, "pre-pull finished", "pod", n->subject, "node", n->node, "outcome",
+               x->outcome == ACTION_OUTCOME_PULL_SUCCEEDED ? "succeeded" : "failed", "reason",
+               n->reason, NULL);
+        if (n->request_epoch > 0)
+            metrics_observe_bounds(&c->prepull_duration[x->outcome == ACTION_OUTCOME_PULL_SUCCEEDED
+                                                            ? 0
+                                                            : 1],
+                                   since_request_ns(n->request_epoch), metrics_long_bounds);
+        break;
+    case ACTION_CREATE_EVENT:
+        if (n->count > 0) {
+            log_line l;
+            log_begin(&l, LOG_INFO, "new revision marked");
+            log_str(&l, "daemonset", n->subject);
+            log_str(&l, "revision", n->reason);
+            log_int(&l, "pods", (long long)n->count);
+            log_end(&l, LOG_INFO);
+        }
+        break;
+    case ACTION_GET_NODE:
+        break;
+    }
+}
 
 pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome)
 {
@@ -267,8 +340,15 @@ static void on_executed(void *data, const kube_result *r)
                 "pod=%s decided again once the watch shows it", x->name != NULL ? x->name : "");
         recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
-        if (outcome == EXEC_DONE)
+        if (outcome == EXEC_DONE) {
             count_outcome(c, x);
+            tell_done(c, x);
+        } else {
+            /* 409 on a create: made before (names are deterministic);
+             * 404 on a delete: gone already.  Neither is a problem. */
+            log_kv(LOG_DEBUG, outcome == EXEC_MADE_BEFORE ? "already there" : "already gone",
+                   "action", action_kind_name(x->kind), "name", x->name, NULL);
+        }
         if (x->kind == ACTION_CREATE_EVENT)
             strset_add(&c->events_sent, x->key);
         recent_add(c, x->key, now + controller_hold_ns(outcome));
@@ -281,9 +361,7 @@ static void on_executed(void *data, const kube_result *r)
         recent_add(c, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
-    free(x->key);
-    free(x->name);
-    free(x);
+    exec_ctx_free(x);
 }
 
 int controller_event_key_live(const char *key, const store *pods)
@@ -327,7 +405,7 @@ static int still_leading(void *data)
     return controller_may_send(x->kind, x->c->leading);
 }
 
-static void execute(controller *c, const action *a)
+static void execute(controller *c, action *a)
 {
     if (strset_has(&c->in_flight, a->key) || strset_has(&c->recent, a->key))
         return;
@@ -373,6 +451,10 @@ static void execute(controller *c, const action *a)
     x->outcome = a->outcome;
     x->key = strdup(a->key);
     x->name = a->name != NULL ? strdup(a->name) : NULL;
+    x->namespace = a->namespace != NULL ? strdup(a->namespace) : NULL;
+    /* the note moves: the action list is freed after the pass */
+    x->note = a->note;
+    a->note = (action_note){0};
     call.path = path;
     call.body = a->body;
     call.body_len = a->body != NULL ? strlen(a->body) : 0;
@@ -380,9 +462,7 @@ static void execute(controller *c, const action *a)
     if (x->key == NULL || strset_add(&c->in_flight, a->key) != 0 ||
         kube_client_call(c->client, &call) != 0) {
         strset_remove(&c->in_flight, a->key);
-        free(x->key);
-        free(x->name);
-        free(x);
+        exec_ctx_free(x);
         return;
     }
     log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path);
@@ -539,6 +619,20 @@ void controller_render_metrics(controller *c, strbuf *t)
                    "Time of one reconcile pass over every cached pod.");
     metrics_histogram *h = &c->pass_latency;
     metrics_histogram_render(t, "ota_controller_reconcile_duration_seconds", "", &h, 1);
+    metrics_header(t, "ota_controller_prepull_duration_seconds", "histogram",
+                   "From a pre-pull request (PodImageReady's time) to its outcome written, by "
+                   "outcome.");
+    static const char *const ends[2] = {"outcome=\"succeeded\"", "outcome=\"failed\""};
+    for (int i = 0; i < 2; i++) {
+        h = &c->prepull_duration[i];
+        metrics_histogram_render_bounds(t, "ota_controller_prepull_duration_seconds", ends[i], &h,
+                                        1, metrics_long_bounds);
+    }
+    metrics_header(t, "ota_controller_prepull_queue_wait_seconds", "histogram",
+                   "From a pre-pull request to its Job created (waits for a free slot).");
+    h = &c->queue_wait;
+    metrics_histogram_render_bounds(t, "ota_controller_prepull_queue_wait_seconds", "", &h, 1,
+                                    metrics_long_bounds);
     metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
     strbuf_printf(t, "ota_controller_leader %d\n", c->leading);
     metrics_header(t, "ota_controller_cache_store_failures_total", "counter",

@@ -75,6 +75,8 @@ typedef struct controller {
     size_t queue_depth;
     metrics_counter pulls[PULL_N_OUTCOMES];
     metrics_histogram pass_latency;
+    metrics_histogram prepull_duration[2]; /* succeeded, failed; metrics_long_bounds */
+    metrics_histogram queue_wait;          /* request to Job created; metrics_long_bounds */
 } controller;
 
 int controller_init(controller *c, kube_client *client, const controller_config *cfg);
@@ -84,6 +86,8 @@ void controller_tick(controller *c, uint64_t now);
 /* All informers listed once. */
 int controller_synced(const controller *c);
 void controller_render_metrics(controller *c, strbuf *t);
+/* At shutdown, before the client is freed: what ends then is no news. */
+void controller_stop(controller *c);
 void controller_free(controller *c);
 
 /* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */

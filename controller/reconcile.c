@@ -23,6 +23,7 @@
 typedef struct ds_view {
     const kobj *ds;
     const kobj *rev; /* newest owned revision */
+    size_t marked;   /* pods this pass marks PendingUpgrade for rev */
 } ds_view;
 
 typedef struct candidate {
@@ -71,6 +72,9 @@ void action_list_free(action_list *l)
         free(l->v[i].name);
         free(l->v[i].body);
         free(l->v[i].key);
+        free(l->v[i].note.subject);
+        free(l->v[i].note.node);
+        free(l->v[i].note.reason);
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
@@ -106,7 +110,7 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         l->cap = cap;
     }
     action *a = &l->v[l->n];
-    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome};
+    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome, {0}};
     if ((ns != NULL && a->namespace == NULL) || (name != NULL && a->name == NULL) ||
         a->key == NULL) {
         free(a->namespace);
@@ -117,6 +121,23 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         return;
     }
     l->n++;
+}
+
+/* Notes the action emit() just added (if it did; out of memory, the note
+ * is left out: it only feeds a log line). */
+static void note_last(pass *p, size_t before, const kobj *subject, const char *node,
+                      const char *reason, const char *request_time, size_t count)
+{
+    action_list *l = p->out;
+    if (l->n == before)
+        return;
+    action_note *n = &l->v[l->n - 1].note;
+    char ref[512];
+    n->subject = strdup(kobj_ref(subject, ref, sizeof(ref)));
+    n->node = dup_or_null(node);
+    n->reason = dup_or_null(reason);
+    n->request_epoch = kobj_parse_time(request_time);
+    n->count = count;
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -165,8 +186,9 @@ static char *status_patch(const cond_patch *conds, size_t n, const char *rv, con
     return json_writer_take(&w);
 }
 
-static char *event_body(const kobj *pod, const char *reason, const char *type,
-                        const char *message, const char *now)
+static char *event_body(const kobj *pod, const char *api_version, const char *kind,
+                        const char *reason, const char *type, const char *message,
+                        const char *now)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
@@ -181,8 +203,8 @@ static char *event_body(const kobj *pod, const char *reason, const char *type,
     json_kv_str(&w, "namespace", pod->meta.namespace);
     json_map_close(&w);
     json_map_open(&w, "involvedObject");
-    json_kv_str(&w, "apiVersion", "v1");
-    json_kv_str(&w, "kind", "Pod");
+    json_kv_str(&w, "apiVersion", api_version);
+    json_kv_str(&w, "kind", kind);
     json_kv_str(&w, "namespace", pod->meta.namespace);
     json_kv_str(&w, "name", pod->meta.name);
     json_kv_str(&w, "uid", pod->meta.uid);
@@ -213,7 +235,7 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
              asked != NULL ? asked : "", reason, key_suffix);
     if (strset_has(p->in->events_sent, key) || skipped(p, key))
         return;
-    char *body = event_body(pod, reason, type, message, p->in->now);
+    char *body = event_body(pod, "v1", "Pod", reason, type, message, p->in->now);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -269,12 +291,12 @@ static int index_daemonsets(pass *p)
                 newest = rev;
         }
         if (newest != NULL)
-            p->views[p->n_views++] = (ds_view){ds, newest};
+            p->views[p->n_views++] = (ds_view){ds, newest, 0};
     }
     return 0;
 }
 
-static const ds_view *view_of(const pass *p, const kobj *pod)
+static ds_view *view_of(const pass *p, const kobj *pod)
 {
     if (pod->meta.owner_uid == NULL)
         return NULL;
@@ -437,7 +459,10 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job, const ds_v
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job->meta.name);
+    size_t before = p->out->n;
     emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
+    note_last(p, before, pod, pod->u.pod.node_name, why,
+              pod->u.pod.image_ready.last_transition_time, 0);
     emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job->meta.name);
 }
 
@@ -447,7 +472,10 @@ static void report_success(pass *p, const kobj *pod, const char *hash, const cha
     char message[300];
     snprintf(message, sizeof(message), OTA_MSG_REVISION_PREFIX "%s", hash);
     cond_patch c = {OTA_COND_IMAGE_READY, "True", OTA_REASON_PULL_SUCCESS, message, 0};
+    size_t before = p->out->n;
     emit_status(p, pod, &c, 1, "ready", ACTION_OUTCOME_PULL_SUCCEEDED);
+    note_last(p, before, pod, pod->u.pod.node_name, how,
+              pod->u.pod.image_ready.last_transition_time, 0);
     char text[400];
     snprintf(text, sizeof(text), "images of revision %s are on node %s (%s)", hash,
              pod->u.pod.node_name != NULL ? pod->u.pod.node_name : "?", how);
@@ -637,7 +665,7 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
 
 static void reconcile_pod(pass *p, const kobj *pod)
 {
-    const ds_view *v = view_of(p, pod);
+    ds_view *v = view_of(p, pod);
     if (v == NULL || pod->meta.deleting)
         return; /* not ours, or being upgraded: GC takes its Jobs */
     const kobj_pod *pp = &pod->u.pod;
@@ -663,6 +691,7 @@ static void reconcile_pod(pass *p, const kobj *pod)
         char what[400];
         snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
         emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
+        v->marked += want_status[0] == 'T';
         return; /* the rest waits for the pod as written */
     }
     /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
@@ -688,8 +717,34 @@ static void report_render_failure(pass *p, const kobj *pod, const char *job, con
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job);
+    size_t before = p->out->n;
     emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
+    note_last(p, before, pod, pod->u.pod.node_name, message,
+              pod->u.pod.image_ready.last_transition_time, 0);
     emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job);
+}
+
+/* One Event on the DaemonSet per new revision, not one per pod: "marked
+ * 120 pods PendingUpgrade for revision bpwch9f77j".  A restart in the
+ * middle of the marking sends a second one for the pods left. */
+static void revision_event(pass *p, const ds_view *v)
+{
+    const char *hash = v->rev->u.rev.hash;
+    char key[512];
+    snprintf(key, sizeof(key), "event:%s:%s:%s", v->ds->meta.uid, OTA_EVENT_REVISION_MARKED, hash);
+    if (strset_has(p->in->events_sent, key))
+        return;
+    char message[300];
+    snprintf(message, sizeof(message), "marked %zu pod%s PendingUpgrade for revision %s", v->marked, v->marked == 1 ? "" : "s", hash);
+    char *body = event_body(v->ds, "apps/v1", "DaemonSet", OTA_EVENT_REVISION_MARKED, "Normal",
+                            message, p->in->now);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    size_t before = p->out->n;
+    emit(p, ACTION_CREATE_EVENT, v->ds->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
+    note_last(p, before, v->ds, NULL, hash, NULL, v->marked);
 }
 
 static int cmp_candidates(const void *a, const void *b)
@@ -743,7 +798,9 @@ static void start_jobs(pass *p)
         body[len] = '\0';
         char key[400];
         snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
+        size_t before = p->out->n;
         emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
+        note_last(p, before, c->pod, c->pod->u.pod.node_name, NULL, c->request_time, 0);
         char text[400];
         snprintf(text, sizeof(text), "pulling the images of revision %s on node %s with job %s",
                  hash, c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?", name);
@@ -765,6 +822,9 @@ int reconcile(const reconcile_input *in, action_list *out)
     kobj *pod;
     for (size_t i = 0; store_next(in->pods, &i, &pod);)
         reconcile_pod(&p, pod);
+    for (size_t i = 0; i < p.n_views; i++)
+        if (p.views[i].marked > 0)
+            revision_event(&p, &p.views[i]);
     start_jobs(&p);
     rc = p.failed ? -1 : 0;
 cleanup:

@@ -33,12 +33,23 @@ typedef enum action_outcome {
     ACTION_OUTCOME_PULL_FAILED,    /* a status patch: PodImageReady False, PullImageFail */
 } action_outcome;
 
+/* What the executor says about an action done, in its log line and
+ * histograms; NULL or 0 where it does not apply. */
+typedef struct action_note {
+    char *subject;           /* "namespace/name" of the pod (a DaemonSet for its Event) */
+    char *node;              /* a created Job's node */
+    char *reason;            /* a pull's outcome in words; a marking's revision */
+    long long request_epoch; /* the pull request's time (seconds since 1970) */
+    size_t count;            /* pods marked PendingUpgrade (a DaemonSet's Event) */
+} action_note;
+
 typedef struct action {
     action_kind kind;
     char *namespace, *name; /* the target (for GET_NODE: name only) */
     char *body;             /* JSON, or NULL */
     char *key;              /* what this action is about: equal keys are duplicates */
     action_outcome outcome;
+    action_note note;
 } action;
 
 typedef struct action_list {

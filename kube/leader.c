@@ -23,7 +23,9 @@ static void set_leader(leader *l, int on)
     if (l->st.is_leader == on)
         return;
     l->st.is_leader = on;
-    log_msg(LOG_INFO, on ? "became leader" : "lost leadership", "lease %s/%s as %s",
+    /* giving the lease up at shutdown is no loss */
+    log_msg(LOG_INFO, on ? "became leader" : l->releasing ? "released lease" : "lost leadership",
+            "lease %s/%s as %s",
             l->cfg.namespace, l->cfg.name, l->cfg.identity);
     if (l->on_change != NULL)
         l->on_change(l->data, on);
@@ -295,10 +297,10 @@ void leader_release(leader *l)
         set_leader(l, 0);
         return;
     }
+    l->releasing = 1;
     set_leader(l, 0);
     /* the release write goes out even if a read is in flight */
     write_lease(l, "", 1, 0);
-    l->releasing = 1;
     if (!l->st.busy)
         l->released = 1;
 }

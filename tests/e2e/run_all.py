@@ -21,6 +21,8 @@ This runs them all, in one process; the tests are in
                            bench/upgrade_downtime.py's)
   test_kubectl_ota.py      KubectlOta: the node users' plugin, every command
                            and error, through the registered webhook
+  test_observe.py          Observability: log lines per decision (json), the
+                           DaemonSet's Event, histograms, probes, SIGTERM story
   test_busy_leader.py      BusyLeader: a leader busy with a rollout keeps
                            its lease (bench/rollout.py at 150 pods)
   test_write_retries.py    WriteRetries: a write cut after sending is not
@@ -66,6 +68,7 @@ from test_kubectl_ota import KUBECTL_OTA, KubectlOta
 from test_busy_leader import BusyLeader
 from test_write_retries import WriteRetries
 from test_correctness import Correctness
+from test_observe import Observability
 
 
 def main(argv):
@@ -78,7 +81,7 @@ def main(argv):
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
                      "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries", "Correctness"]
+                     "WriteRetries", "Correctness", "Observability"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -28,9 +28,16 @@ class WriteRetries(Base):
     NODES = 2
 
     def test_status_patch_cut_after_sending_is_not_resent(self):
+        # pods running and marked first: a status patch carries the pod's
+        # resourceVersion in its key, so a pod that changes (scheduled,
+        # started) is rightly a new write; under OnDelete a new revision
+        # leaves the pods as they are
+        pods = self.make_ds(FRESH.pop())
+        self.wait_need_upgrade(pods, "False", self.newest_hash())
         self.ctl.proxy.reset_writes = True
         try:
-            self.make_ds(FRESH.pop())
+            self.set_image(FRESH.pop())
+
             # each pod's PodNeedUpgrade patch is cut at least twice: once by
             # the first pass, once by a pass after the hold
             def twice():

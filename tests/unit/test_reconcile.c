@@ -458,7 +458,7 @@ static void test_need_upgrade(void **state)
         want += r->want != NULL;
     }
     run(&w);
-    expect_total(&w, want);
+    expect_total(&w, want + 1); /* and one NewRevision Event on the DaemonSet */
     for (size_t i = 0; i < n_rows; i++) {
         const nu_row *r = &nu_rows[i];
         const action *a = find(&w, ACTION_PATCH_POD_STATUS, r->pod);
@@ -609,7 +609,7 @@ static void test_new_revision_drops_old_state(void **state)
     /* nothing is started before the pods say what they want at H */
     expect_count(&w, ACTION_CREATE_JOB, 0);
     expect_count(&w, ACTION_GET_NODE, 0);
-    expect_total(&w, 6);
+    expect_total(&w, 7); /* and the DaemonSet's NewRevision Event */
     world_free(&w);
 }
 
@@ -1533,7 +1533,7 @@ static void test_revision_without_hash(void **state)
         "\"controller\":true}]},\"revision\":10}");
     add_pod(&w, "p", "u-p", OLD, "[]");
     run(&w);
-    expect_total(&w, 1);
+    expect_total(&w, 2); /* the patch, and the DaemonSet's NewRevision Event */
     patched nu = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, "p"), OTA_COND_NEED_UPGRADE);
     assert_string_equal(nu.message, REV_MSG(H));
     world_free(&w);
@@ -1646,9 +1646,100 @@ static void test_outcomes_tagged(void **state)
     }
 }
 
+/* ---- what the executor tells (notes), and the DaemonSet's Event ------------ */
+
+/* A new revision marks its pods, and says so once on the DaemonSet: one
+ * Event with the count, not one per pod; nothing when no pod is marked,
+ * nothing again once sent. */
+static void test_revision_event_once_per_revision(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    standard(&w);
+    add_pod(&w, "a", "u-a", OLD, "[]");
+    add_pod(&w, "b", "u-b", MID, "[" NU("True", MID) "]");
+    add_pod(&w, "c", "u-c", OLD, "[" READY "," NU("True", H) "]"); /* marked before */
+    add_pod(&w, "d", "u-d", H, "[]");                               /* current: not marked */
+    run(&w);
+    expect_count(&w, ACTION_PATCH_POD_STATUS, 3);
+    assert_int_equal(count_events(&w, OTA_EVENT_REVISION_MARKED), 1);
+    const action *e = find_event(&w, OTA_EVENT_REVISION_MARKED, "edge-agent");
+    assert_non_null(e);
+    yajl_val v = tree(e);
+    assert_string_equal(str_at(v, (const char *[]){"involvedObject", "kind", NULL}), "DaemonSet");
+    assert_string_equal(str_at(v, (const char *[]){"involvedObject", "apiVersion", NULL}),
+                        "apps/v1");
+    assert_string_equal(str_at(v, (const char *[]){"involvedObject", "uid", NULL}), DS_UID);
+    assert_string_equal(str_at(v, (const char *[]){"metadata", "namespace", NULL}), NS);
+    assert_string_equal(str_at(v, (const char *[]){"type", NULL}), "Normal");
+    assert_string_equal(str_at(v, (const char *[]){"message", NULL}),
+                        "marked 2 pods PendingUpgrade for revision " H);
+    yajl_tree_free(v);
+    assert_string_equal(e->namespace, NS);
+    assert_string_equal(e->note.subject, NS "/edge-agent");
+    assert_string_equal(e->note.reason, H);
+    assert_int_equal(e->note.count, 2);
+    /* sent: the next pass (the patches not seen yet) does not send it again */
+    assert_int_equal(strset_add(&w.events_sent, e->key), 0);
+    run(&w);
+    expect_count(&w, ACTION_PATCH_POD_STATUS, 3);
+    assert_int_equal(count_events(&w, OTA_EVENT_REVISION_MARKED), 0);
+    world_free(&w);
+
+    /* every pod already marked: no Event */
+    world_init(&w);
+    standard(&w);
+    add_pod(&w, "c", "u-c", OLD, "[" READY "," NU("True", H) "]");
+    add_pod(&w, "d", "u-d", H, "[" NU("False", H) "]");
+    run(&w);
+    expect_total(&w, 0);
+    world_free(&w);
+}
+
+/* A created Job's and a result's notes: the pod, its node, the request's
+ * time (for the histograms), and the result in words. */
+static void test_notes(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    standard(&w);
+    add_node(&w, NODE, "[]");
+    add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT1));
+    run(&w);
+    char name[64];
+    job_name_of(name, "edge-agent-x7k2p", "u-x7k2p", H, RT1);
+    const action *c = the(&w, ACTION_CREATE_JOB, name);
+    assert_string_equal(c->note.subject, NS "/edge-agent-x7k2p");
+    assert_string_equal(c->note.node, NODE);
+    assert_int_equal(c->note.request_epoch, 1795290005ll); /* RT1 */
+    world_free(&w);
+
+    world_init(&w);
+    standard(&w);
+    add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT1));
+    add_job(&w, name, "u-x7k2p", H, RT1, JOB_COMPLETE, 0);
+    run(&w);
+    const action *r = the(&w, ACTION_PATCH_POD_STATUS, "edge-agent-x7k2p");
+    assert_int_equal(r->outcome, ACTION_OUTCOME_PULL_SUCCEEDED);
+    assert_string_equal(r->note.subject, NS "/edge-agent-x7k2p");
+    assert_string_equal(r->note.node, NODE);
+    assert_string_equal(r->note.reason, "pulled by job");
+    assert_int_equal(r->note.request_epoch, 1795290005ll);
+    /* an Event has no pull note */
+    const action *ev = find_event(&w, OTA_EVENT_SUCCEEDED, "edge-agent-x7k2p");
+    assert_non_null(ev);
+    assert_null(ev->note.subject);
+    assert_int_equal(ev->note.request_epoch, 0);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_revision_event_once_per_revision),
+        cmocka_unit_test(test_notes),
         cmocka_unit_test(test_need_upgrade),
         cmocka_unit_test(test_skip_keys),
         cmocka_unit_test(test_no_revision),
