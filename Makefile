@@ -253,8 +253,18 @@ $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/web
 	$(CC) $(ALL_CFLAGS) -DREF_PARSE=$(if $(findstring parse,$(notdir $@)),1,0) $(LDFLAGS_SAN) \
 		-o $@ $< $(LIBS_WEBHOOK)
 
+# The decision alone, per body, without sockets (where the CPU goes).
+$(BUILD)/bench/webhook_decide: bench/webhook_decide.c $(A_WEBHOOK) $(A_NET) $(A_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< $(A_WEBHOOK) $(A_NET) $(A_LIB) \
+		$(LIBS_WEBHOOK)
+
 .PHONY: bench-webhook
-bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse
+bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse \
+		$(BUILD)/bench/webhook_decide
+	$(BUILD)/bench/webhook_decide bench/fixtures/pod-status-10k.json \
+		bench/fixtures/pod-status-23k.json bench/fixtures/prepull.json:mutate \
+		bench/fixtures/ds-update.json:mutate
 	BUILD=$(BUILD) python3 bench/webhook.py
 
 # The webhook on loopback with a throw-away CA (see README.md).
