@@ -253,8 +253,10 @@ $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/web
 	$(CC) $(ALL_CFLAGS) -DREF_PARSE=$(if $(findstring parse,$(notdir $@)),1,0) $(LDFLAGS_SAN) \
 		-o $@ $< $(LIBS_WEBHOOK)
 
-# The decision alone, per body, without sockets (where the CPU goes).
-$(BUILD)/bench/webhook_decide: bench/webhook_decide.c $(A_WEBHOOK) $(A_NET) $(A_LIB)
+# The decision alone, per body, without sockets (where the CPU goes), and the
+# "beyond yajl" prototype (bench/webhook_skip.c).
+$(BUILD)/bench/webhook_decide $(BUILD)/bench/webhook_skip: $(BUILD)/bench/webhook_%: \
+		bench/webhook_%.c $(A_WEBHOOK) $(A_NET) $(A_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< $(A_WEBHOOK) $(A_NET) $(A_LIB) \
 		$(LIBS_WEBHOOK)
