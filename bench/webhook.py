@@ -14,7 +14,10 @@ parse ceiling.  Run it as `make bench-webhook` (builds what it needs).
 
 Environment: BUILD (build), ROUNDS (3), DURATION (5), CONNECTIONS (8),
 SERVER_CPU (0), LOADER_CPU (1), FIXTURES (comma-separated names),
-SERVERS (comma-separated, of transport,parse,webhook).
+SERVERS (comma-separated, of transport,parse,webhook), BASELINE (the path
+of another ota-webhook build, e.g. of the commit before an optimisation:
+loaded in the same turns as server "baseline", so before and after share
+one run).
 Installs wrk with apt-get when it is missing (not part of make deps).
 Everything is bounded in time; only the processes it started are stopped.
 """
@@ -82,9 +85,10 @@ def start_servers(certs, logdir, names):
     procs, ports = {}, {}
     pin = ["taskset", "-c", SERVER_CPU]
     for name in names:
-        if name == "webhook":
+        if name in ("webhook", "baseline"):
+            binary = os.environ["BASELINE"] if name == "baseline" else os.path.join(BUILD, "ota-webhook")
             port = free_port()
-            cmd = pin + [os.path.join(BUILD, "ota-webhook"), "--threads", "1",
+            cmd = pin + [binary, "--threads", "1",
                          "--tls-cert-file", crt, "--tls-private-key-file", key,
                          "--bind-address", "127.0.0.1:%d" % port,
                          "--health-probe-bind-address", "127.0.0.1:%d" % free_port(),
@@ -92,7 +96,7 @@ def start_servers(certs, logdir, names):
             # its log (one line per patched or denied request) goes where a
             # container's stderr would: a pipe someone reads; /dev/null here
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=open(os.path.join(logdir, "webhook.log"), "wb")
+                                 stderr=open(os.path.join(logdir, name + ".log"), "wb")
                                  if os.environ.get("BENCH_KEEP_LOG") else subprocess.DEVNULL)
             procs[name] = p
             wait_port(port, p, time.monotonic() + 10)
@@ -162,6 +166,8 @@ def vm_hwm_kib(pid):
 def main():
     ensure_tools()
     names = [s for s in os.environ.get("SERVERS", ",".join(SERVERS)).split(",") if s]
+    if os.environ.get("BASELINE"):
+        names.insert(names.index("webhook") if "webhook" in names else len(names), "baseline")
     only = os.environ.get("FIXTURES")
     fixtures = [f for f in FIXTURES if not only or f[0] in only.split(",")]
     tmp = tempfile.mkdtemp(prefix="bench-webhook.")
