@@ -36,6 +36,15 @@ endif
 CFLAGS ?=
 ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS) -MMD -MP
 
+# Version and commit compiled into the three programs (--version, and the
+# build_info metric).  The commit comes from git, else from COMMIT, which
+# `git archive` fills in (export-subst in .gitattributes), else "unknown".
+# Only the main objects get them, rebuilt when they change (version.stamp).
+OTA_VERSION ?= $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+OTA_COMMIT ?= $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null || \
+	grep -oE '^[0-9a-f]{12}' COMMIT 2>/dev/null),unknown)
+VERSION_DEFS := -DOTA_VERSION='"$(OTA_VERSION)"' -DOTA_COMMIT='"$(OTA_COMMIT)"'
+
 # The layers (README.md, "Layout").  Each folder compiles with the include
 # paths of itself and the layers below it only, so an arrow that points the
 # wrong way (lib/ including a program's header, kube/ including the
@@ -139,6 +148,14 @@ $(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(A_CONTROLLER) $(A_KUBE
 # on PATH as kubectl-ota (docs/node-users.md).
 $(BUILD)/kubectl-ota: $(BUILD)/obj/cli/main.o $(A_CLI) $(A_KUBE) $(A_LIB)
 	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CLI)
+
+MAIN_OBJ := $(BUILD)/obj/webhook/main.o $(BUILD)/obj/controller/main.o $(BUILD)/obj/cli/main.o
+$(MAIN_OBJ): ALL_CFLAGS += $(VERSION_DEFS)
+$(MAIN_OBJ): $(BUILD)/version.stamp
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' > $@
+.PHONY: FORCE
 
 TEST_ARCHIVES := $(A_CONTROLLER) $(A_WEBHOOK) $(A_CLI) $(A_KUBE) $(A_NET) $(A_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES)
@@ -245,6 +262,29 @@ $(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)
 
 bench: $(BUILD)/bench/cache_memory
 	$(BUILD)/bench/cache_memory
+
+# The webhook against its two reference servers (bench/webhook.py): the
+# transport ceiling and the parse ceiling, one source built twice.
+$(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/webhook_ref.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DREF_PARSE=$(if $(findstring parse,$(notdir $@)),1,0) $(LDFLAGS_SAN) \
+		-o $@ $< $(LIBS_WEBHOOK)
+
+# The decision alone, per body, without sockets (where the CPU goes), and the
+# "beyond yajl" prototype (bench/webhook_skip.c).
+$(BUILD)/bench/webhook_decide $(BUILD)/bench/webhook_skip: $(BUILD)/bench/webhook_%: \
+		bench/webhook_%.c $(A_WEBHOOK) $(A_NET) $(A_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< $(A_WEBHOOK) $(A_NET) $(A_LIB) \
+		$(LIBS_WEBHOOK)
+
+.PHONY: bench-webhook
+bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse \
+		$(BUILD)/bench/webhook_decide
+	$(BUILD)/bench/webhook_decide bench/fixtures/pod-status-10k.json \
+		bench/fixtures/pod-status-23k.json bench/fixtures/prepull.json:mutate \
+		bench/fixtures/ds-update.json:mutate
+	BUILD=$(BUILD) python3 bench/webhook.py
 
 # The controller against kubesim: cold start, steady state, rollout RSS, and
 # pre-pull reaction times (bench/controller.py; BENCH_ARGS for its flags).

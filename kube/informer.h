@@ -49,6 +49,7 @@ typedef struct informer {
     int want_relist;            /* set by 410: the next start lists */
     const char *relist_why;     /* static text: why want_relist was set, for the log */
     int watch_got_event;        /* the running watch delivered something */
+    int stopping;               /* informer_stop: calls ending now are no news */
     listsplit list;
     linesplit lines;
     backoff retry;
@@ -67,6 +68,9 @@ void informer_init(informer *inf, kube_client *client, kobj_kind kind, const cha
 /* Starts listing, or restarts after a backoff once it is due. */
 void informer_tick(informer *inf, uint64_t now);
 void informer_free(informer *inf);
+/* Before the client is freed at shutdown: the calls it then ends ("client
+ * shut down") are not logged as interrupted watches. */
+void informer_stop(informer *inf);
 
 /* The informer was sent an object that its cache (or the list being read)
  * could not keep: store_put ran out of memory.  The cache now misses the

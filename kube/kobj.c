@@ -181,6 +181,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
     fn(&o->meta.name, 0, ctx);
     fn(&o->meta.uid, 0, ctx);
     fn(&o->meta.owner_uid, 1, ctx);
+    fn(&o->meta.resource_version, 0, ctx); /* pods only */
     switch (o->kind) {
     case KOBJ_REVISION:
         fn(&o->u.rev.hash, 0, ctx);
@@ -531,6 +532,7 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = borrow(reason);
         jp->waiting_message = borrow(kobj_member_str(waiting, "message"));
+        jp->backing_off = strcmp(reason, "ImagePullBackOff") == 0;
     }
 }
 
@@ -580,9 +582,13 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     case KOBJ_REVISION:
         rc = decode_revision(obj, &d.u.rev);
         break;
-    case KOBJ_POD:
+    case KOBJ_POD: {
+        /* the precondition of the controller's status writes */
+        static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
+        d.meta.resource_version = borrow(get_str(obj, p_rv));
         decode_pod(obj, &d.u.pod);
         break;
+    }
     case KOBJ_JOB:
         decode_job(obj, &d.u.job);
         break;
