@@ -254,7 +254,9 @@ class Controller:
             [binary, "--kubeconfig", os.path.join(sim.state, "controller.kubeconfig"),
              "--kube-api-qps", str(qps), "--kube-api-burst", str(burst),
              "--max-concurrent-pulls", str(max_pulls), "--helper-image", "busybox:1.36-musl",
-             "--leader-elect-resource-namespace", "ota-system", "--leader-elect-identity", name,
+             # the older spelling of --leader-elect-resource-namespace: builds
+             # from before issue 10 know only it, so before/after runs compare
+             "--leader-elect-namespace", "ota-system", "--leader-elect-identity", name,
              "--health-probe-bind-address", "127.0.0.1:%d" % self.hport,
              "--metrics-bind-address", "127.0.0.1:%d" % self.mport] + list(extra),
             stdout=self.out, stderr=subprocess.STDOUT)
