@@ -702,6 +702,7 @@ static const pod_field_row pod_fields[] = {
     POD_FIELD(meta.name, 1),
     POD_FIELD(meta.uid, 1),
     POD_FIELD(meta.owner_uid, 0),
+    POD_FIELD(meta.resource_version, 1),
     POD_FIELD(u.pod.node_name, 1),
     POD_FIELD(u.pod.hash, 0),
     POD_FIELD(u.pod.need_upgrade.status, 0),
