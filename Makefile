@@ -286,6 +286,12 @@ bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD
 		bench/fixtures/ds-update.json:mutate
 	BUILD=$(BUILD) python3 bench/webhook.py
 
+# The controller against kubesim: cold start, steady state, rollout RSS, and
+# pre-pull reaction times (bench/controller.py; BENCH_ARGS for its flags).
+.PHONY: bench-controller
+bench-controller: $(BUILD)/ota-controller
+	python3 bench/controller.py --binary $(BUILD)/ota-controller $(BENCH_ARGS)
+
 # The webhook on loopback with a throw-away CA (see README.md).
 run: deps $(BUILD)/ota-webhook
 	@mkdir -p $(BUILD)/certs

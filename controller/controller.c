@@ -65,17 +65,8 @@ static void keep_pull_error(const kobj *old, kobj *fresh)
         strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
         strcmp(o->waiting_reason, "ImagePullBackOff") == 0)
         return;
-    char *reason = strdup(o->waiting_reason);
-    char *message = o->waiting_message != NULL ? strdup(o->waiting_message) : NULL;
-    if (reason == NULL || (o->waiting_message != NULL && message == NULL)) {
-        free(reason);
-        free(message);
-        return; /* out of memory: the back-off is all we say */
-    }
-    free(n->waiting_reason);
-    free(n->waiting_message);
-    n->waiting_reason = reason;
-    n->waiting_message = message;
+    /* out of memory: the back-off is all we say */
+    (void)kobj_job_pod_set_waiting(fresh, o->waiting_reason, o->waiting_message);
 }
 
 static void on_leader_change(void *data, int is_leader)

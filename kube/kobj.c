@@ -1,9 +1,14 @@
 /*
  * kobj.c - see kobj.h.  One decoder per kind over yajl's tree of a single
- * object; the tree lives only while one object is decoded.
+ * object; the tree lives only while one object is decoded.  A decoder fills
+ * a draft kobj whose strings point into the tree, then kobj_pack copies it
+ * into one block: the struct, its list arrays, then the strings that are
+ * its own, while repeated strings come from the intern pool.
  */
 #include "kobj.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +45,315 @@ const char *kobj_member_str(yajl_val obj, const char *key)
     return YAJL_IS_STRING(s) ? YAJL_GET_STRING(s) : NULL;
 }
 
-static char *dup_or_null(const char *s)
+/* ---- interned strings ----------------------------------------------------
+ *
+ * A set of reference-counted strings, open addressing with linear probing
+ * and backward-shift deletion (as store.c).  A kobj field that points
+ * outside the kobj's own block points at an entry's text. */
+
+typedef struct intern_entry {
+    uint64_t hash;
+    size_t refs;
+    char text[];
+} intern_entry;
+
+static struct {
+    intern_entry **slots;
+    size_t cap, len; /* cap is 0 or a power of two */
+} pool;
+
+static uint64_t hash_text(const char *k)
 {
-    return s != NULL ? strdup(s) : NULL;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *k; k++) {
+        h ^= (unsigned char)*k;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static intern_entry *entry_of(const char *text)
+{
+    return (intern_entry *)(void *)(text - offsetof(intern_entry, text));
+}
+
+static size_t pool_find(uint64_t h, const char *s)
+{
+    size_t mask = pool.cap - 1, i = (size_t)h & mask;
+    while (pool.slots[i] != NULL && (pool.slots[i]->hash != h || strcmp(pool.slots[i]->text, s) != 0))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static int pool_grow(void)
+{
+    size_t cap = pool.cap == 0 ? 64 : pool.cap * 2, old_cap = pool.cap;
+    intern_entry **old = pool.slots, **slots = calloc(cap, sizeof(*slots));
+    if (slots == NULL)
+        return -1;
+    pool.slots = slots;
+    pool.cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i] != NULL)
+            pool.slots[pool_find(old[i]->hash, old[i]->text)] = old[i];
+    free(old);
+    return 0;
+}
+
+/* The pool's copy of s with one more reference, or NULL (out of memory). */
+static char *intern_get(const char *s)
+{
+    if ((pool.len + 1) * 4 > pool.cap * 3 && pool_grow() != 0)
+        return NULL;
+    uint64_t h = hash_text(s);
+    size_t i = pool_find(h, s);
+    if (pool.slots[i] != NULL) {
+        pool.slots[i]->refs++;
+        return pool.slots[i]->text;
+    }
+    size_t len = strlen(s);
+    intern_entry *e = malloc(offsetof(intern_entry, text) + len + 1);
+    if (e == NULL)
+        return NULL;
+    e->hash = h;
+    e->refs = 1;
+    memcpy(e->text, s, len + 1);
+    pool.slots[i] = e;
+    pool.len++;
+    return e->text;
+}
+
+static void intern_put(const char *text)
+{
+    intern_entry *e = entry_of(text);
+    if (--e->refs > 0)
+        return;
+    size_t mask = pool.cap - 1, i = (size_t)e->hash & mask;
+    while (pool.slots[i] != e)
+        i = (i + 1) & mask;
+    pool.slots[i] = NULL;
+    pool.len--;
+    free(e);
+    for (size_t j = (i + 1) & mask; pool.slots[j] != NULL; j = (j + 1) & mask) {
+        size_t home = (size_t)pool.slots[j]->hash & mask;
+        int movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+        if (movable) {
+            pool.slots[i] = pool.slots[j];
+            pool.slots[j] = NULL;
+            i = j;
+        }
+    }
+    if (pool.len == 0) { /* the last object gone: no table left behind */
+        free(pool.slots);
+        pool.slots = NULL;
+        pool.cap = 0;
+    }
+}
+
+size_t kobj_interned(void)
+{
+    return pool.len;
+}
+
+/* ---- the fields of a kobj ------------------------------------------------ */
+
+/* Calls fn on every string field of o (list items included), saying whether
+ * its value tends to repeat across objects (then it is interned). */
+typedef void (*field_fn)(char **field, int shared, void *ctx);
+
+static void each_list(char **list, size_t n, int shared, field_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < n; i++)
+        fn(&list[i], shared, ctx);
+}
+
+static void each_cond(kobj_cond *c, field_fn fn, void *ctx)
+{
+    fn(&c->status, 1, ctx);
+    fn(&c->reason, 1, ctx);
+    fn(&c->message, 1, ctx); /* "controllerrevision: <hash>" on every pod */
+    fn(&c->last_transition_time, 0, ctx);
+}
+
+static void each_field(kobj *o, field_fn fn, void *ctx)
+{
+    fn(&o->meta.namespace, 1, ctx);
+    fn(&o->meta.name, 0, ctx);
+    fn(&o->meta.uid, 0, ctx);
+    fn(&o->meta.owner_uid, 1, ctx);
+    fn(&o->meta.resource_version, 0, ctx); /* pods only */
+    switch (o->kind) {
+    case KOBJ_REVISION:
+        fn(&o->u.rev.hash, 0, ctx);
+        each_list(o->u.rev.init_images, o->u.rev.n_init_images, 1, fn, ctx);
+        each_list(o->u.rev.images, o->u.rev.n_images, 1, fn, ctx);
+        each_list(o->u.rev.pull_secrets, o->u.rev.n_pull_secrets, 1, fn, ctx);
+        break;
+    case KOBJ_POD:
+        fn(&o->u.pod.node_name, 0, ctx); /* a DaemonSet has one pod per node */
+        fn(&o->u.pod.hash, 1, ctx);
+        each_cond(&o->u.pod.need_upgrade, fn, ctx);
+        each_cond(&o->u.pod.image_ready, fn, ctx);
+        break;
+    case KOBJ_JOB:
+        fn(&o->u.job.pod_uid, 0, ctx);
+        fn(&o->u.job.revision_hash, 1, ctx);
+        fn(&o->u.job.request_time, 0, ctx);
+        fn(&o->u.job.failed_reason, 1, ctx);
+        fn(&o->u.job.failed_message, 0, ctx);
+        break;
+    case KOBJ_JOB_POD:
+        fn(&o->u.job_pod.job_name, 0, ctx);
+        fn(&o->u.job_pod.waiting_reason, 1, ctx);
+        fn(&o->u.job_pod.waiting_message, 1, ctx);
+        break;
+    case KOBJ_NODE:
+        each_list(o->u.node.images, o->u.node.n_images, 1, fn, ctx); /* same images on many nodes */
+        break;
+    default:
+        break;
+    }
+}
+
+/* The list arrays of o (at most 3), as pointers to the fields. */
+static size_t lists_of(kobj *o, char ****lists, size_t *counts)
+{
+    switch (o->kind) {
+    case KOBJ_REVISION:
+        lists[0] = &o->u.rev.init_images;
+        counts[0] = o->u.rev.n_init_images;
+        lists[1] = &o->u.rev.images;
+        counts[1] = o->u.rev.n_images;
+        lists[2] = &o->u.rev.pull_secrets;
+        counts[2] = o->u.rev.n_pull_secrets;
+        return 3;
+    case KOBJ_NODE:
+        lists[0] = &o->u.node.images;
+        counts[0] = o->u.node.n_images;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int in_block(const kobj *o, const char *p)
+{
+    uintptr_t a = (uintptr_t)(const void *)o, x = (uintptr_t)(const void *)p;
+    return x >= a && x < a + o->block_size;
+}
+
+typedef struct pack_ctx {
+    size_t bytes; /* sizing: packed string bytes */
+    char *cursor; /* copying: where the next packed string goes */
+    int failed;
+} pack_ctx;
+
+static void size_field(char **field, int shared, void *ctx)
+{
+    pack_ctx *p = ctx;
+    if (*field != NULL && !shared)
+        p->bytes += strlen(*field) + 1;
+}
+
+static void copy_field(char **field, int shared, void *ctx)
+{
+    pack_ctx *p = ctx;
+    if (*field == NULL)
+        return;
+    if (p->failed) { /* kobj_free must release only what was taken */
+        *field = NULL;
+    } else if (shared) {
+        if ((*field = intern_get(*field)) == NULL)
+            p->failed = 1;
+    } else {
+        size_t len = strlen(*field) + 1;
+        memcpy(p->cursor, *field, len);
+        *field = p->cursor;
+        p->cursor += len;
+    }
+}
+
+kobj *kobj_pack(const kobj *draft)
+{
+    kobj probe = *draft;
+    char ***lists[3];
+    size_t counts[3], n_lists = lists_of(&probe, lists, counts), list_bytes = 0;
+    for (size_t i = 0; i < n_lists; i++)
+        list_bytes += counts[i] * sizeof(char *);
+    pack_ctx p = {0};
+    each_field(&probe, size_field, &p);
+    size_t total = sizeof(kobj) + list_bytes + p.bytes;
+    if (total > UINT_MAX)
+        return NULL;
+    kobj *o = malloc(total);
+    if (o == NULL)
+        return NULL;
+    *o = *draft;
+    o->block_size = (unsigned)total;
+    char *cursor = (char *)(o + 1);
+    n_lists = lists_of(o, lists, counts);
+    for (size_t i = 0; i < n_lists; i++) {
+        if (counts[i] == 0) {
+            *lists[i] = NULL;
+            continue;
+        }
+        memcpy(cursor, *lists[i], counts[i] * sizeof(char *));
+        *lists[i] = (char **)(void *)cursor;
+        cursor += counts[i] * sizeof(char *);
+    }
+    p.cursor = cursor;
+    each_field(o, copy_field, &p);
+    if (p.failed) {
+        kobj_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void release_field(char **field, int shared, void *ctx)
+{
+    (void)shared;
+    const kobj *o = ctx;
+    if (*field != NULL && !in_block(o, *field))
+        intern_put(*field);
+}
+
+void kobj_free(kobj *o)
+{
+    if (o == NULL)
+        return;
+    each_field(o, release_field, o);
+    free(o);
+}
+
+int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message)
+{
+    char *r = reason != NULL ? intern_get(reason) : NULL;
+    char *m = message != NULL ? intern_get(message) : NULL;
+    if ((reason != NULL && r == NULL) || (message != NULL && m == NULL)) {
+        if (r != NULL)
+            intern_put(r);
+        if (m != NULL)
+            intern_put(m);
+        return -1;
+    }
+    kobj_job_pod *jp = &o->u.job_pod;
+    release_field(&jp->waiting_reason, 1, o);
+    release_field(&jp->waiting_message, 1, o);
+    jp->waiting_reason = r;
+    jp->waiting_message = m;
+    return 0;
+}
+
+/* ---- decoding into a draft -------------------------------------------------
+ *
+ * A draft's strings point into the yajl tree (read-only, the cast is only
+ * for the shared struct); its list arrays are malloc'd and freed by
+ * free_draft once kobj_pack has copied them. */
+
+static char *borrow(const char *s)
+{
+    return (char *)(uintptr_t)s;
 }
 
 static int push_unique(char ***list, size_t *n, const char *s)
@@ -54,17 +365,16 @@ static int push_unique(char ***list, size_t *n, const char *s)
     if (grown == NULL)
         return -1;
     *list = grown;
-    if ((grown[*n] = strdup(s)) == NULL)
-        return -1;
-    (*n)++;
+    grown[(*n)++] = borrow(s);
     return 0;
 }
 
-static void free_list(char **list, size_t n)
+static void free_draft(kobj *d)
 {
+    char ***lists[3];
+    size_t counts[3], n = lists_of(d, lists, counts);
     for (size_t i = 0; i < n; i++)
-        free(list[i]);
-    free(list);
+        free(*lists[i]);
 }
 
 static void decode_meta(yajl_val obj, kobj_meta *m)
@@ -74,16 +384,16 @@ static void decode_meta(yajl_val obj, kobj_meta *m)
     static const char *const p_uid[] = {"metadata", "uid", NULL};
     static const char *const p_del[] = {"metadata", "deletionTimestamp", NULL};
     static const char *const p_owners[] = {"metadata", "ownerReferences", NULL};
-    m->namespace = dup_or_null(get_str(obj, p_ns));
-    m->name = dup_or_null(get_str(obj, p_name));
-    m->uid = dup_or_null(get_str(obj, p_uid));
+    m->namespace = borrow(get_str(obj, p_ns));
+    m->name = borrow(get_str(obj, p_name));
+    m->uid = borrow(get_str(obj, p_uid));
     m->deleting = YAJL_IS_STRING(get(obj, p_del));
     yajl_val owners = get(obj, p_owners);
     if (YAJL_IS_ARRAY(owners)) {
         for (size_t i = 0; i < owners->u.array.len; i++) {
             yajl_val ref = owners->u.array.values[i];
             if (YAJL_IS_TRUE(kobj_member(ref, "controller"))) {
-                m->owner_uid = dup_or_null(kobj_member_str(ref, "uid"));
+                m->owner_uid = borrow(kobj_member_str(ref, "uid"));
                 break;
             }
         }
@@ -105,18 +415,10 @@ static yajl_val annotations_of(yajl_val obj)
 static void decode_cond(yajl_val c, kobj_cond *out)
 {
     out->present = 1;
-    out->status = dup_or_null(kobj_member_str(c, "status"));
-    out->reason = dup_or_null(kobj_member_str(c, "reason"));
-    out->message = dup_or_null(kobj_member_str(c, "message"));
-    out->last_transition_time = dup_or_null(kobj_member_str(c, "lastTransitionTime"));
-}
-
-static void free_cond(kobj_cond *c)
-{
-    free(c->status);
-    free(c->reason);
-    free(c->message);
-    free(c->last_transition_time);
+    out->status = borrow(kobj_member_str(c, "status"));
+    out->reason = borrow(kobj_member_str(c, "reason"));
+    out->message = borrow(kobj_member_str(c, "message"));
+    out->last_transition_time = borrow(kobj_member_str(c, "lastTransitionTime"));
 }
 
 static void decode_daemonset(yajl_val obj, kobj_daemonset *ds)
@@ -150,7 +452,7 @@ static int decode_revision(yajl_val obj, kobj_revision *rev)
     static const char *const p_spec[] = {"data", "spec", "template", "spec", NULL};
     yajl_val r = get(obj, p_rev);
     rev->revision = YAJL_IS_INTEGER(r) ? YAJL_GET_INTEGER(r) : 0;
-    rev->hash = dup_or_null(kobj_member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
+    rev->hash = borrow(kobj_member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
     /* The images of revision H, from the revision's own copy of the
      * template, never from the live DaemonSet (which may be newer). */
     yajl_val spec = get(obj, p_spec);
@@ -172,8 +474,8 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
 {
     static const char *const p_node[] = {"spec", "nodeName", NULL};
     static const char *const p_conds[] = {"status", "conditions", NULL};
-    pod->node_name = dup_or_null(get_str(obj, p_node));
-    pod->hash = dup_or_null(kobj_member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
+    pod->node_name = borrow(get_str(obj, p_node));
+    pod->hash = borrow(kobj_member_str(labels_of(obj), OTA_LABEL_REVISION_HASH));
     yajl_val conds = get(obj, p_conds);
     if (!YAJL_IS_ARRAY(conds))
         return;
@@ -193,9 +495,9 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
 static void decode_job(yajl_val obj, kobj_job *job)
 {
     static const char *const p_conds[] = {"status", "conditions", NULL};
-    job->pod_uid = dup_or_null(kobj_member_str(labels_of(obj), OTA_LABEL_POD_UID));
-    job->revision_hash = dup_or_null(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
-    job->request_time = dup_or_null(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
+    job->pod_uid = borrow(kobj_member_str(labels_of(obj), OTA_LABEL_POD_UID));
+    job->revision_hash = borrow(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
+    job->request_time = borrow(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
     static const char *const p_start[] = {"status", "startTime", NULL};
     job->start_epoch = kobj_parse_time(get_str(obj, p_start));
     yajl_val conds = get(obj, p_conds);
@@ -210,8 +512,8 @@ static void decode_job(yajl_val obj, kobj_job *job)
             job->complete = 1;
         } else if (strcmp(type, "Failed") == 0 && !job->failed) {
             job->failed = 1;
-            job->failed_reason = dup_or_null(kobj_member_str(c, "reason"));
-            job->failed_message = dup_or_null(kobj_member_str(c, "message"));
+            job->failed_reason = borrow(kobj_member_str(c, "reason"));
+            job->failed_message = borrow(kobj_member_str(c, "message"));
         }
     }
 }
@@ -228,8 +530,8 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
         if (reason == NULL || strcmp(reason, "ContainerCreating") == 0 ||
             strcmp(reason, "PodInitializing") == 0)
             continue;
-        jp->waiting_reason = strdup(reason);
-        jp->waiting_message = dup_or_null(kobj_member_str(waiting, "message"));
+        jp->waiting_reason = borrow(reason);
+        jp->waiting_message = borrow(kobj_member_str(waiting, "message"));
         jp->backing_off = strcmp(reason, "ImagePullBackOff") == 0;
     }
 }
@@ -240,7 +542,7 @@ static void decode_job_pod(yajl_val obj, kobj_job_pod *jp)
     static const char *const p_main[] = {"status", "containerStatuses", NULL};
     yajl_val labels = labels_of(obj);
     const char *job = kobj_member_str(labels, "batch.kubernetes.io/job-name");
-    jp->job_name = dup_or_null(job != NULL ? job : kobj_member_str(labels, "job-name"));
+    jp->job_name = borrow(job != NULL ? job : kobj_member_str(labels, "job-name"));
     decode_waiting(get(obj, p_init), jp);
     decode_waiting(get(obj, p_main), jp);
 }
@@ -268,42 +570,39 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
 {
     if (!YAJL_IS_OBJECT(obj))
         return NULL;
-    kobj *o = calloc(1, sizeof(*o));
-    if (o == NULL)
-        return NULL;
-    o->kind = kind;
-    decode_meta(obj, &o->meta);
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = kind;
+    decode_meta(obj, &d.meta);
     int rc = 0;
     switch (kind) {
     case KOBJ_DAEMONSET:
-        decode_daemonset(obj, &o->u.ds);
+        decode_daemonset(obj, &d.u.ds);
         break;
     case KOBJ_REVISION:
-        rc = decode_revision(obj, &o->u.rev);
+        rc = decode_revision(obj, &d.u.rev);
         break;
     case KOBJ_POD: {
         /* the precondition of the controller's status writes */
         static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
-        o->meta.resource_version = dup_or_null(get_str(obj, p_rv));
-        decode_pod(obj, &o->u.pod);
+        d.meta.resource_version = borrow(get_str(obj, p_rv));
+        decode_pod(obj, &d.u.pod);
         break;
     }
     case KOBJ_JOB:
-        decode_job(obj, &o->u.job);
+        decode_job(obj, &d.u.job);
         break;
     case KOBJ_JOB_POD:
-        decode_job_pod(obj, &o->u.job_pod);
+        decode_job_pod(obj, &d.u.job_pod);
         break;
     case KOBJ_NODE:
-        rc = decode_node(obj, &o->u.node);
+        rc = decode_node(obj, &d.u.node);
         break;
     default:
         rc = -1;
     }
-    if (rc != 0 || o->meta.name == NULL || o->meta.uid == NULL) {
-        kobj_free(o);
-        return NULL;
-    }
+    kobj *o = rc == 0 && d.meta.name != NULL && d.meta.uid != NULL ? kobj_pack(&d) : NULL;
+    free_draft(&d);
     return o;
 }
 
@@ -323,62 +622,14 @@ ota_pod kobj_pod_view(const kobj *pod)
 
 kobj *kobj_copy_job_pod(const kobj *o)
 {
-    kobj *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        return NULL;
-    c->kind = KOBJ_JOB_POD;
-    c->meta.namespace = dup_or_null(o->meta.namespace);
-    c->meta.name = dup_or_null(o->meta.name);
-    c->meta.uid = dup_or_null(o->meta.uid);
-    c->u.job_pod.job_name = dup_or_null(o->u.job_pod.job_name);
-    c->u.job_pod.waiting_reason = dup_or_null(o->u.job_pod.waiting_reason);
-    c->u.job_pod.waiting_message = dup_or_null(o->u.job_pod.waiting_message);
-    c->u.job_pod.backing_off = o->u.job_pod.backing_off;
-    c->u.job_pod.failed_attempts = o->u.job_pod.failed_attempts;
-    return c;
-}
-
-void kobj_free(kobj *o)
-{
-    if (o == NULL)
-        return;
-    free(o->meta.namespace);
-    free(o->meta.name);
-    free(o->meta.uid);
-    free(o->meta.owner_uid);
-    free(o->meta.resource_version);
-    switch (o->kind) {
-    case KOBJ_REVISION:
-        free(o->u.rev.hash);
-        free_list(o->u.rev.init_images, o->u.rev.n_init_images);
-        free_list(o->u.rev.images, o->u.rev.n_images);
-        free_list(o->u.rev.pull_secrets, o->u.rev.n_pull_secrets);
-        break;
-    case KOBJ_POD:
-        free(o->u.pod.node_name);
-        free(o->u.pod.hash);
-        free_cond(&o->u.pod.need_upgrade);
-        free_cond(&o->u.pod.image_ready);
-        break;
-    case KOBJ_JOB:
-        free(o->u.job.pod_uid);
-        free(o->u.job.revision_hash);
-        free(o->u.job.request_time);
-        free(o->u.job.failed_reason);
-        free(o->u.job.failed_message);
-        break;
-    case KOBJ_JOB_POD:
-        free(o->u.job_pod.job_name);
-        free(o->u.job_pod.waiting_reason);
-        free(o->u.job_pod.waiting_message);
-        break;
-    case KOBJ_NODE:
-        free_list(o->u.node.images, o->u.node.n_images);
-        break;
-    default:
-        break;
-    }
-    free(o);
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_JOB_POD;
+    d.meta.namespace = o->meta.namespace;
+    d.meta.name = o->meta.name;
+    d.meta.uid = o->meta.uid;
+    d.u.job_pod = o->u.job_pod;
+    return kobj_pack(&d);
 }
 
 const char *kobj_ref(const kobj *o, char *buf, size_t size)

@@ -4,8 +4,16 @@
  *
  * Caches hold these, never whole objects: a pod here is a few hundred bytes
  * where client-go's cached Pod is tens of kilobytes, which is what lets the
- * controller hold 10 000 pods in a few MiB.  Every string is malloc'd and
- * owned by the struct; kobj_free releases one.
+ * controller hold 10 000 pods in a few MiB.
+ *
+ * Memory: one kobj is one allocation (the struct, its list arrays and its
+ * strings, packed).  Strings that repeat across objects (namespace, owner
+ * uid, revision hashes, condition status/reason/message, image names) are
+ * not copied into each object but shared from a reference-counted pool of
+ * interned strings.  So the fields are read-only: never free or assign one;
+ * kobj_free releases an object, kobj_job_pod_set_waiting is the one change
+ * made after decoding.  The pool is process-global and not locked: kobj is
+ * used from one thread (both programs run one event loop).
  */
 #ifndef OTA_KOBJ_H
 #define OTA_KOBJ_H
@@ -89,6 +97,7 @@ typedef struct kobj_node {
 
 typedef struct kobj {
     kobj_kind kind;
+    unsigned block_size; /* bytes of the one allocation (struct + packed data) */
     kobj_meta meta;
     union {
         kobj_daemonset ds;
@@ -118,6 +127,22 @@ ota_pod kobj_pod_view(const kobj *pod);
 
 /* A copy of a Job pod's identity and waiting reason, or NULL. */
 kobj *kobj_copy_job_pod(const kobj *o);
+
+/* A new packed kobj with draft's fields: strings copied into its block (or
+ * shared from the pool), list arrays copied; draft's block_size is ignored
+ * and draft is left as it was (its strings may live anywhere: a yajl tree,
+ * another kobj, string literals).  NULL when memory runs out.  Free with
+ * kobj_free. */
+kobj *kobj_pack(const kobj *draft);
+
+/* Replaces a Job pod's waiting reason and message (message may be NULL) by
+ * copies (the arguments may be another kobj's fields, or o's own).  0, or
+ * -1 when memory runs out (o unchanged). */
+int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message);
+
+/* Interned strings alive in the pool (for tests and benchmarks: 0 once
+ * every kobj is freed). */
+size_t kobj_interned(void);
 
 void kobj_free(kobj *o);
 

@@ -17,6 +17,12 @@ static uint64_t hash_key(const char *k)
     return h;
 }
 
+/* The key is the object's own uid (the informers' caches): not a copy. */
+static int borrowed(const store_slot *slot)
+{
+    return slot->obj != NULL && slot->key == slot->obj->meta.uid;
+}
+
 void store_init(store *s)
 {
     memset(s, 0, sizeof(*s));
@@ -26,7 +32,8 @@ void store_free(store *s)
 {
     for (size_t i = 0; i < s->cap; i++) {
         if (s->slots[i].key != NULL) {
-            free(s->slots[i].key);
+            if (!borrowed(&s->slots[i]))
+                free(s->slots[i].key);
             kobj_free(s->slots[i].obj);
         }
     }
@@ -80,13 +87,24 @@ int store_put(store *s, const char *key, kobj *obj)
         return -1;
     }
     size_t i = find(s, key);
-    if (s->slots[i].key != NULL) {
-        kobj_free(s->slots[i].obj);
-        s->slots[i].obj = obj;
+    /* Borrow the key when it is the object's uid (obj outlives its slot);
+     * copy it otherwise. */
+    char *k = obj != NULL && key == obj->meta.uid ? obj->meta.uid : NULL;
+    store_slot *slot = &s->slots[i];
+    if (slot->key != NULL) {
+        if (k == NULL && borrowed(slot) && (k = strdup(key)) == NULL) {
+            kobj_free(obj);
+            return -1;
+        }
+        if (k != NULL && !borrowed(slot))
+            free(slot->key);
+        if (k != NULL)
+            slot->key = k;
+        kobj_free(slot->obj);
+        slot->obj = obj;
         return 0;
     }
-    char *k = strdup(key);
-    if (k == NULL) {
+    if (k == NULL && (k = strdup(key)) == NULL) {
         kobj_free(obj);
         return -1;
     }
@@ -103,7 +121,8 @@ kobj *store_take(store *s, const char *key)
     if (s->slots[i].key == NULL)
         return NULL;
     kobj *obj = s->slots[i].obj;
-    free(s->slots[i].key);
+    if (!borrowed(&s->slots[i]))
+        free(s->slots[i].key);
     s->slots[i] = (store_slot){NULL, NULL};
     s->len--;
     /* Backward shift: move later members of the probe run into the hole

@@ -660,7 +660,9 @@ static void test_copy_job_pod(void **state)
     assert_string_equal(c->u.job_pod.job_name, o->u.job_pod.job_name);
     assert_string_equal(c->u.job_pod.waiting_reason, "ErrImagePull");
     assert_string_equal(c->u.job_pod.waiting_message, o->u.job_pod.waiting_message);
-    assert_ptr_not_equal(c->u.job_pod.waiting_reason, o->u.job_pod.waiting_reason);
+    /* the name is the copy's own; the reason is shared from the pool */
+    assert_ptr_not_equal(c->meta.name, o->meta.name);
+    assert_ptr_not_equal(c->u.job_pod.job_name, o->u.job_pod.job_name);
     kobj_free(o);
     /* still readable with the original gone (ASan would see otherwise) */
     assert_string_equal(c->u.job_pod.waiting_reason, "ErrImagePull");
@@ -674,6 +676,176 @@ static void test_copy_job_pod(void **state)
     assert_null(c->meta.owner_uid);
     kobj_free(o);
     kobj_free(c);
+}
+
+/* ---- the packed form -------------------------------------------------------
+ * One allocation per object (struct, list arrays, its own strings); strings
+ * that repeat across objects shared from the intern pool, counted so that
+ * the pool is empty again once every object is freed. */
+
+static int inside(const kobj *o, const void *p)
+{
+    const char *a = (const char *)o, *x = p;
+    return x >= a && x < a + o->block_size;
+}
+
+/* Where each string of a decoded pod lives: 1 its own block, 0 the pool. */
+typedef struct pod_field_row {
+    const char *what;
+    size_t offset; /* of the char * in kobj */
+    int own;
+} pod_field_row;
+
+#define POD_FIELD(f, own) {#f, offsetof(kobj, f), own}
+static const pod_field_row pod_fields[] = {
+    POD_FIELD(meta.namespace, 0),
+    POD_FIELD(meta.name, 1),
+    POD_FIELD(meta.uid, 1),
+    POD_FIELD(meta.owner_uid, 0),
+    POD_FIELD(meta.resource_version, 1),
+    POD_FIELD(u.pod.node_name, 1),
+    POD_FIELD(u.pod.hash, 0),
+    POD_FIELD(u.pod.need_upgrade.status, 0),
+    POD_FIELD(u.pod.need_upgrade.message, 0),
+    POD_FIELD(u.pod.need_upgrade.last_transition_time, 1),
+    POD_FIELD(u.pod.image_ready.status, 0),
+    POD_FIELD(u.pod.image_ready.reason, 0),
+    POD_FIELD(u.pod.image_ready.message, 0),
+    POD_FIELD(u.pod.image_ready.last_transition_time, 1),
+};
+
+static const char *field_at(const kobj *o, size_t offset)
+{
+    const char *const *f = (const char *const *)(const void *)((const char *)o + offset);
+    return *f;
+}
+
+static void test_packed_pod(void **state)
+{
+    (void)state;
+    size_t base = kobj_interned();
+    kobj *a = kf_decode_file(KOBJ_POD, "pod-agent-pulling.json");
+    kobj *b = kf_decode_file(KOBJ_POD, "pod-agent-pulling.json");
+    assert_true(a->block_size > sizeof(kobj));
+    assert_true(a->block_size < 512); /* the point of packing */
+    size_t interned = kobj_interned();
+    assert_true(interned > base);
+    for (size_t i = 0; i < sizeof(pod_fields) / sizeof(pod_fields[0]); i++) {
+        const pod_field_row *r = &pod_fields[i];
+        const char *fa = field_at(a, r->offset), *fb = field_at(b, r->offset);
+        if (fa == NULL || fb == NULL || strcmp(fa, fb) != 0)
+            fail_msg("%s: missing or not equal", r->what);
+        if (inside(a, fa) != r->own || inside(b, fb) != r->own)
+            fail_msg("%s: want it %s", r->what, r->own ? "in the object's block" : "in the pool");
+        /* shared strings are one copy for both objects, own ones are not */
+        if ((fa == fb) == r->own)
+            fail_msg("%s: %s pointer for two objects", r->what, r->own ? "same" : "different");
+    }
+    /* the second object added no string to the pool */
+    assert_int_equal(kobj_interned(), interned);
+    kobj_free(a);
+    /* b's shared strings outlive a (ASan would see a use after free) */
+    assert_string_equal(b->meta.namespace, "edge");
+    assert_string_equal(b->u.pod.image_ready.reason, OTA_REASON_WAIT_PULL);
+    assert_int_equal(kobj_interned(), interned);
+    kobj_free(b);
+    assert_int_equal(kobj_interned(), base);
+}
+
+/* Lists: the arrays in the block, their items shared (images repeat on
+ * every revision and node). */
+static void test_packed_lists(void **state)
+{
+    (void)state;
+    size_t base = kobj_interned();
+    kobj *rev = kf_decode_file(KOBJ_REVISION, "controllerrevision.json");
+    assert_true(rev->u.rev.n_images > 0);
+    assert_true(inside(rev, rev->u.rev.images));
+    assert_true(inside(rev, rev->u.rev.hash));
+    for (size_t i = 0; i < rev->u.rev.n_images; i++)
+        assert_false(inside(rev, rev->u.rev.images[i]));
+    kobj *node = kf_decode_file(KOBJ_NODE, "node.json");
+    assert_true(node->u.node.n_images > 0);
+    assert_true(inside(node, node->u.node.images));
+    kobj *node2 = kobj_pack(node); /* a copy shares the items */
+    assert_non_null(node2);
+    assert_ptr_not_equal(node2->u.node.images, node->u.node.images);
+    assert_true(inside(node2, node2->u.node.images));
+    for (size_t i = 0; i < node->u.node.n_images; i++)
+        assert_ptr_equal(node2->u.node.images[i], node->u.node.images[i]);
+    kobj_free(node);
+    for (size_t i = 0; i < node2->u.node.n_images; i++)
+        assert_true(strlen(node2->u.node.images[i]) > 0);
+    kobj_free(node2);
+    kobj_free(rev);
+    assert_int_equal(kobj_interned(), base);
+}
+
+/* kobj_pack of a hand-made draft: strings from anywhere (here literals and
+ * a stack buffer that is overwritten afterwards), NULLs kept, the draft
+ * left as it was. */
+static void test_pack_draft(void **state)
+{
+    (void)state;
+    size_t base = kobj_interned();
+    char name[] = "edge-agent-1";
+    char *images[] = {(char *)(uintptr_t)"registry/a:1", (char *)(uintptr_t)"registry/b:2"};
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_REVISION;
+    d.meta.namespace = (char *)(uintptr_t)"edge";
+    d.meta.name = name;
+    d.meta.uid = (char *)(uintptr_t)"uid-1";
+    d.u.rev.revision = 7;
+    d.u.rev.images = images;
+    d.u.rev.n_images = 2;
+    kobj *o = kobj_pack(&d);
+    assert_non_null(o);
+    strcpy(name, "overwritten!");
+    images[0] = NULL;
+    assert_string_equal(o->meta.name, "edge-agent-1");
+    assert_string_equal(o->meta.namespace, "edge");
+    assert_null(o->meta.owner_uid);
+    assert_null(o->u.rev.hash);
+    assert_null(o->u.rev.init_images);
+    assert_int_equal(o->u.rev.n_images, 2);
+    assert_string_equal(o->u.rev.images[0], "registry/a:1");
+    assert_string_equal(o->u.rev.images[1], "registry/b:2");
+    assert_int_equal(o->u.rev.revision, 7);
+    /* the draft is not touched */
+    assert_ptr_equal(d.meta.name, name);
+    assert_ptr_equal(d.u.rev.images, images);
+    kobj_free(o);
+    assert_int_equal(kobj_interned(), base);
+}
+
+/* keep_pull_error's change: reason and message replaced by copies, from
+ * another object or from the object's own fields; NULL message allowed. */
+static void test_set_waiting(void **state)
+{
+    (void)state;
+    size_t base = kobj_interned();
+    kobj *err = kf_decode_file(KOBJ_JOB_POD, "jobpod-errimagepull.json");
+    kobj *back = kf_decode_file(KOBJ_JOB_POD, "jobpod-backoff-legacy-label.json");
+    assert_string_equal(back->u.job_pod.waiting_reason, "ImagePullBackOff");
+    assert_int_equal(kobj_job_pod_set_waiting(back, err->u.job_pod.waiting_reason,
+                                              err->u.job_pod.waiting_message), 0);
+    char *message = strdup(err->u.job_pod.waiting_message);
+    assert_non_null(message);
+    kobj_free(err);
+    assert_string_equal(back->u.job_pod.waiting_reason, "ErrImagePull");
+    assert_string_equal(back->u.job_pod.waiting_message, message);
+    /* its own fields as arguments */
+    assert_int_equal(kobj_job_pod_set_waiting(back, back->u.job_pod.waiting_reason,
+                                              back->u.job_pod.waiting_message), 0);
+    assert_string_equal(back->u.job_pod.waiting_reason, "ErrImagePull");
+    assert_string_equal(back->u.job_pod.waiting_message, message);
+    assert_int_equal(kobj_job_pod_set_waiting(back, "Other", NULL), 0);
+    assert_string_equal(back->u.job_pod.waiting_reason, "Other");
+    assert_null(back->u.job_pod.waiting_message);
+    kobj_free(back);
+    free(message);
+    assert_int_equal(kobj_interned(), base);
 }
 
 int main(void)
@@ -696,6 +868,10 @@ int main(void)
         cmocka_unit_test(test_name_and_uid_required),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_ref),
+        cmocka_unit_test(test_packed_pod),
+        cmocka_unit_test(test_packed_lists),
+        cmocka_unit_test(test_pack_draft),
+        cmocka_unit_test(test_set_waiting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,11 +12,12 @@
 /* A value that says which key it was stored under. */
 static kobj *mk(const char *tag)
 {
-    kobj *o = calloc(1, sizeof(*o));
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_NODE;
+    d.meta.name = (char *)(uintptr_t)tag;
+    kobj *o = kobj_pack(&d);
     assert_non_null(o);
-    o->kind = KOBJ_NODE;
-    o->meta.name = strdup(tag);
-    assert_non_null(o->meta.name);
     return o;
 }
 
@@ -347,6 +348,77 @@ static void test_iteration(void **state)
     store_free(&s);
 }
 
+/* A pod with the given uid and tag (its name). */
+static kobj *mk_uid(const char *uid, const char *tag)
+{
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_POD;
+    d.meta.name = (char *)(uintptr_t)tag;
+    d.meta.uid = (char *)(uintptr_t)uid;
+    kobj *o = kobj_pack(&d);
+    assert_non_null(o);
+    return o;
+}
+
+static const store_slot *slot_of(const store *s, const char *key)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i].key != NULL && strcmp(s->slots[i].key, key) == 0)
+            return &s->slots[i];
+    fail_msg("%s: no slot", key);
+    return NULL;
+}
+
+/* A key that is the object's own uid is borrowed, not copied; every way a
+ * slot changes hands (replace borrowed by borrowed, by copied and back,
+ * take, delete, growth, store_free) keeps the key alive and frees each
+ * copy once (ASan's use-after-free and leak checks see the rest). */
+static void test_uid_keys(void **state)
+{
+    (void)state;
+    store s;
+    store_init(&s);
+    kobj *a = mk_uid("uid-1", "a");
+    assert_int_equal(store_put(&s, a->meta.uid, a), 0);
+    assert_ptr_equal(slot_of(&s, "uid-1")->key, a->meta.uid);
+    /* borrowed -> borrowed: the key follows the new object */
+    kobj *b = mk_uid("uid-1", "b");
+    assert_int_equal(store_put(&s, b->meta.uid, b), 0);
+    assert_ptr_equal(slot_of(&s, "uid-1")->key, b->meta.uid);
+    assert_tag(&s, "uid-1", "b");
+    /* borrowed -> copied: a key that is not the object's uid */
+    assert_int_equal(store_put(&s, "uid-1", mk_uid("uid-1", "c")), 0);
+    const store_slot *sl = slot_of(&s, "uid-1");
+    assert_ptr_not_equal(sl->key, sl->obj->meta.uid);
+    assert_tag(&s, "uid-1", "c");
+    /* copied -> borrowed: the copy is freed */
+    kobj *d = mk_uid("uid-1", "d");
+    assert_int_equal(store_put(&s, d->meta.uid, d), 0);
+    assert_ptr_equal(slot_of(&s, "uid-1")->key, d->meta.uid);
+    assert_int_equal(s.len, 1);
+    /* growth moves borrowed keys with their objects */
+    char uid[32];
+    for (int i = 0; i < 500; i++) {
+        snprintf(uid, sizeof(uid), "uid-x%d", i);
+        kobj *o = mk_uid(uid, uid);
+        assert_int_equal(store_put(&s, o->meta.uid, o), 0);
+    }
+    assert_int_equal(s.len, 501);
+    assert_tag(&s, "uid-1", "d");
+    assert_tag(&s, "uid-x499", "uid-x499");
+    /* take hands over the object, whose uid the key was */
+    kobj *taken = store_take(&s, "uid-x7");
+    assert_non_null(taken);
+    assert_string_equal(taken->meta.uid, "uid-x7");
+    kobj_free(taken);
+    assert_int_equal(store_delete(&s, "uid-x8"), 1);
+    assert_int_equal(store_has(&s, "uid-x8"), 0);
+    assert_int_equal(s.len, 499);
+    store_free(&s);
+    assert_int_equal(kobj_interned(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_collisions),
         cmocka_unit_test(test_random_against_reference),
         cmocka_unit_test(test_iteration),
+        cmocka_unit_test(test_uid_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
