@@ -5,14 +5,25 @@ Tests use it to prove that clients survive a misbehaving apiserver:
   POST /kubesim/faults   {"error": {"code": 429|410|409|500, "rate": 0.3, "count": 5,
                                      "retryAfter": 2, "methods": ["GET"],
                                      "pathContains": "/pods", "watch": true|false},
-                          "delay": {"seconds": 1.5, "rate": 1.0, "pathContains": "..."}}
+                          "delay": {"seconds": 1.5, "rate": 1.0, "pathContains": "..."},
+                          "watchDelay": {"seconds": 5, "pathContains": "/pods"}}
   GET    /kubesim/faults  current settings and counters
   DELETE /kubesim/faults  back to normal
   POST   /kubesim/faults/drop-watches   close every open watch now
   POST   /kubesim/faults/compact        forget watch history (resuming watches get 410)
 
 `rate` is the share of matching requests hit (default 1); `count` caps how
-many are hit (default unlimited). Only resource requests (/api/v1/..., /apis/
+many are hit (default unlimited).
+
+`delay` slows the answer to a request (for a watch: only its start). `watchDelay`
+instead holds back every event of the watches it hits: each event (ADDED, MODIFIED,
+DELETED, and the initial events of a watch without a resourceVersion) reaches the client
+`seconds` after kubesim committed the write, in order, while the requests themselves,
+lists and writes run at full speed. That is a watch cache lagging behind etcd: a client's
+informer serves a stale cache while other clients write. A watch is hit when it opens
+(same filters: `rate`, `count`, `pathContains`, `methods`; `watch` is implied) and stays
+delayed until it ends; BOOKMARKs never overtake a held event. Clearing the faults does
+not speed up watches already open (drop them with /kubesim/faults/drop-watches). Only resource requests (/api/v1/..., /apis/
 <g>/<v>/...) are affected, never discovery, /openapi or this endpoint.
 """
 import random
@@ -27,7 +38,8 @@ class Faults:
         self.rand = random.Random(seed)
         self.error = None
         self.delay = None
-        self.injected = {"errors": 0, "delays": 0, "dropped_watches": 0}
+        self.watch_delay = None
+        self.injected = {"errors": 0, "delays": 0, "dropped_watches": 0, "watch_delays": 0}
 
     def configure(self, cfg):
         with self.lock:
@@ -45,6 +57,21 @@ class Faults:
                     d = dict(d)
                     d.setdefault("rate", 1.0)
                 self.delay = d
+            if "watchDelay" in cfg:
+                d = cfg["watchDelay"]
+                if d is not None:
+                    if not isinstance(d, dict):
+                        raise errors.bad_request("watchDelay must be an object")
+                    d = dict(d)
+                    try:
+                        secs = float(d.get("seconds", 1.0))
+                    except (TypeError, ValueError):
+                        secs = -1.0
+                    if not 0 <= secs <= 3600:
+                        raise errors.bad_request("watchDelay.seconds must be a number from 0 to 3600")
+                    d["seconds"] = secs
+                    d.setdefault("rate", 1.0)
+                self.watch_delay = d
             if "seed" in cfg:
                 self.rand.seed(cfg["seed"])
 
@@ -52,10 +79,20 @@ class Faults:
         with self.lock:
             self.error = None
             self.delay = None
+            self.watch_delay = None
 
     def state(self):
         with self.lock:
-            return {"error": self.error, "delay": self.delay, "injected": dict(self.injected)}
+            return {"error": self.error, "delay": self.delay, "watchDelay": self.watch_delay,
+                    "injected": dict(self.injected)}
+
+    def decide_watch_delay(self, method, path):
+        """Seconds by which every event of a watch opening now is held back (0: none)."""
+        with self.lock:
+            if not self._hit(self.watch_delay, method, path, True):
+                return 0.0
+            self.injected["watch_delays"] += 1
+            return float(self.watch_delay["seconds"])
 
     @staticmethod
     def _matches(rule, method, path, watch):
