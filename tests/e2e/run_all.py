@@ -21,6 +21,8 @@ This runs them all, in one process; the tests are in
                            bench/upgrade_downtime.py's)
   test_kubectl_ota.py      KubectlOta: the node users' plugin, every command
                            and error, through the registered webhook
+  test_paging.py           Paging: relists over 1 234 pods in pages of 500,
+                           a 410 on a continue starts the list over
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -56,6 +58,7 @@ from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
 from test_kubectl_ota import KUBECTL_OTA, KubectlOta
+from test_paging import Paging
 
 
 def main(argv):
@@ -67,7 +70,7 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
-                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta"]
+                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "Paging"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -4,7 +4,8 @@ Tests use it to prove that clients survive a misbehaving apiserver:
 
   POST /kubesim/faults   {"error": {"code": 429|410|409|500, "rate": 0.3, "count": 5,
                                      "retryAfter": 2, "methods": ["GET"],
-                                     "pathContains": "/pods", "watch": true|false},
+                                     "pathContains": "/pods", "queryContains": "continue=",
+                                     "watch": true|false},
                           "delay": {"seconds": 1.5, "rate": 1.0, "pathContains": "..."},
                           "watchDelay": {"seconds": 5, "pathContains": "/pods"}}
   GET    /kubesim/faults  current settings and counters
@@ -13,7 +14,10 @@ Tests use it to prove that clients survive a misbehaving apiserver:
   POST   /kubesim/faults/compact        forget watch history (resuming watches get 410)
 
 `rate` is the share of matching requests hit (default 1); `count` caps how
-many are hit (default unlimited).
+many are hit (default unlimited); `queryContains` matches the raw (URL-encoded)
+query string, e.g. "continue=" hits only the continued pages of paged lists,
+which then get the apiserver's own 410 Expired ("The provided continue parameter
+is too old ...").
 
 `delay` slows the answer to a request (for a watch: only its start). `watchDelay`
 instead holds back every event of the watches it hits: each event (ADDED, MODIFIED,
@@ -30,6 +34,7 @@ import random
 import threading
 
 from . import errors
+from .store import CONTINUE_EXPIRED
 
 
 class Faults:
@@ -86,26 +91,28 @@ class Faults:
             return {"error": self.error, "delay": self.delay, "watchDelay": self.watch_delay,
                     "injected": dict(self.injected)}
 
-    def decide_watch_delay(self, method, path):
+    def decide_watch_delay(self, method, path, query=""):
         """Seconds by which every event of a watch opening now is held back (0: none)."""
         with self.lock:
-            if not self._hit(self.watch_delay, method, path, True):
+            if not self._hit(self.watch_delay, method, path, True, query):
                 return 0.0
             self.injected["watch_delays"] += 1
             return float(self.watch_delay["seconds"])
 
     @staticmethod
-    def _matches(rule, method, path, watch):
+    def _matches(rule, method, path, watch, query=""):
         if rule.get("methods") and method not in rule["methods"]:
             return False
         if rule.get("pathContains") and rule["pathContains"] not in path:
+            return False
+        if rule.get("queryContains") and rule["queryContains"] not in query:
             return False
         if "watch" in rule and bool(rule["watch"]) != watch:
             return False
         return True
 
-    def _hit(self, rule, method, path, watch):
-        if rule is None or not self._matches(rule, method, path, watch):
+    def _hit(self, rule, method, path, watch, query=""):
+        if rule is None or not self._matches(rule, method, path, watch, query):
             return False
         if rule.get("count") is not None and rule["count"] <= 0:
             return False
@@ -115,19 +122,22 @@ class Faults:
             rule["count"] -= 1
         return True
 
-    def decide(self, method, path, watch):
-        """-> (delay_seconds, ApiError or None) for one resource request."""
+    def decide(self, method, path, watch, query=""):
+        """-> (delay_seconds, ApiError or None) for one resource request; query is the
+        raw query string."""
         with self.lock:
             delay = 0.0
-            if self._hit(self.delay, method, path, watch):
+            if self._hit(self.delay, method, path, watch, query):
                 delay = float(self.delay.get("seconds", 1.0))
                 self.injected["delays"] += 1
             err = None
-            if self._hit(self.error, method, path, watch):
+            if self._hit(self.error, method, path, watch, query):
                 self.injected["errors"] += 1
                 code = int(self.error.get("code", 500))
                 if code == 429:
                     err = errors.too_many_requests(int(self.error.get("retryAfter", 1)))
+                elif code == 410 and not watch and "continue=" in query:
+                    err = errors.gone(CONTINUE_EXPIRED)
                 elif code == 410:
                     err = errors.gone("too old resource version: injected by kubesim")
                 elif code == 409:

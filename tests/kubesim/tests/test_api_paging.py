@@ -216,6 +216,25 @@ class PagingOverHttpsTest(unittest.TestCase):
         self.assertEqual(self.ks.request("POST", "/kubesim/faults/compact")[0], 200)
         st, body, _ = self.ks.request("GET", path + "&continue=" + quote(second["metadata"]["continue"]))
         self.assertEqual((st, body["reason"]), (410, "Expired"), body)
+        self.assertIn("The provided continue parameter is too old", body["message"])
+
+    def test_fault_on_continued_pages_only(self):
+        for i in range(3):
+            self.ks.request("POST", "/api/v1/namespaces/default/secrets",
+                            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s%d" % i}})
+        st, _b, _ = self.ks.request("POST", "/kubesim/faults",
+                                    {"error": {"code": 410, "count": 1, "queryContains": "continue="}})
+        self.assertEqual(st, 200)
+        self.addCleanup(self.ks.request, "DELETE", "/kubesim/faults")
+        path = "/api/v1/namespaces/default/secrets?limit=2"
+        st, first, _ = self.ks.request("GET", path)          # no continue: not hit
+        self.assertEqual(st, 200)
+        cont = "&continue=" + quote(first["metadata"]["continue"])
+        st, body, _ = self.ks.request("GET", path + cont)
+        self.assertEqual((st, body["reason"]), (410, "Expired"))
+        self.assertIn("The provided continue parameter is too old", body["message"])
+        st, body, _ = self.ks.request("GET", path + cont)     # count used up
+        self.assertEqual((st, [o["metadata"]["name"] for o in body["items"]]), (200, ["s2"]))
 
 
 if __name__ == "__main__":
