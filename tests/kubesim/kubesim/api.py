@@ -188,8 +188,8 @@ class Api:
                       {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
     # ------------------------------------------------------------ interface
-    def subscribe(self, callback):
-        self.store.subscribe(callback)
+    def subscribe(self, callback, copy=True):
+        self.store.subscribe(callback, copy)
 
     def call(self, user, method, path, body=None, query=None, content_type="application/json"):
         status, out, _warnings = self.call_ex(user, method, path, body, query, content_type)

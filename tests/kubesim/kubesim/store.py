@@ -192,9 +192,9 @@ class Store:
         for w in list(self.watchers):
             if w.resource == entry[1]:
                 w.push(entry)
-        for cb in list(self.subscribers):
+        for cb, wants_copy in list(self.subscribers):
             try:
-                cb(entry[2], entry[1], copy.deepcopy(entry[3]))
+                cb(entry[2], entry[1], copy.deepcopy(entry[3]) if wants_copy else entry[3])
             except Exception:   # a subscriber's bug must not break the writer
                 import traceback
                 traceback.print_exc()
@@ -244,9 +244,11 @@ class Store:
             self.compacted = self.rv
             self.history.clear()
 
-    def subscribe(self, cb):
+    def subscribe(self, cb, copy=True):
+        """cb(type, resource, obj) after each write, in commit order. copy=False hands
+        over the stored object itself: for callbacks that only read it, at once."""
         with self.lock:
-            self.subscribers.append(cb)
+            self.subscribers.append((cb, copy))
 
 
 def _group_of(resource):
