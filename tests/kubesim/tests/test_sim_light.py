@@ -6,7 +6,9 @@ number of nodes, and a DaemonSet on 200 nodes."""
 import threading
 import unittest
 
+from kubesim import selectors
 from kubesim.sim.testing import SimCluster, condition, wait_for
+from kubesim.sim.workqueue import selector_query
 
 from . import test_sim_daemonset, test_sim_job, test_sim_kubelet
 
@@ -33,6 +35,36 @@ class LightKubeletTest(test_sim_kubelet.KubeletTest):
         if self._testMethodName in READ_KUBELET_EVENTS:
             self.skipTest("reads kubelet Events, which light kubelets do not write")
         super().setUp()
+
+
+class SelectorQueryTest(unittest.TestCase):
+    """Light controllers list pods by their selector: the query must mean the selector."""
+
+    def test_rows(self):
+        rows = [
+            ("matchLabels", {"matchLabels": {"b": "2", "a": "1"}}, "a=1,b=2"),
+            ("In", {"matchExpressions": [{"key": "k", "operator": "In", "values": ["x", "y"]}]}, "k in (x,y)"),
+            ("NotIn", {"matchExpressions": [{"key": "k", "operator": "NotIn", "values": ["x"]}]}, "k notin (x)"),
+            ("Exists", {"matchExpressions": [{"key": "k", "operator": "Exists"}]}, "k"),
+            ("DoesNotExist", {"matchExpressions": [{"key": "k", "operator": "DoesNotExist"}]}, "!k"),
+            ("both", {"matchLabels": {"app": "a"}, "matchExpressions": [{"key": "t", "operator": "Exists"}]},
+             "app=a,t"),
+            ("empty selects all: no query", {}, None),
+            ("unknown operator: no query", {"matchExpressions": [{"key": "k", "operator": "Gt"}]}, None),
+            ("not an object", "app=a", None),
+        ]
+        for name, sel, want in rows:
+            with self.subTest(name):
+                self.assertEqual(selector_query(sel), want)
+                if want is None or not isinstance(sel, dict):
+                    continue
+                # the query and the selector object pick the same label sets
+                for labels in ({"a": "1", "b": "2"}, {"k": "x"}, {"k": "z"}, {}, {"app": "a", "t": "1"},
+                               {"app": "a"}):
+                    self.assertEqual(
+                        selectors.match_requirements(selectors.parse_label_selector(want), labels),
+                        selectors.match_requirements(selectors.label_selector_object_to_reqs(sel), labels),
+                        (want, labels))
 
 
 def kubesim_threads():

@@ -25,6 +25,8 @@ class Cluster:
         self.gc = GarbageCollector(api)
         self.daemonsets = DaemonSetController(api)
         self.jobs = JobController(api)
+        for w in (self.gc, self.daemonsets, self.jobs):
+            w.light = light
 
     @property
     def workers(self):
