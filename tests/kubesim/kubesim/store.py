@@ -85,10 +85,13 @@ class Store:
         self.subscribers = []
 
     # ---- reads
+    # Stored objects are never changed in place (a write stores a new copy), so readers
+    # take references under the lock and copy them outside it: a long list does not
+    # hold up every writer and reader while it copies.
     def get(self, resource, ns, name):
         with self.lock:
             o = self.by_resource[resource].get((ns or "", name))
-            return copy.deepcopy(o) if o is not None else None
+        return copy.deepcopy(o) if o is not None else None
 
     def list(self, resource, ns=None):
         """(deep copies of the objects sorted by namespace/name, current resourceVersion)."""
@@ -116,18 +119,18 @@ class Store:
                 objs = self._snapshot(resource, at_rv)
                 read_rv = at_rv
             keys = sorted(k for k in objs if (ns is None or k[0] == ns) and (after is None or k > after))
-            items = []
+            picked = []
             last = -1
             for i, k in enumerate(keys):
-                if limit and len(items) >= limit:
+                if limit and len(picked) >= limit:
                     break
                 last = i
                 o = objs[k]
                 if pred is None or pred(o):
-                    items.append(copy.deepcopy(o))
-            remaining = len(keys) - (last + 1)
-            more = keys[last] if remaining > 0 and last >= 0 else None
-            return items, read_rv, more, remaining
+                    picked.append(o)
+        remaining = len(keys) - (last + 1)
+        more = keys[last] if remaining > 0 and last >= 0 else None
+        return [copy.deepcopy(o) for o in picked], read_rv, more, remaining
 
     def _snapshot(self, resource, at_rv):
         """{key: obj} of resource as it was at resourceVersion at_rv (under the lock)."""
