@@ -49,8 +49,11 @@ class Faults(Base):
                 time.sleep(0.25)
         self.run_flow(during)
         watches = [e for e in self.ctl.proxy.entries(t0) if "watch=1" in e["path"]]
-        self.assertGreater(dropped[0], 20 * 4, "the watches were not dropped")
-        self.assertGreater(len(watches), 20 * 4, "the watches were not opened again")
+        # a watch that ends at once without an event is re-opened after the
+        # backoff (informer_after_watch), so not every informer is watching at
+        # every drop: at least one open watch per drop on average, and re-opened
+        self.assertGreater(dropped[0], 20, "the watches were not dropped")
+        self.assertGreater(len(watches), 20, "the watches were not opened again")
         after = self.ctl.metrics()
         restarts = sum(v - before.get(k, 0) for k, v in after.items()
                        if k.startswith("ota_controller_watch_restarts_total"))
