@@ -36,6 +36,15 @@ endif
 CFLAGS ?=
 ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS) -MMD -MP
 
+# Version and commit compiled into the three programs (--version, and the
+# build_info metric).  The commit comes from git, else from COMMIT, which
+# `git archive` fills in (export-subst in .gitattributes), else "unknown".
+# Only the main objects get them, rebuilt when they change (version.stamp).
+OTA_VERSION ?= $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+OTA_COMMIT ?= $(or $(shell git rev-parse --short=12 HEAD 2>/dev/null || \
+	grep -oE '^[0-9a-f]{12}' COMMIT 2>/dev/null),unknown)
+VERSION_DEFS := -DOTA_VERSION='"$(OTA_VERSION)"' -DOTA_COMMIT='"$(OTA_COMMIT)"'
+
 # The layers (README.md, "Layout").  Each folder compiles with the include
 # paths of itself and the layers below it only, so an arrow that points the
 # wrong way (lib/ including a program's header, kube/ including the
@@ -139,6 +148,14 @@ $(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(A_CONTROLLER) $(A_KUBE
 # on PATH as kubectl-ota (docs/node-users.md).
 $(BUILD)/kubectl-ota: $(BUILD)/obj/cli/main.o $(A_CLI) $(A_KUBE) $(A_LIB)
 	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CLI)
+
+MAIN_OBJ := $(BUILD)/obj/webhook/main.o $(BUILD)/obj/controller/main.o $(BUILD)/obj/cli/main.o
+$(MAIN_OBJ): ALL_CFLAGS += $(VERSION_DEFS)
+$(MAIN_OBJ): $(BUILD)/version.stamp
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' > $@
+.PHONY: FORCE
 
 TEST_ARCHIVES := $(A_CONTROLLER) $(A_WEBHOOK) $(A_CLI) $(A_KUBE) $(A_NET) $(A_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(TEST_ARCHIVES)

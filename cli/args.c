@@ -102,6 +102,7 @@ typedef enum flag_id {
     F_WAIT,
     F_FORCE,
     F_TIMEOUT,
+    F_VERSION,
     F_HELP,
 } flag_id;
 
@@ -120,6 +121,7 @@ static const struct flag {
     {"wait", 0, 0, F_WAIT},
     {"force", 0, 0, F_FORCE},
     {"timeout", 0, 1, F_TIMEOUT},
+    {"version", 0, 0, F_VERSION},
     {"help", 'h', 0, F_HELP},
 };
 
@@ -148,6 +150,7 @@ static const struct {
     {"status", CLI_CMD_STATUS},
     {"upgrade", CLI_CMD_UPGRADE},
     {"help", CLI_CMD_HELP},
+    {"version", CLI_CMD_VERSION},
 };
 
 /* Which commands a flag belongs to (0: every command). */
@@ -215,9 +218,9 @@ static int set_flag(cli_args *o, const struct flag *f, const char *value, int se
                              "(at most 168h)",
                              value);
         break;
+    case F_VERSION:
     case F_HELP:
-        o->command = CLI_CMD_HELP;
-        break;
+        break; /* taken by cli_args_parse */
     }
     return 0;
 }
@@ -226,7 +229,7 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
 {
     memset(o, 0, sizeof(*o));
     o->timeout_ns = CLI_TIMEOUT_DEFAULT_NS;
-    int seen[F_HELP + 1] = {0}, help = 0, flags_done = 0;
+    int seen[F_HELP + 1] = {0}, help = 0, version = 0, flags_done = 0;
     const char *positional[2] = {NULL, NULL};
     int n_pos = 0;
     for (int i = 1; i < argc; i++) {
@@ -269,15 +272,16 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
                 return set_error(err, errlen, "flag --%s needs an argument", f->long_name);
             value = argv[++i];
         }
-        if (f->id == F_HELP) {
-            help = 1;
+        if (f->id == F_HELP || f->id == F_VERSION) {
+            help |= f->id == F_HELP;
+            version |= f->id == F_VERSION;
             continue;
         }
         if (set_flag(o, f, value, seen, err, errlen) != 0)
             return -1;
     }
-    if (help) {
-        o->command = CLI_CMD_HELP;
+    if (help || version) {
+        o->command = help ? CLI_CMD_HELP : CLI_CMD_VERSION;
         return 0;
     }
     if (n_pos == 0)
@@ -288,7 +292,7 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
     if (o->command == CLI_CMD_NONE)
         return set_error(err, errlen, "unknown command \"%s\": want list, pull, status or upgrade",
                          positional[0]);
-    if (o->command == CLI_CMD_HELP)
+    if (o->command == CLI_CMD_HELP || o->command == CLI_CMD_VERSION)
         return 0;
     for (int id = 0; id <= F_HELP; id++) {
         cli_command only;

@@ -21,6 +21,7 @@ typedef enum cli_command {
     CLI_CMD_STATUS,
     CLI_CMD_UPGRADE,
     CLI_CMD_HELP,
+    CLI_CMD_VERSION, /* --version, or the command "version" */
 } cli_command;
 
 /* Longest name kubectl-ota sends in a URL: a DNS subdomain (pods, nodes). */

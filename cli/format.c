@@ -160,6 +160,7 @@ const char *cli_usage(void)
            "  --wait                  upgrade: wait for the replacement to be Ready\n"
            "  --force                 upgrade: even when the new image is not pre-pulled\n"
            "  --timeout D             for --watch and --wait: 90s, 10m, 1h30m (default 10m)\n"
+           "  --version               print version and commit (also: kubectl ota version)\n"
            "  -h, --help\n"
            "\n"
            "Exit codes:\n"

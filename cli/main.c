@@ -26,6 +26,13 @@
 #include "kube_client.h"
 #include "kube_config.h"
 #include "log.h"
+
+#ifndef OTA_VERSION
+#define OTA_VERSION "0.0.0"
+#endif
+#ifndef OTA_COMMIT
+#define OTA_COMMIT "unknown"
+#endif
 #include "ota_names.h"
 #include "podview.h"
 #include "strbuf.h"
@@ -1136,6 +1143,10 @@ int main(int argc, char **argv)
     }
     if (a.args.command == CLI_CMD_HELP) {
         fputs(cli_usage(), stdout);
+        return CLI_EXIT_OK;
+    }
+    if (a.args.command == CLI_CMD_VERSION) {
+        printf("kubectl-ota %s (commit %s)\n", OTA_VERSION, OTA_COMMIT);
         return CLI_EXIT_OK;
     }
     log_set_level(LOG_ERROR); /* the client's retries are not the user's business */

@@ -41,10 +41,26 @@ static void mark_dirty(void *data)
  * kubelets before 1.32 then say only "Back-off pulling image".  Keep the
  * answer, as each version of the pod arrives: at a high rate of change
  * ErrImagePull can last less than the time between two passes. */
+int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh)
+{
+    if (fresh->backing_off)
+        return old != NULL ? old->failed_attempts : 0;
+    if (reconcile_pull_error(fresh->waiting_reason, fresh->waiting_message) != PULL_ERROR_PERMANENT)
+        return 0;
+    if (old == NULL)
+        return 1;
+    if (old->backing_off)
+        return old->failed_attempts + 1;
+    if (old->waiting_reason != NULL && strcmp(old->waiting_reason, fresh->waiting_reason) == 0)
+        return old->failed_attempts > 0 ? old->failed_attempts : 1;
+    return 1;
+}
+
 static void keep_pull_error(const kobj *old, kobj *fresh)
 {
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
+    n->failed_attempts = controller_failed_attempts(o, n);
     if (o->waiting_reason == NULL || n->waiting_reason == NULL ||
         strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
         strcmp(o->waiting_reason, "ImagePullBackOff") == 0)
@@ -67,6 +83,8 @@ static void on_leader_change(void *data, int is_leader)
     controller *c = data;
     c->leading = is_leader;
     c->dirty = 1;
+    if (!is_leader)
+        c->drop_queued = 1; /* done in controller_tick, outside the client's callbacks */
 }
 
 int controller_init(controller *c, kube_client *client, const controller_config *cfg)
@@ -88,6 +106,12 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     else
         c->leading = 1;
     return 0;
+}
+
+void controller_stop(controller *c)
+{
+    for (int i = 0; i < INF_COUNT; i++)
+        informer_stop(&c->informers[i]);
 }
 
 void controller_free(controller *c)
@@ -167,8 +191,75 @@ typedef struct exec_ctx {
     controller *c;
     action_kind kind;
     action_outcome outcome;
-    char *key, *name;
+    char *key, *name, *namespace;
+    action_note note; /* moved from the action */
 } exec_ctx;
+
+static void exec_ctx_free(exec_ctx *x)
+{
+    free(x->key);
+    free(x->name);
+    free(x->namespace);
+    free(x->note.subject);
+    free(x->note.node);
+    free(x->note.reason);
+    free(x);
+}
+
+/* Seconds from a pull request (whole seconds, as the condition's time is)
+ * to now; 0 when the request is in the future of this clock. */
+static uint64_t since_request_ns(long long request_epoch)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = ((long long)ts.tv_sec - request_epoch) * 1000000000ll + ts.tv_nsec;
+    return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* The info line of an action done (2xx), and the histograms it feeds. */
+static void tell_done(controller *c, const exec_ctx *x)
+{
+    const action_note *n = &x->note;
+    char job[512];
+    snprintf(job, sizeof(job), "%s/%s", x->namespace != NULL ? x->namespace : "",
+             x->name != NULL ? x->name : "");
+    switch (x->kind) {
+    case ACTION_CREATE_JOB:
+        log_kv(LOG_INFO, "pre-pull job created", "pod", n->subject, "job", job, "node", n->node,
+               NULL);
+        if (n->request_epoch > 0)
+            metrics_observe_bounds(&c->queue_wait, since_request_ns(n->request_epoch),
+                                   metrics_long_bounds);
+        break;
+    case ACTION_DELETE_JOB:
+        log_kv(LOG_INFO, "pre-pull job deleted", "job", job, NULL);
+        break;
+    case ACTION_PATCH_POD_STATUS:
+        if (x->outcome == ACTION_OUTCOME_NONE)
+            break;
+        log_kv(LOG_INFO, "pre-pull finished", "pod", n->subject, "node", n->node, "outcome",
+               x->outcome == ACTION_OUTCOME_PULL_SUCCEEDED ? "succeeded" : "failed", "reason",
+               n->reason, NULL);
+        if (n->request_epoch > 0)
+            metrics_observe_bounds(&c->prepull_duration[x->outcome == ACTION_OUTCOME_PULL_SUCCEEDED
+                                                            ? 0
+                                                            : 1],
+                                   since_request_ns(n->request_epoch), metrics_long_bounds);
+        break;
+    case ACTION_CREATE_EVENT:
+        if (n->count > 0) {
+            log_line l;
+            log_begin(&l, LOG_INFO, "new revision marked");
+            log_str(&l, "daemonset", n->subject);
+            log_str(&l, "revision", n->reason);
+            log_int(&l, "pods", (long long)n->count);
+            log_end(&l, LOG_INFO);
+        }
+        break;
+    case ACTION_GET_NODE:
+        break;
+    }
+}
 
 pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome)
 {
@@ -224,12 +315,14 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
         return EXEC_MADE_BEFORE;
     if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
         return EXEC_GONE;
+    if (kind == ACTION_PATCH_POD_STATUS && status == 409)
+        return EXEC_CONFLICT;
     return EXEC_FAILED;
 }
 
 uint64_t controller_hold_ns(exec_outcome outcome)
 {
-    return outcome == EXEC_FAILED ? RECENT_FAILED_NS : RECENT_OK_NS;
+    return outcome == EXEC_FAILED || outcome == EXEC_CONFLICT ? RECENT_FAILED_NS : RECENT_OK_NS;
 }
 
 static void on_executed(void *data, const kube_result *r)
@@ -241,12 +334,26 @@ static void on_executed(void *data, const kube_result *r)
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
+    } else if (outcome == EXEC_CONFLICT) {
+        /* not a failure: the precondition did its job (a newer pod) */
+        log_msg(LOG_INFO, "status write refused: the pod changed since the cache saw it",
+                "pod=%s decided again once the watch shows it", x->name != NULL ? x->name : "");
+        recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
-        if (outcome == EXEC_DONE)
+        if (outcome == EXEC_DONE) {
             count_outcome(c, x);
+            tell_done(c, x);
+        } else {
+            /* 409 on a create: made before (names are deterministic);
+             * 404 on a delete: gone already.  Neither is a problem. */
+            log_kv(LOG_DEBUG, outcome == EXEC_MADE_BEFORE ? "already there" : "already gone",
+                   "action", action_kind_name(x->kind), "name", x->name, NULL);
+        }
         if (x->kind == ACTION_CREATE_EVENT)
             strset_add(&c->events_sent, x->key);
         recent_add(c, x->key, now + controller_hold_ns(outcome));
+    } else if (r->dropped) {
+        c->dropped++; /* counted, and said once (controller_tick) */
     } else {
         log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
                 x->name != NULL ? x->name : "", r->status,
@@ -254,9 +361,36 @@ static void on_executed(void *data, const kube_result *r)
         recent_add(c, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
-    free(x->key);
-    free(x->name);
-    free(x);
+    exec_ctx_free(x);
+}
+
+int controller_event_key_live(const char *key, const store *pods)
+{
+    size_t prefix = sizeof(RECONCILE_EVENT_KEY) - 1;
+    if (strncmp(key, RECONCILE_EVENT_KEY, prefix) != 0)
+        return 1;
+    const char *uid = key + prefix, *bar = strchr(uid, '|');
+    const char *rt = bar != NULL ? bar + 1 : NULL, *bar2 = rt != NULL ? strchr(rt, '|') : NULL;
+    if (bar2 == NULL)
+        return 1; /* not ours to judge */
+    char id[256];
+    size_t n = (size_t)(bar - uid);
+    if (n >= sizeof(id))
+        return 1;
+    memcpy(id, uid, n);
+    id[n] = '\0';
+    const kobj *pod = store_get(pods, id);
+    if (pod == NULL)
+        return 0; /* the pod is gone */
+    const char *asked = pod->u.pod.image_ready.last_transition_time;
+    if (asked == NULL)
+        asked = "";
+    return strlen(asked) == (size_t)(bar2 - rt) && strncmp(asked, rt, (size_t)(bar2 - rt)) == 0;
+}
+
+static int event_key_live(const char *key, void *data)
+{
+    return controller_event_key_live(key, data);
 }
 
 int controller_may_send(action_kind kind, int leading)
@@ -271,7 +405,7 @@ static int still_leading(void *data)
     return controller_may_send(x->kind, x->c->leading);
 }
 
-static void execute(controller *c, const action *a)
+static void execute(controller *c, action *a)
 {
     if (strset_has(&c->in_flight, a->key) || strset_has(&c->recent, a->key))
         return;
@@ -291,11 +425,13 @@ static void execute(controller *c, const action *a)
         snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs", a->namespace);
         call.method = "POST";
         call.content_type = "application/json";
+        call.idempotent = 1; /* a named Job: a repeat is a 409, counted as done */
         break;
     case ACTION_DELETE_JOB:
         snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background",
                  a->namespace, a->name);
         call.method = "DELETE";
+        call.idempotent = 1; /* a repeat is a 404, counted as done */
         break;
     case ACTION_CREATE_EVENT:
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", a->namespace);
@@ -315,6 +451,10 @@ static void execute(controller *c, const action *a)
     x->outcome = a->outcome;
     x->key = strdup(a->key);
     x->name = a->name != NULL ? strdup(a->name) : NULL;
+    x->namespace = a->namespace != NULL ? strdup(a->namespace) : NULL;
+    /* the note moves: the action list is freed after the pass */
+    x->note = a->note;
+    a->note = (action_note){0};
     call.path = path;
     call.body = a->body;
     call.body_len = a->body != NULL ? strlen(a->body) : 0;
@@ -322,9 +462,7 @@ static void execute(controller *c, const action *a)
     if (x->key == NULL || strset_add(&c->in_flight, a->key) != 0 ||
         kube_client_call(c->client, &call) != 0) {
         strset_remove(&c->in_flight, a->key);
-        free(x->key);
-        free(x->name);
-        free(x);
+        exec_ctx_free(x);
         return;
     }
     log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path);
@@ -387,6 +525,11 @@ static void run_pass(controller *c, uint64_t now)
     gmtime_r(&t, &tm);
     strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
     remember_job_waiting(c);
+    /* Forget the Events of pods and requests that are gone.  Only with the
+     * pods cache complete (synced), or a pod not listed yet would lose its
+     * keys and its Events be sent again. */
+    if (c->informers[INF_PODS].synced)
+        strset_retain(&c->events_sent, event_key_live, (void *)&c->informers[INF_PODS].objects);
     reconcile_input in = {
         .daemonsets = &c->informers[INF_DAEMONSETS].objects,
         .revisions = &c->informers[INF_REVISIONS].objects,
@@ -397,6 +540,7 @@ static void run_pass(controller *c, uint64_t now)
         .events_sent = &c->events_sent,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
+        .skip = {&c->in_flight, &c->recent},
         .now = now_text,
         .now_epoch = (long long)t,
     };
@@ -416,6 +560,17 @@ void controller_tick(controller *c, uint64_t now)
         informer_tick(&c->informers[i], now);
     if (c->cfg.leader_elect)
         leader_tick(&c->election, now);
+    if (c->drop_queued) {
+        /* the writes a leader queued go nowhere once it is not: end them
+         * all now (not one by one as their turn would come) */
+        c->drop_queued = 0;
+        kube_client_drop_unwanted(c->client);
+    }
+    if (c->dropped > 0) {
+        log_msg(LOG_INFO, "dropped queued writes", "%zu calls queued while leading were not sent: "
+                "no longer leader", c->dropped);
+        c->dropped = 0;
+    }
     recent_expire(c, now);
     int resync = now - c->last_pass >= c->cfg.resync_ns;
     if (resync) {
@@ -450,14 +605,7 @@ void controller_render_metrics(controller *c, strbuf *t)
     for (int i = 0; i < INF_COUNT; i++)
         strbuf_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
                       c->informers[i].name, c->informers[i].objects.len);
-    kube_stats *ks = kube_client_stats(c->client);
-    metrics_header(t, "ota_controller_api_calls_total", "counter",
-                   "kube-apiserver calls by verb and result code.");
-    for (int v = 0; v < KUBE_N_VERBS; v++)
-        for (int k = 0; k < KUBE_N_CODES; k++)
-            strbuf_printf(t, "ota_controller_api_calls_total{verb=\"%s\",code=\"%s\"} %llu\n",
-                          kube_verb_names[v], kube_code_names[k],
-                          (unsigned long long)metrics_get(&ks->calls[v][k]));
+    kube_stats_render(kube_client_stats(c->client), t);
     metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
                    "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
     strbuf_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);
@@ -471,6 +619,20 @@ void controller_render_metrics(controller *c, strbuf *t)
                    "Time of one reconcile pass over every cached pod.");
     metrics_histogram *h = &c->pass_latency;
     metrics_histogram_render(t, "ota_controller_reconcile_duration_seconds", "", &h, 1);
+    metrics_header(t, "ota_controller_prepull_duration_seconds", "histogram",
+                   "From a pre-pull request (PodImageReady's time) to its outcome written, by "
+                   "outcome.");
+    static const char *const ends[2] = {"outcome=\"succeeded\"", "outcome=\"failed\""};
+    for (int i = 0; i < 2; i++) {
+        h = &c->prepull_duration[i];
+        metrics_histogram_render_bounds(t, "ota_controller_prepull_duration_seconds", ends[i], &h,
+                                        1, metrics_long_bounds);
+    }
+    metrics_header(t, "ota_controller_prepull_queue_wait_seconds", "histogram",
+                   "From a pre-pull request to its Job created (waits for a free slot).");
+    h = &c->queue_wait;
+    metrics_histogram_render_bounds(t, "ota_controller_prepull_queue_wait_seconds", "", &h, 1,
+                                    metrics_long_bounds);
     metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
     strbuf_printf(t, "ota_controller_leader %d\n", c->leading);
     metrics_header(t, "ota_controller_cache_store_failures_total", "counter",

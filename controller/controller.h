@@ -44,6 +44,9 @@ typedef enum exec_outcome {
     EXEC_DONE,        /* 2xx */
     EXEC_MADE_BEFORE, /* 409 on create-job: made before a restart (names are deterministic) */
     EXEC_GONE,        /* 404 on delete-job (gone already), or on a status patch (pod deleted) */
+    EXEC_CONFLICT,    /* 409 on a status patch: the pod moved on since the cached version the
+                         patch was decided from (its precondition); decided again once the
+                         cache shows the newer pod */
     EXEC_FAILED,      /* anything else: held back RECENT_FAILED_NS, then tried again */
 } exec_outcome;
 
@@ -66,10 +69,14 @@ typedef struct controller {
     recent_key *recent_keys;
     size_t n_recent, cap_recent;
     int dirty;
+    int drop_queued;    /* leadership lost: drop the queued writes */
+    size_t dropped;     /* writes dropped since last said (one log line) */
     uint64_t last_pass;
     size_t queue_depth;
     metrics_counter pulls[PULL_N_OUTCOMES];
     metrics_histogram pass_latency;
+    metrics_histogram prepull_duration[2]; /* succeeded, failed; metrics_long_bounds */
+    metrics_histogram queue_wait;          /* request to Job created; metrics_long_bounds */
 } controller;
 
 int controller_init(controller *c, kube_client *client, const controller_config *cfg);
@@ -79,6 +86,8 @@ void controller_tick(controller *c, uint64_t now);
 /* All informers listed once. */
 int controller_synced(const controller *c);
 void controller_render_metrics(controller *c, strbuf *t);
+/* At shutdown, before the client is freed: what ends then is no news. */
+void controller_stop(controller *c);
 void controller_free(controller *c);
 
 /* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */
@@ -88,10 +97,27 @@ void controller_free(controller *c);
  * when it counts for none. */
 pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
 
+/* Whether the key of an Event sent (events_sent) may still be asked for:
+ * reconcile sends Events only about a pod's current request, so a key of a
+ * pod that is gone from pods (keyed by uid), or of a request the pod no
+ * longer carries (another PodImageReady lastTransitionTime), can never come
+ * back and is forgotten.  Keys of another shape are kept. */
+int controller_event_key_live(const char *key, const store *pods);
+
+/* How many pull attempts in a row have ended in a PULL_ERROR_PERMANENT, for
+ * a Job pod's fresh version given the one before (as cached: its reason may
+ * be the error remembered through a back-off).  A new attempt is an error
+ * that follows a back-off; the same error seen again is the same attempt; a
+ * transient error, or anything that is no pull error, starts over. */
+int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh);
+
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or
- * RECENT_FAILED_NS). */
+ * RECENT_FAILED_NS).  A conflict holds back only that pod version's write
+ * (its key names the resourceVersion): the newer pod, once the watch
+ * brings it, is decided at once; while the watch lags, the stale decision
+ * is tried again no more often than a failure. */
 uint64_t controller_hold_ns(exec_outcome outcome);
 
 /* Only the leader writes: whether an action may go out now.  Asked when a

@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "listen.h"
 
 #define HTTPD_TIMEOUT_NS (5ull * 1000000000ull)
@@ -51,15 +53,52 @@ static void reply(httpd_conn *c, int status, const char *type, const char *body,
     finish(c);
 }
 
+char *httpd_status_body(int status, const char *message)
+{
+    const char *reason = status == 404   ? "NotFound"
+                         : status == 405 ? "MethodNotAllowed"
+                                         : "BadRequest";
+    json_writer w;
+    json_writer_init(&w, NULL);
+    json_map_open(&w, NULL);
+    json_kv_str(&w, "kind", "Status");
+    json_kv_str(&w, "apiVersion", "v1");
+    json_map_open(&w, "metadata");
+    json_map_close(&w);
+    json_kv_str(&w, "status", "Failure");
+    json_kv_str(&w, "message", message);
+    json_kv_str(&w, "reason", reason);
+    json_kv_int(&w, "code", status);
+    json_map_close(&w);
+    return json_writer_take(&w);
+}
+
+/* A client error as a meta/v1 Status, as the apiserver and the webhook
+ * answer them; the message is the route's text without its newline. */
+static void reply_status(httpd_conn *c, int status, const char *text, size_t len)
+{
+    char message[256];
+    while (len > 0 && text[len - 1] == '\n')
+        len--;
+    snprintf(message, sizeof(message), "%.*s", (int)len, text);
+    char *body = httpd_status_body(status, message);
+    if (body == NULL) {
+        reply(c, 503, "text/plain; charset=utf-8", "out of memory\n", 14);
+        return;
+    }
+    reply(c, status, "application/json", body, strlen(body));
+    free(body);
+}
+
 static void answer(httpd *h, httpd_conn *c)
 {
     char method[8], path[256];
     if (sscanf(c->buf, "%7s %255s", method, path) != 2) {
-        reply(c, 400, "text/plain", "bad request\n", 12);
+        reply_status(c, 400, "bad request line", 16);
         return;
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        reply(c, 405, "text/plain", "use GET\n", 8);
+        reply_status(c, 405, "use GET", 7);
         return;
     }
     char *query = strchr(path, '?');
@@ -71,7 +110,10 @@ static void answer(httpd *h, httpd_conn *c)
         status = 503;
     const char *type = strcmp(path, "/metrics") == 0 ? "text/plain; version=0.0.4; charset=utf-8"
                                                      : "text/plain; charset=utf-8";
-    reply(c, status, type, body.data != NULL ? body.data : "", body.failed ? 0 : body.len);
+    if (status == 404 || status == 405)
+        reply_status(c, status, body.data != NULL ? body.data : "", body.len);
+    else
+        reply(c, status, type, body.data != NULL ? body.data : "", body.failed ? 0 : body.len);
     strbuf_free(&body);
 }
 
@@ -111,7 +153,7 @@ void httpd_step(httpd *h, uint64_t now)
         if (strstr(c->buf, "\r\n\r\n") != NULL || strstr(c->buf, "\n\n") != NULL)
             answer(h, c);
         else if (c->len >= sizeof(c->buf) - 1)
-            reply(c, 400, "text/plain", "request too large\n", 18);
+            reply_status(c, 400, "request too large", 17);
         else if (now > c->deadline)
             finish(c);
     }

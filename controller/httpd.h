@@ -39,4 +39,10 @@ int httpd_open(httpd *h, const char *address, httpd_route_fn route, void *data, 
 void httpd_step(httpd *h, uint64_t now);
 void httpd_close(httpd *h);
 
+/* The meta/v1 Status of a client error (400, 404, 405) with message, as
+ * the apiserver and the webhook answer one; malloc'd (caller frees), or
+ * NULL when out of memory.  Routes answering 404 or 405 give their text as
+ * the message. */
+char *httpd_status_body(int status, const char *message);
+
 #endif

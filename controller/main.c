@@ -16,10 +16,20 @@
 
 #include "controller.h"
 #include "clock.h"
+#include "duration.h"
+#include "flags.h"
 #include "httpd.h"
 #include "kube_client.h"
 #include "kube_config.h"
 #include "log.h"
+#include "metrics.h"
+
+#ifndef OTA_VERSION
+#define OTA_VERSION "0.0.0"
+#endif
+#ifndef OTA_COMMIT
+#define OTA_COMMIT "unknown"
+#endif
 
 static volatile sig_atomic_t stop_signal;
 
@@ -49,22 +59,30 @@ static void usage(FILE *out)
             "  --kube-api-qps N                    client-side rate limit (default 20)\n"
             "  --kube-api-burst N                  (default 30)\n"
             "  --max-concurrent-pulls N            pre-pull Jobs running at once (default 10)\n"
-            "  --pull-timeout SECONDS              Job deadline unless the DaemonSet says (default 600)\n"
+            "  --pull-timeout DURATION             Job deadline unless the DaemonSet says (default 10m)\n"
             "  --helper-image IMAGE                static busybox that provides /ota-bin/true\n"
             "                                      (default busybox:1.36-musl)\n"
             "  --job-backoff-limit N               0..2 (default 0)\n"
             "  --leader-elect=true|false           (default true)\n"
-            "  --leader-elect-namespace NS         (default: the pod's, else ota-system)\n"
-            "  --leader-elect-lease-name NAME      (default ota-controller)\n"
+            "  --leader-elect-resource-namespace NS  the Lease's namespace (default: the pod's\n"
+            "                                      own, from the service account mount, else\n"
+            "                                      ota-system; never the kubeconfig context's)\n"
+            "  --leader-elect-resource-name NAME   the Lease's name (default ota-controller)\n"
             "  --leader-elect-identity ID          (default: hostname_pid)\n"
-            "  --leader-elect-lease-duration S     (default 15)\n"
-            "  --leader-elect-renew-deadline S     (default 10)\n"
-            "  --leader-elect-retry-period S       (default 2)\n"
-            "  --resync-period S                   full reconcile at least this often (default 30)\n"
-            "  --health-probe-bind-address H:P     /healthz, /readyz (default :8081)\n"
+            "  --leader-elect-lease-duration D     (default 15s)\n"
+            "  --leader-elect-renew-deadline D     (default 10s)\n"
+            "  --leader-elect-retry-period D       (default 2s)\n"
+            "  --resync-period D                   full reconcile at least this often (default 30s)\n"
+            "  --health-probe-bind-address H:P     /livez, /healthz, /readyz (default :8081)\n"
             "  --metrics-bind-address H:P          /metrics (default :8080)\n"
             "  --log-level debug|info|warn|error   (default info)\n"
-            "  -h, --help\n");
+            "  --log-format text|json              (default text)\n"
+            "  --version                           print version and commit, and exit\n"
+            "  -h, --help\n"
+            "\n"
+            "Durations (D) are Go durations (15s, 10m, 1h30m, 500ms) or plain seconds.\n"
+            "--leader-elect-namespace and --leader-elect-lease-name are older spellings of\n"
+            "--leader-elect-resource-namespace and --leader-elect-resource-name.\n");
 }
 
 enum {
@@ -86,6 +104,8 @@ enum {
     OPT_HEALTH,
     OPT_METRICS,
     OPT_LOG_LEVEL,
+    OPT_LOG_FORMAT,
+    OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -97,8 +117,10 @@ static const struct option long_options[] = {
     {"helper-image", required_argument, NULL, OPT_HELPER},
     {"job-backoff-limit", required_argument, NULL, OPT_BACKOFF},
     {"leader-elect", optional_argument, NULL, OPT_ELECT},
-    {"leader-elect-namespace", required_argument, NULL, OPT_ELECT_NS},
-    {"leader-elect-lease-name", required_argument, NULL, OPT_ELECT_NAME},
+    {"leader-elect-resource-namespace", required_argument, NULL, OPT_ELECT_NS},
+    {"leader-elect-resource-name", required_argument, NULL, OPT_ELECT_NAME},
+    {"leader-elect-namespace", required_argument, NULL, OPT_ELECT_NS},   /* older spelling */
+    {"leader-elect-lease-name", required_argument, NULL, OPT_ELECT_NAME}, /* older spelling */
     {"leader-elect-identity", required_argument, NULL, OPT_ELECT_ID},
     {"leader-elect-lease-duration", required_argument, NULL, OPT_ELECT_LEASE},
     {"leader-elect-renew-deadline", required_argument, NULL, OPT_ELECT_RENEW},
@@ -107,6 +129,8 @@ static const struct option long_options[] = {
     {"health-probe-bind-address", required_argument, NULL, OPT_HEALTH},
     {"metrics-bind-address", required_argument, NULL, OPT_METRICS},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -127,6 +151,18 @@ static double parse_number(const char *flag, const char *s, double min, double m
 static uint64_t seconds_ns(double s)
 {
     return (uint64_t)(s * 1e9);
+}
+
+/* A duration flag within [min_s, max_s] seconds, or exit 2 naming the flag. */
+static uint64_t parse_duration(const char *flag, const char *s, double min_s, double max_s)
+{
+    uint64_t ns;
+    char err[256];
+    if (duration_parse(s, seconds_ns(min_s), seconds_ns(max_s), &ns, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ota-controller: --%s %s\n", flag, err);
+        exit(2);
+    }
+    return ns;
 }
 
 static void parse_options(int argc, char **argv, options *o)
@@ -163,7 +199,10 @@ static void parse_options(int argc, char **argv, options *o)
             o->ctl.reconcile.max_concurrent_pulls = (int)parse_number("max-concurrent-pulls", optarg, 1, 10000);
             break;
         case OPT_PULL_TIMEOUT:
-            o->ctl.reconcile.pull_timeout_s = (long)parse_number("pull-timeout", optarg, 1, 86400);
+            /* activeDeadlineSeconds is whole seconds: a fraction rounds up */
+            o->ctl.reconcile.pull_timeout_s =
+                (long)((parse_duration("pull-timeout", optarg, 1, 86400) + 999999999ull) /
+                       1000000000ull);
             break;
         case OPT_HELPER:
             o->ctl.reconcile.helper_image = optarg;
@@ -188,16 +227,16 @@ static void parse_options(int argc, char **argv, options *o)
             o->ctl.leader.identity = optarg;
             break;
         case OPT_ELECT_LEASE:
-            o->ctl.leader.lease_ns = seconds_ns(parse_number("leader-elect-lease-duration", optarg, 1, 3600));
+            o->ctl.leader.lease_ns = parse_duration("leader-elect-lease-duration", optarg, 1, 3600);
             break;
         case OPT_ELECT_RENEW:
-            o->ctl.leader.renew_deadline_ns = seconds_ns(parse_number("leader-elect-renew-deadline", optarg, 0.5, 3600));
+            o->ctl.leader.renew_deadline_ns = parse_duration("leader-elect-renew-deadline", optarg, 0.5, 3600);
             break;
         case OPT_ELECT_RETRY:
-            o->ctl.leader.retry_ns = seconds_ns(parse_number("leader-elect-retry-period", optarg, 0.1, 3600));
+            o->ctl.leader.retry_ns = parse_duration("leader-elect-retry-period", optarg, 0.1, 3600);
             break;
         case OPT_RESYNC:
-            o->ctl.resync_ns = seconds_ns(parse_number("resync-period", optarg, 1, 86400));
+            o->ctl.resync_ns = parse_duration("resync-period", optarg, 1, 86400);
             break;
         case OPT_HEALTH:
             o->health_address = optarg;
@@ -214,6 +253,19 @@ static void parse_options(int argc, char **argv, options *o)
             log_set_level(level);
             break;
         }
+        case OPT_LOG_FORMAT: {
+            log_format format;
+            if (log_format_parse(optarg, &format) != 0) {
+                fprintf(stderr, "ota-controller: --log-format wants text or json, got \"%s\"\n",
+                        optarg);
+                exit(2);
+            }
+            log_set_format(format);
+            break;
+        }
+        case OPT_VERSION:
+            printf("ota-controller %s (commit %s)\n", OTA_VERSION, OTA_COMMIT);
+            exit(0);
         case 'h':
             usage(stdout);
             exit(0);
@@ -241,7 +293,8 @@ typedef struct app {
 static int route_health(void *data, const char *path, strbuf *body)
 {
     app *a = data;
-    if (strcmp(path, "/healthz") == 0) {
+    /* /livez: the loop turns (it answers); /healthz is its older name */
+    if (strcmp(path, "/livez") == 0 || strcmp(path, "/healthz") == 0) {
         strbuf_printf(body, "ok\n");
         return 200;
     }
@@ -250,7 +303,7 @@ static int route_health(void *data, const char *path, strbuf *body)
         strbuf_printf(body, ready ? "ok\n" : "caches not synced yet\n");
         return ready ? 200 : 503;
     }
-    strbuf_printf(body, "no such path: use /healthz or /readyz\n");
+    strbuf_printf(body, "no such path: use /livez, /healthz or /readyz\n");
     return 404;
 }
 
@@ -262,6 +315,8 @@ static int route_metrics(void *data, const char *path, strbuf *body)
         return 404;
     }
     controller_render_metrics(&a->ctl, body);
+    metrics_build_info(body, OTA_VERSION, OTA_COMMIT);
+    metrics_process_render(body);
     return 200;
 }
 
@@ -285,8 +340,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ota-controller: %s\n", err);
         return 1;
     }
-    if (o.ctl.leader.namespace == NULL)
-        o.ctl.leader.namespace = cfg.namespace != NULL ? cfg.namespace : "ota-system";
+    static char pod_namespace[256];
+    o.ctl.leader.namespace =
+        flags_lease_namespace(o.ctl.leader.namespace, KUBE_SA_DIR, pod_namespace,
+                              sizeof(pod_namespace));
     kube_client *client = kube_client_new(&cfg, o.qps, o.burst, err, sizeof(err));
     if (client == NULL) {
         fprintf(stderr, "ota-controller: %s\n", err);
@@ -300,8 +357,11 @@ int main(int argc, char **argv)
         return 1;
     }
     controller_init(&a.ctl, client, &o.ctl);
-    log_msg(LOG_INFO, "starting", "apiserver %s, identity %s, leader election %s", cfg.server,
-            o.ctl.leader.identity, o.ctl.leader_elect ? "on" : "off");
+    char lease[512];
+    snprintf(lease, sizeof(lease), "%s/%s", o.ctl.leader.namespace, o.ctl.leader.name);
+    log_kv(LOG_INFO, "starting", "version", OTA_VERSION, "commit", OTA_COMMIT, "apiserver",
+           cfg.server, "identity", o.ctl.leader.identity, "lease",
+           o.ctl.leader_elect ? lease : "off (--leader-elect=false)", NULL);
 
     uint64_t release_deadline = 0;
     for (;;) {
@@ -325,6 +385,7 @@ int main(int argc, char **argv)
     }
     httpd_close(&health);
     httpd_close(&metrics);
+    controller_stop(&a.ctl);
     kube_client_free(client); /* its last callbacks reach the controller */
     controller_free(&a.ctl);
     kube_config_free(&cfg);

@@ -8,6 +8,7 @@
  */
 #include "reconcile.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 typedef struct ds_view {
     const kobj *ds;
     const kobj *rev; /* newest owned revision */
+    size_t marked;   /* pods this pass marks PendingUpgrade for rev */
 } ds_view;
 
 typedef struct candidate {
@@ -70,6 +72,9 @@ void action_list_free(action_list *l)
         free(l->v[i].name);
         free(l->v[i].body);
         free(l->v[i].key);
+        free(l->v[i].note.subject);
+        free(l->v[i].note.node);
+        free(l->v[i].note.reason);
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
@@ -78,6 +83,14 @@ void action_list_free(action_list *l)
 static char *dup_or_null(const char *s)
 {
     return s != NULL ? strdup(s) : NULL;
+}
+
+static int skipped(const pass *p, const char *key)
+{
+    for (size_t i = 0; i < sizeof(p->in->skip) / sizeof(p->in->skip[0]); i++)
+        if (p->in->skip[i] != NULL && strset_has(p->in->skip[i], key))
+            return 1;
+    return 0;
 }
 
 /* Takes ownership of body. */
@@ -97,7 +110,7 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         l->cap = cap;
     }
     action *a = &l->v[l->n];
-    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome};
+    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome, {0}};
     if ((ns != NULL && a->namespace == NULL) || (name != NULL && a->name == NULL) ||
         a->key == NULL) {
         free(a->namespace);
@@ -110,6 +123,23 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
     l->n++;
 }
 
+/* Notes the action emit() just added (if it did; out of memory, the note
+ * is left out: it only feeds a log line). */
+static void note_last(pass *p, size_t before, const kobj *subject, const char *node,
+                      const char *reason, const char *request_time, size_t count)
+{
+    action_list *l = p->out;
+    if (l->n == before)
+        return;
+    action_note *n = &l->v[l->n - 1].note;
+    char ref[512];
+    n->subject = strdup(kobj_ref(subject, ref, sizeof(ref)));
+    n->node = dup_or_null(node);
+    n->reason = dup_or_null(reason);
+    n->request_epoch = kobj_parse_time(request_time);
+    n->count = count;
+}
+
 /* ---- JSON --------------------------------------------------------------- */
 
 typedef struct cond_patch {
@@ -117,14 +147,23 @@ typedef struct cond_patch {
     int delete; /* "$patch": "delete" */
 } cond_patch;
 
-/* {"status":{"conditions":[...]}}: merged by type, so the kubelet's
- * conditions are left alone. */
-static char *status_patch(const cond_patch *conds, size_t n, const char *now)
+/* {"metadata":{"resourceVersion":RV},"status":{"conditions":[...]}}: merged
+ * by type, so the kubelet's conditions are left alone.  The resourceVersion
+ * is the precondition (the apiserver answers 409 Conflict unless the pod is
+ * still at RV): the decision was made from the pod as cached, and a node
+ * user may have written a newer request since, which a patch from a lagging
+ * cache must never overwrite. */
+static char *status_patch(const cond_patch *conds, size_t n, const char *rv, const char *now)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
         return NULL;
     json_map_open(&w, NULL);
+    if (rv != NULL && rv[0] != '\0') {
+        json_map_open(&w, "metadata");
+        json_kv_str(&w, "resourceVersion", rv);
+        json_map_close(&w);
+    }
     json_map_open(&w, "status");
     json_array_open(&w, "conditions");
     for (size_t i = 0; i < n; i++) {
@@ -147,8 +186,9 @@ static char *status_patch(const cond_patch *conds, size_t n, const char *now)
     return json_writer_take(&w);
 }
 
-static char *event_body(const kobj *pod, const char *reason, const char *type,
-                        const char *message, const char *now)
+static char *event_body(const kobj *pod, const char *api_version, const char *kind,
+                        const char *reason, const char *type, const char *message,
+                        const char *now)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
@@ -163,8 +203,8 @@ static char *event_body(const kobj *pod, const char *reason, const char *type,
     json_kv_str(&w, "namespace", pod->meta.namespace);
     json_map_close(&w);
     json_map_open(&w, "involvedObject");
-    json_kv_str(&w, "apiVersion", "v1");
-    json_kv_str(&w, "kind", "Pod");
+    json_kv_str(&w, "apiVersion", api_version);
+    json_kv_str(&w, "kind", kind);
     json_kv_str(&w, "namespace", pod->meta.namespace);
     json_kv_str(&w, "name", pod->meta.name);
     json_kv_str(&w, "uid", pod->meta.uid);
@@ -186,11 +226,16 @@ static char *event_body(const kobj *pod, const char *reason, const char *type,
 static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,
                        const char *message, const char *key_suffix)
 {
-    char key[512];
-    snprintf(key, sizeof(key), "event:%s:%s:%s", pod->meta.uid, reason, key_suffix);
-    if (strset_has(p->in->events_sent, key))
+    /* Every Event is about the pod's current request: its key names the
+     * request (RECONCILE_EVENT_KEY), so that keys of requests and pods that
+     * are gone can be forgotten (controller_event_key_live). */
+    const char *asked = pod->u.pod.image_ready.last_transition_time;
+    char key[600];
+    snprintf(key, sizeof(key), RECONCILE_EVENT_KEY "%s|%s|%s:%s", pod->meta.uid,
+             asked != NULL ? asked : "", reason, key_suffix);
+    if (strset_has(p->in->events_sent, key) || skipped(p, key))
         return;
-    char *body = event_body(pod, reason, type, message, p->in->now);
+    char *body = event_body(pod, "v1", "Pod", reason, type, message, p->in->now);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -201,13 +246,26 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
 static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
-    char *body = status_patch(conds, n, p->in->now);
+    const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
+    /* The key names the pod's version too: a decision made again from a
+     * newer pod is a new write (the one before answered 409 or is done). */
+    char key[600];
+    snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
+    if (skipped(p, key))
+        return;
+    /* A result is written no earlier than the request it answers (whose
+     * time is on the pod): the webhook then stamps the next request after
+     * the result, so it never names this request's Job again, even when
+     * the clocks of the two programs disagree. */
+    const char *when = p->in->now, *asked = pod->u.pod.image_ready.last_transition_time;
+    if (outcome != ACTION_OUTCOME_NONE && asked != NULL &&
+        kobj_parse_time(asked) > kobj_parse_time(when))
+        when = asked;
+    char *body = status_patch(conds, n, rv, when);
     if (body == NULL) {
         p->failed = 1;
         return;
     }
-    char key[512];
-    snprintf(key, sizeof(key), "status:%s:%s", pod->meta.uid, what);
     emit(p, ACTION_PATCH_POD_STATUS, pod->meta.namespace, pod->meta.name, body, key, outcome);
 }
 
@@ -233,12 +291,12 @@ static int index_daemonsets(pass *p)
                 newest = rev;
         }
         if (newest != NULL)
-            p->views[p->n_views++] = (ds_view){ds, newest};
+            p->views[p->n_views++] = (ds_view){ds, newest, 0};
     }
     return 0;
 }
 
-static const ds_view *view_of(const pass *p, const kobj *pod)
+static ds_view *view_of(const pass *p, const kobj *pod)
 {
     if (pod->meta.owner_uid == NULL)
         return NULL;
@@ -358,7 +416,15 @@ static const kobj *waiting_pod_of(const pass *p, const kobj *job)
 /* Outcome Events are keyed by the request's Job name, not the revision: a
  * retry that fails again, or a re-pull that succeeds again, is a step of
  * its own, as its PrePullQueued/PrePullStarted were. */
-static void report_failure(pass *p, const kobj *pod, const kobj *job)
+/* How a failure came about, for the words that follow the kubelet's. */
+typedef enum failure_kind {
+    FAILURE_JOB,      /* the Job failed (its reason says why) */
+    FAILURE_DEADLINE, /* the deadline passed before the Job controller saw it */
+    FAILURE_FAST,     /* an error that waiting will not heal: the Job is ended */
+} failure_kind;
+
+static void report_failure(pass *p, const kobj *pod, const kobj *job, const ds_view *v,
+                           failure_kind kind)
 {
     const kobj *jp = waiting_pod_of(p, job);
     char why[1024];
@@ -369,12 +435,34 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job)
         snprintf(why, sizeof(why), "%s: %s",
                  job->u.job.failed_reason != NULL ? job->u.job.failed_reason : "Failed",
                  job->u.job.failed_message != NULL ? job->u.job.failed_message : "");
-    char message[1200];
-    snprintf(message, sizeof(message), "pull image job %s failed: %s", job->meta.name, why);
+    /* After the kubelet's words, ours: what to do about it.  why is cut
+     * to leave them room. */
+    char after[300] = "";
+    /* A larger deadline helps a pull that was slow or retrying, not one
+     * the registry refused. */
+    pull_error cause = jp != NULL ? reconcile_pull_error(jp->u.job_pod.waiting_reason,
+                                                         jp->u.job_pod.waiting_message)
+                                  : PULL_ERROR_NONE;
+    int refused = cause == PULL_ERROR_PERMANENT || cause == PULL_ERROR_FINAL;
+    if (!refused && (kind == FAILURE_DEADLINE || (kind == FAILURE_JOB &&
+                                                  same(job->u.job.failed_reason, "DeadlineExceeded"))))
+        snprintf(after, sizeof(after),
+                 " (not done within the deadline of %ld s; a larger image or a slower link "
+                 "needs more: set the DaemonSet annotation " OTA_ANN_PREPULL_TIMEOUT ")",
+                 deadline_of(p, v));
+    else if (kind == FAILURE_FAST)
+        snprintf(after, sizeof(after),
+                 " (not waiting for the deadline: the kubelet's answer will not change)");
+    char message[1400];
+    snprintf(message, sizeof(message), "pull image job %s failed: %.1000s%s", job->meta.name, why,
+             after);
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job->meta.name);
+    size_t before = p->out->n;
     emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
+    note_last(p, before, pod, pod->u.pod.node_name, why,
+              pod->u.pod.image_ready.last_transition_time, 0);
     emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job->meta.name);
 }
 
@@ -384,7 +472,10 @@ static void report_success(pass *p, const kobj *pod, const char *hash, const cha
     char message[300];
     snprintf(message, sizeof(message), OTA_MSG_REVISION_PREFIX "%s", hash);
     cond_patch c = {OTA_COND_IMAGE_READY, "True", OTA_REASON_PULL_SUCCESS, message, 0};
+    size_t before = p->out->n;
     emit_status(p, pod, &c, 1, "ready", ACTION_OUTCOME_PULL_SUCCEEDED);
+    note_last(p, before, pod, pod->u.pod.node_name, how,
+              pod->u.pod.image_ready.last_transition_time, 0);
     char text[400];
     snprintf(text, sizeof(text), "images of revision %s are on node %s (%s)", hash,
              pod->u.pod.node_name != NULL ? pod->u.pod.node_name : "?", how);
@@ -413,11 +504,109 @@ static int images_on_node(const kobj *node, const kobj_revision *rev)
            all_on_node(node, rev->images, rev->n_images);
 }
 
+/* Case-insensitive: does hay contain needle (lowercase)? */
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *h = hay; *h != '\0'; h++) {
+        size_t i = 0;
+        while (i < n && h[i] != '\0' &&
+               (h[i] >= 'A' && h[i] <= 'Z' ? (char)(h[i] - 'A' + 'a') : h[i]) == needle[i])
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+pull_error reconcile_pull_error(const char *reason, const char *message)
+{
+    if (reason == NULL)
+        return PULL_ERROR_NONE;
+    if (strcmp(reason, "InvalidImageName") == 0 || strcmp(reason, "ErrImageNeverPull") == 0)
+        return PULL_ERROR_FINAL;
+    if (strcmp(reason, "ErrImagePull") != 0 && strcmp(reason, "ImagePullBackOff") != 0)
+        return PULL_ERROR_NONE;
+    if (message == NULL)
+        return PULL_ERROR_TRANSIENT;
+    /* What the network or a busy registry says first: such an answer may
+     * also mention a name (a "not found" in a proxy's 502 page, say). */
+    static const char *const transient[] = {
+        "429", "too many requests", "toomanyrequests", "rate limit", " 500 ", " 502 ",
+        " 503 ", " 504 ", "internal server error", "bad gateway", "service unavailable",
+        "gateway timeout", "timeout", "timed out", "deadline exceeded", "connection refused",
+        "connection reset", "no such host", "network is unreachable", "no route to host",
+        "unexpected eof", "tls handshake", "temporary failure", "broken pipe",
+    };
+    for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+        if (contains_ci(message, transient[i]))
+            return PULL_ERROR_TRANSIENT;
+    static const char *const permanent[] = {
+        "not found", "manifest unknown", "name unknown", "401 unauthorized", "unauthorized",
+        "403 forbidden", "pull access denied", "repository does not exist",
+        "requested access to the resource is denied", "authentication required",
+        "insufficient_scope", "invalid reference format", "no matching manifest",
+    };
+    for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
+        if (contains_ci(message, permanent[i]))
+            return PULL_ERROR_PERMANENT;
+    return PULL_ERROR_TRANSIENT;
+}
+
 static int is_image_pull_stuck(const kobj *jp)
 {
     const char *r = jp->u.job_pod.waiting_reason;
     return strcmp(r, "ErrImagePull") == 0 || strcmp(r, "ImagePullBackOff") == 0 ||
            strcmp(r, "InvalidImageName") == 0 || strcmp(r, "ErrImageNeverPull") == 0;
+}
+
+/* A hash of a message, to tell the messages of one pull apart in keys. */
+static unsigned message_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a 32 */
+    for (; s != NULL && *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return (unsigned)h;
+}
+
+/* A Job still running: the kubelet may be stuck on an image. */
+static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_view *v)
+{
+    const kobj *jp = waiting_pod_of(p, job);
+    if (jp == NULL)
+        return;
+    const kobj_job_pod *w = &jp->u.job_pod;
+    pull_error kind = reconcile_pull_error(w->waiting_reason, w->waiting_message);
+    /* An image that is not there, or not ours to pull, stays so: after
+     * RECONCILE_PERMANENT_ATTEMPTS such answers in a row (one may be a
+     * registry's glitch), the request fails now rather than at the
+     * deadline, 10 minutes later by default.  The Job is deleted once the
+     * pod says Failed (reconcile_pod). */
+    if (kind == PULL_ERROR_FINAL ||
+        (kind == PULL_ERROR_PERMANENT && w->failed_attempts >= RECONCILE_PERMANENT_ATTEMPTS)) {
+        report_failure(p, pod, job, v, FAILURE_FAST);
+        return;
+    }
+    /* A pod that cannot pull never fails, so the Job's backoffLimit never
+     * sees it; its deadline does, unless the Job controller lags: then
+     * this does. */
+    if (is_image_pull_stuck(jp) && job->u.job.start_epoch > 0 &&
+        p->in->now_epoch > job->u.job.start_epoch + deadline_of(p, v)) {
+        report_failure(p, pod, job, v, FAILURE_DEADLINE);
+        return;
+    }
+    /* Backing off for a cause that may heal: say so, once per message. */
+    if (kind == PULL_ERROR_TRANSIENT && w->waiting_message != NULL &&
+        strncmp(w->waiting_message, "Back-off pulling image", 22) != 0) {
+        char text[1100], suffix[120];
+        snprintf(text, sizeof(text), "pull image job %s is retrying: %s: %.900s", job->meta.name,
+                 w->waiting_reason, w->waiting_message);
+        snprintf(suffix, sizeof(suffix), "%s:%08x", job->meta.name,
+                 message_hash(w->waiting_message));
+        emit_event(p, pod, OTA_EVENT_BACKOFF, "Warning", text, suffix);
+    }
 }
 
 static void pull_request(pass *p, const kobj *pod, const ds_view *v)
@@ -444,15 +633,9 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
         if (mine->u.job.complete) {
             report_success(p, pod, hash, name, "pulled by job");
         } else if (mine->u.job.failed) {
-            report_failure(p, pod, mine);
+            report_failure(p, pod, mine, v, FAILURE_JOB);
         } else {
-            const kobj *jp = waiting_pod_of(p, mine);
-            /* A pod that cannot pull never fails, so the Job's backoffLimit
-             * never sees it; its deadline does, unless the Job controller
-             * lags: then this does. */
-            if (jp != NULL && is_image_pull_stuck(jp) && mine->u.job.start_epoch > 0 &&
-                p->in->now_epoch > mine->u.job.start_epoch + deadline_of(p, v))
-                report_failure(p, pod, mine);
+            running_pull(p, pod, mine, v);
         }
         return;
     }
@@ -482,7 +665,7 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
 
 static void reconcile_pod(pass *p, const kobj *pod)
 {
-    const ds_view *v = view_of(p, pod);
+    ds_view *v = view_of(p, pod);
     if (v == NULL || pod->meta.deleting)
         return; /* not ours, or being upgraded: GC takes its Jobs */
     const kobj_pod *pp = &pod->u.pod;
@@ -508,12 +691,23 @@ static void reconcile_pod(pass *p, const kobj *pod)
         char what[400];
         snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
         emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
+        v->marked += want_status[0] == 'T';
         return; /* the rest waits for the pod as written */
     }
     /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
     ota_pod view = kobj_pod_view(pod);
-    if (ota_state_of_pod(&view) == OTA_STATE_PULLING)
+    ota_state state = ota_state_of_pod(&view);
+    if (state == OTA_STATE_PULLING) {
         pull_request(p, pod, v);
+    } else if (state == OTA_STATE_FAILED) {
+        /* A Job still running serves no request: one that failed fast.
+         * (Finished Jobs stay until the next request.) */
+        for (size_t i = first; i < first + n; i++) {
+            const kobj_job *j = &p->jobs[i]->u.job;
+            if (!j->complete && !j->failed)
+                delete_job(p, p->jobs[i]);
+        }
+    }
 }
 
 static void report_render_failure(pass *p, const kobj *pod, const char *job, const char *err)
@@ -523,8 +717,34 @@ static void report_render_failure(pass *p, const kobj *pod, const char *job, con
     cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job);
+    size_t before = p->out->n;
     emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
+    note_last(p, before, pod, pod->u.pod.node_name, message,
+              pod->u.pod.image_ready.last_transition_time, 0);
     emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, job);
+}
+
+/* One Event on the DaemonSet per new revision, not one per pod: "marked
+ * 120 pods PendingUpgrade for revision bpwch9f77j".  A restart in the
+ * middle of the marking sends a second one for the pods left. */
+static void revision_event(pass *p, const ds_view *v)
+{
+    const char *hash = v->rev->u.rev.hash;
+    char key[512];
+    snprintf(key, sizeof(key), "event:%s:%s:%s", v->ds->meta.uid, OTA_EVENT_REVISION_MARKED, hash);
+    if (strset_has(p->in->events_sent, key))
+        return;
+    char message[300];
+    snprintf(message, sizeof(message), "marked %zu pod%s PendingUpgrade for revision %s", v->marked, v->marked == 1 ? "" : "s", hash);
+    char *body = event_body(v->ds, "apps/v1", "DaemonSet", OTA_EVENT_REVISION_MARKED, "Normal",
+                            message, p->in->now);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    size_t before = p->out->n;
+    emit(p, ACTION_CREATE_EVENT, v->ds->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
+    note_last(p, before, v->ds, NULL, hash, NULL, v->marked);
 }
 
 static int cmp_candidates(const void *a, const void *b)
@@ -578,7 +798,9 @@ static void start_jobs(pass *p)
         body[len] = '\0';
         char key[400];
         snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
+        size_t before = p->out->n;
         emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
+        note_last(p, before, c->pod, c->pod->u.pod.node_name, NULL, c->request_time, 0);
         char text[400];
         snprintf(text, sizeof(text), "pulling the images of revision %s on node %s with job %s",
                  hash, c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?", name);
@@ -600,6 +822,9 @@ int reconcile(const reconcile_input *in, action_list *out)
     kobj *pod;
     for (size_t i = 0; store_next(in->pods, &i, &pod);)
         reconcile_pod(&p, pod);
+    for (size_t i = 0; i < p.n_views; i++)
+        if (p.views[i].marked > 0)
+            revision_event(&p, &p.views[i]);
     start_jobs(&p);
     rc = p.failed ? -1 : 0;
 cleanup:

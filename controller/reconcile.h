@@ -33,12 +33,23 @@ typedef enum action_outcome {
     ACTION_OUTCOME_PULL_FAILED,    /* a status patch: PodImageReady False, PullImageFail */
 } action_outcome;
 
+/* What the executor says about an action done, in its log line and
+ * histograms; NULL or 0 where it does not apply. */
+typedef struct action_note {
+    char *subject;           /* "namespace/name" of the pod (a DaemonSet for its Event) */
+    char *node;              /* a created Job's node */
+    char *reason;            /* a pull's outcome in words; a marking's revision */
+    long long request_epoch; /* the pull request's time (seconds since 1970) */
+    size_t count;            /* pods marked PendingUpgrade (a DaemonSet's Event) */
+} action_note;
+
 typedef struct action {
     action_kind kind;
     char *namespace, *name; /* the target (for GET_NODE: name only) */
     char *body;             /* JSON, or NULL */
     char *key;              /* what this action is about: equal keys are duplicates */
     action_outcome outcome;
+    action_note note;
 } action;
 
 typedef struct action_list {
@@ -65,9 +76,38 @@ typedef struct reconcile_input {
      * kubelet's reason must outlive it. */
     const store *job_waiting;
     const reconcile_config *cfg;
+    /* Keys of actions not to emit (the executor's in flight and done
+     * lately: it would skip them), so their bodies are not built: a pass
+     * during a rollout costs what is new, not N bodies.  Up to two sets,
+     * NULL when none. */
+    const strset *skip[2];
     const char *now;      /* RFC 3339 */
     long long now_epoch;  /* the same, in seconds since 1970 */
 } reconcile_input;
+
+/* The key of an Event about a pod's pull request:
+ * "event:<pod uid>|<request time>|<reason>:<what>". */
+#define RECONCILE_EVENT_KEY "event:"
+
+/* What the kubelet's word on a pull says, as far as waiting goes. */
+typedef enum pull_error {
+    PULL_ERROR_NONE,      /* no pull error (PodInitializing, a crash, ...) */
+    PULL_ERROR_TRANSIENT, /* may heal: a timeout, 429, 5xx, a network error, or unknown */
+    PULL_ERROR_PERMANENT, /* the registry said no (not found, manifest unknown, 401/403,
+                             denied) or the reference is invalid: waiting will not help,
+                             but one answer may be a glitch */
+    PULL_ERROR_FINAL,     /* the kubelet itself will not try again (InvalidImageName,
+                             ErrImageNeverPull) */
+} pull_error;
+
+/* Classifies a Job pod's waiting reason and message (the kubelet's,
+ * containerd's or CRI-O's words). */
+pull_error reconcile_pull_error(const char *reason, const char *message);
+
+/* Pull attempts in a row that ended in a PULL_ERROR_PERMANENT before a
+ * running Job is ended and PullImageFail reported, not waiting for the
+ * deadline. */
+#define RECONCILE_PERMANENT_ATTEMPTS 2
 
 /* Appends the actions of one pass to out.  0, or -1 when out of memory. */
 int reconcile(const reconcile_input *in, action_list *out);

@@ -28,5 +28,8 @@ int strset_add(strset *s, const char *key);
 /* Removes key; returns 1 if it was there, else 0. */
 int strset_remove(strset *s, const char *key);
 size_t strset_len(const strset *s);
+/* Removes every key for which keep(key, data) is 0; returns how many went.
+ * Out of memory: nothing is removed (0). */
+size_t strset_retain(strset *s, int (*keep)(const char *key, void *data), void *data);
 
 #endif

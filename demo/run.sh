@@ -370,7 +370,7 @@ while [ "$(kc get pod "$P3" -n $NS -o jsonpath='{.status.conditions[?(@.type=="P
     [ $SECONDS -ge $end ] && fail "$P3 still names $H2 after 60 s"
     sleep 0.2
 done
-say "node-3's user asks for the pre-pull. The kubelet cannot pull the image and retries with back-off; the Job's deadline (the DaemonSet's image-prepull-timeout-seconds, 900 s) ends it, and the pod gets PodImageReady=False, PullImageFail, with the kubelet's reason:"
+say "node-3's user asks for the pre-pull. The registry answers not found, and again on the kubelet's retry: waiting will not help, so the controller ends the Job without waiting for its deadline (900 s), and the pod gets PodImageReady=False, PullImageFail, with the kubelet's reason:"
 run --as node-3 kubectl ota pull $P3 -n $NS || fail "kubectl ota pull"
 run --limit $LONG_WAIT --as node-3 kubectl ota status $P3 -n $NS --watch
 rc=$?

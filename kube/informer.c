@@ -44,11 +44,18 @@ void informer_free(informer *inf)
     linesplit_free(&inf->lines);
 }
 
+void informer_stop(informer *inf)
+{
+    inf->stopping = 1;
+}
+
 static void retry_later(informer *inf, const char *why)
 {
     uint64_t delay = backoff_next(&inf->retry);
     inf->state = INFORMER_WAITING;
     inf->retry_at = clock_mono_ns() + delay;
+    if (inf->stopping)
+        return;
     log_msg(LOG_WARN, "watch interrupted", "%s: %s; again in %.1f s", inf->name, why,
             (double)delay / 1e9);
 }

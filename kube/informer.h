@@ -77,6 +77,7 @@ typedef struct informer {
     const char *relist_why;     /* static text: why want_relist was set, for the log */
     int watch_got_event;        /* the running watch delivered something */
     uint64_t watch_started;     /* clock_mono_ns() when the running watch was opened */
+    int stopping;               /* informer_stop: calls ending now are no news */
     listsplit list;
     linesplit lines;
     backoff retry;
@@ -95,6 +96,9 @@ void informer_init(informer *inf, kube_client *client, kobj_kind kind, const cha
 /* Starts listing, or restarts after a backoff once it is due. */
 void informer_tick(informer *inf, uint64_t now);
 void informer_free(informer *inf);
+/* Before the client is freed at shutdown: the calls it then ends ("client
+ * shut down") are not logged as interrupted watches. */
+void informer_stop(informer *inf);
 
 /* The informer was sent an object that its cache (or the list being read)
  * could not keep: store_put ran out of memory.  The cache now misses the

@@ -230,6 +230,7 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = strdup(reason);
         jp->waiting_message = dup_or_null(kobj_member_str(waiting, "message"));
+        jp->backing_off = strcmp(reason, "ImagePullBackOff") == 0;
     }
 }
 
@@ -280,9 +281,13 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     case KOBJ_REVISION:
         rc = decode_revision(obj, &o->u.rev);
         break;
-    case KOBJ_POD:
+    case KOBJ_POD: {
+        /* the precondition of the controller's status writes */
+        static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
+        o->meta.resource_version = dup_or_null(get_str(obj, p_rv));
         decode_pod(obj, &o->u.pod);
         break;
+    }
     case KOBJ_JOB:
         decode_job(obj, &o->u.job);
         break;
@@ -328,6 +333,8 @@ kobj *kobj_copy_job_pod(const kobj *o)
     c->u.job_pod.job_name = dup_or_null(o->u.job_pod.job_name);
     c->u.job_pod.waiting_reason = dup_or_null(o->u.job_pod.waiting_reason);
     c->u.job_pod.waiting_message = dup_or_null(o->u.job_pod.waiting_message);
+    c->u.job_pod.backing_off = o->u.job_pod.backing_off;
+    c->u.job_pod.failed_attempts = o->u.job_pod.failed_attempts;
     return c;
 }
 
@@ -339,6 +346,7 @@ void kobj_free(kobj *o)
     free(o->meta.name);
     free(o->meta.uid);
     free(o->meta.owner_uid);
+    free(o->meta.resource_version);
     switch (o->kind) {
     case KOBJ_REVISION:
         free(o->u.rev.hash);

@@ -29,6 +29,8 @@ typedef enum kobj_kind {
 typedef struct kobj_meta {
     char *namespace, *name, *uid;
     char *owner_uid; /* the controller ownerReference's uid, or NULL */
+    char *resource_version; /* metadata.resourceVersion, or NULL: a status
+                               write's precondition (pods only) */
     int deleting;    /* deletionTimestamp set */
 } kobj_meta;
 
@@ -71,6 +73,13 @@ typedef struct kobj_job {
 typedef struct kobj_job_pod {
     char *job_name;   /* job-name label */
     char *waiting_reason, *waiting_message; /* the first waiting container's */
+    /* Kept by the controller as versions of the pod arrive (0 from
+     * kobj_decode): whether the kubelet's own reason is ImagePullBackOff
+     * (waiting_reason may then hold the error remembered from before it),
+     * and how many pull attempts in a row ended in an error that waiting
+     * will not heal. */
+    int backing_off;
+    int failed_attempts;
 } kobj_job_pod;
 
 typedef struct kobj_node {

@@ -1,10 +1,13 @@
 /*
  * kube_client.c - see kube_client.h.
  *
- * Calls wait in a FIFO until the token bucket and their own retry time allow
- * them, then become curl easy handles on the one multi handle.  A finished
+ * Calls wait in three FIFO lanes (Lease, reads, writes: see the header);
+ * a retry waits in a min-heap by its retry time and joins the tail of its
+ * lane when due.  The head of the first lane that may start takes a token
+ * from its lane's bucket and becomes a curl easy handle on the one multi
+ * handle; starting a call costs O(1), plus O(log n) for a retry.  A finished
  * call is retried (with jittered exponential backoff, or after Retry-After)
- * when client-go would retry it; everything else goes to its callback.
+ * when kube_retry_decide says so; everything else goes to its callback.
  */
 #include "kube_client.h"
 
@@ -25,9 +28,10 @@
 #define KUBE_MAX_ATTEMPTS 8
 #define KUBE_DEFAULT_TIMEOUT_MS 30000
 
-const char *const kube_verb_names[KUBE_N_VERBS] = {"GET", "POST", "PATCH", "PUT", "DELETE", "OTHER"};
-const char *const kube_code_names[KUBE_N_CODES] = {"2xx", "404", "409", "410", "429",
-                                                   "4xx", "500", "503", "5xx", "error"};
+const char *const kube_method_names[KUBE_N_METHODS] = {"GET", "POST", "PATCH", "PUT", "DELETE",
+                                                       "OTHER"};
+
+enum { LANE_LEASE, LANE_READ, LANE_WRITE, N_LANES };
 
 typedef struct pending_call {
     struct pending_call *next;
@@ -39,53 +43,59 @@ typedef struct pending_call {
     size_t resp_len, resp_cap;
     long retry_after_s;     /* from the last answer, -1 if none */
     int attempts;
-    int reserved;           /* holds a rate-limit token for its next start */
+    int lane;
     int aborted;            /* on_chunk said stop, or the body was too big */
-    uint64_t not_before;    /* retry time */
+    uint64_t not_before;    /* retry time, while in the delayed heap */
     backoff retry_backoff;
     char error[CURL_ERROR_SIZE];
 } pending_call;
 
+typedef struct lane {
+    pending_call *head, *tail;
+} lane;
+
 struct kube_client {
     kube_config *cfg;
     CURLM *multi;
-    pending_call *waiting_head, *waiting_tail; /* not started yet, FIFO */
-    pending_call *running;                     /* started */
+    lane lanes[N_LANES];           /* not started yet, each FIFO */
+    pending_call **delayed;        /* min-heap by not_before: retries */
+    size_t n_delayed, cap_delayed;
+    pending_call *running;         /* started */
     size_t n_waiting, n_running;
-    ratelimit limiter;
+    size_t n_capped;               /* running calls that count against the cap */
+    int http2;                     /* the server answered over HTTP/2 */
+    ratelimit limiter;             /* reads and writes */
+    ratelimit lease_limiter;       /* the Lease lane's own */
     kube_stats stats;
     int closing; /* in kube_client_free: no new calls */
 };
 
-static int verb_index(const char *method)
+void kube_stats_index(const char *method, long status, int *method_i, int *status_i)
 {
-    for (int i = 0; i < KUBE_N_VERBS - 1; i++)
-        if (strcmp(kube_verb_names[i], method) == 0)
-            return i;
-    return KUBE_N_VERBS - 1;
+    *method_i = KUBE_N_METHODS - 1;
+    for (int i = 0; i < KUBE_N_METHODS - 1; i++)
+        if (strcmp(kube_method_names[i], method) == 0)
+            *method_i = i;
+    *status_i = status >= 100 && status <= 599 ? (int)(status - 99) : 0;
 }
 
-static int code_index(long status)
+void kube_stats_render(kube_stats *s, strbuf *t)
 {
-    if (status == 0)
-        return 9;
-    if (status >= 200 && status < 300)
-        return 0;
-    switch (status) {
-    case 404:
-        return 1;
-    case 409:
-        return 2;
-    case 410:
-        return 3;
-    case 429:
-        return 4;
-    case 500:
-        return 6;
-    case 503:
-        return 7;
-    default:
-        return status < 500 ? 5 : 8;
+    metrics_header(t, "rest_client_requests_total", "counter",
+                   "Number of HTTP requests, partitioned by status code and method "
+                   "(\"<error>\": no answer).");
+    for (int m = 0; m < KUBE_N_METHODS; m++) {
+        for (int k = 0; k < KUBE_N_STATUS; k++) {
+            uint64_t n = metrics_get(&s->calls[m][k]);
+            if (n == 0)
+                continue;
+            if (k == 0)
+                strbuf_printf(t, "rest_client_requests_total{code=\"<error>\",method=\"%s\"} %llu\n",
+                              kube_method_names[m], (unsigned long long)n);
+            else
+                strbuf_printf(t, "rest_client_requests_total{code=\"%d\",method=\"%s\"} %llu\n",
+                              k + 99, kube_method_names[m], (unsigned long long)n);
+        }
     }
 }
 
@@ -106,8 +116,16 @@ kube_client *kube_client_new(kube_config *cfg, double qps, int burst, char *err,
         return NULL;
     }
     c->cfg = cfg;
+    /* HTTP/2: every call a stream on one connection (CURLOPT_PIPEWAIT) */
     curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    ratelimit_init(&c->limiter, qps, burst, clock_mono_ns());
+    uint64_t now = clock_mono_ns();
+    if (ratelimit_init(&c->limiter, qps, burst, now) != 0 ||
+        ratelimit_init(&c->lease_limiter, qps, burst, now) != 0) {
+        curl_multi_cleanup(c->multi);
+        free(c);
+        snprintf(err, errlen, "the rate limit wants qps > 0 and burst >= 1");
+        return NULL;
+    }
     return c;
 }
 
@@ -126,7 +144,7 @@ static void free_call(pending_call *p)
 
 static void abandon(pending_call *p)
 {
-    kube_result r = {0, "", 0, "client shut down"};
+    kube_result r = {0, "", 0, "client shut down", 0};
     if (p->call.on_done != NULL)
         p->call.on_done(p->call.data, &r);
     free_call(p);
@@ -142,10 +160,15 @@ void kube_client_free(kube_client *c)
         curl_multi_remove_handle(c->multi, p->easy);
         abandon(p);
     }
-    for (pending_call *p = c->waiting_head, *next; p != NULL; p = next) {
-        next = p->next;
-        abandon(p);
+    for (int i = 0; i < N_LANES; i++) {
+        for (pending_call *p = c->lanes[i].head, *next; p != NULL; p = next) {
+            next = p->next;
+            abandon(p);
+        }
     }
+    for (size_t i = 0; i < c->n_delayed; i++)
+        abandon(c->delayed[i]);
+    free(c->delayed);
     curl_multi_cleanup(c->multi);
     free(c);
 }
@@ -163,13 +186,84 @@ static char *dup_bytes(const char *s, size_t n)
 
 static void enqueue(kube_client *c, pending_call *p)
 {
+    lane *l = &c->lanes[p->lane];
     p->next = NULL;
-    if (c->waiting_tail != NULL)
-        c->waiting_tail->next = p;
+    if (l->tail != NULL)
+        l->tail->next = p;
     else
-        c->waiting_head = p;
-    c->waiting_tail = p;
+        l->head = p;
+    l->tail = p;
     c->n_waiting++;
+}
+
+static pending_call *dequeue(kube_client *c, lane *l)
+{
+    pending_call *p = l->head;
+    l->head = p->next;
+    if (l->head == NULL)
+        l->tail = NULL;
+    p->next = NULL;
+    c->n_waiting--;
+    return p;
+}
+
+/* ---- the delayed heap (retries by not_before) ---- */
+
+static void heap_swap(pending_call **h, size_t i, size_t j)
+{
+    pending_call *t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void heap_down(pending_call **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l]->not_before < h[m]->not_before)
+            m = l;
+        if (r < n && h[r]->not_before < h[m]->not_before)
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(h, i, m);
+        i = m;
+    }
+}
+
+/* 0, or -1 when out of memory. */
+static int delay(kube_client *c, pending_call *p)
+{
+    if (c->n_delayed == c->cap_delayed) {
+        size_t cap = c->cap_delayed == 0 ? 64 : c->cap_delayed * 2;
+        pending_call **grown = realloc(c->delayed, cap * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        c->delayed = grown;
+        c->cap_delayed = cap;
+    }
+    size_t i = c->n_delayed++;
+    c->delayed[i] = p;
+    while (i > 0 && c->delayed[(i - 1) / 2]->not_before > c->delayed[i]->not_before) {
+        heap_swap(c->delayed, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static pending_call *heap_pop(kube_client *c)
+{
+    pending_call *p = c->delayed[0];
+    c->delayed[0] = c->delayed[--c->n_delayed];
+    heap_down(c->delayed, c->n_delayed, 0);
+    return p;
+}
+
+static int lane_of(const kube_call *call)
+{
+    if (call->lease)
+        return LANE_LEASE;
+    return strcmp(call->method, "GET") == 0 ? LANE_READ : LANE_WRITE;
 }
 
 int kube_client_call(kube_client *c, const kube_call *call)
@@ -185,6 +279,7 @@ int kube_client_call(kube_client *c, const kube_call *call)
     p->content_type = call->content_type != NULL ? strdup(call->content_type) : NULL;
     p->body = call->body != NULL ? dup_bytes(call->body, call->body_len) : NULL;
     p->retry_after_s = -1;
+    p->lane = lane_of(call);
     backoff_init(&p->retry_backoff, 200 * 1000000ull, 30 * 1000000000ull, NULL, NULL);
     if (p->path == NULL || p->method == NULL || (call->body != NULL && p->body == NULL) ||
         (call->content_type != NULL && p->content_type == NULL)) {
@@ -247,6 +342,13 @@ static size_t on_body(char *chunk, size_t size, size_t n, void *data)
     p->resp_len += len;
     p->resp[p->resp_len] = '\0';
     return len;
+}
+
+/* Lease calls and streams (lists, watches: the informers bound them) are
+ * not capped; every other call waits for a free place. */
+static int counts_in_cap(const pending_call *p)
+{
+    return p->lane != LANE_LEASE && p->call.on_chunk == NULL;
 }
 
 static int start(kube_client *c, pending_call *p)
@@ -327,69 +429,109 @@ static int start(kube_client *c, pending_call *p)
     p->next = c->running;
     c->running = p;
     c->n_running++;
+    c->n_capped += (size_t)counts_in_cap(p);
     return 0;
 }
 
-/* Starts what the rate limit and retry times allow; returns how long until
- * the next waiting call could start (UINT64_MAX when none waits). */
+static void end_unsent(pending_call *p, const char *why, int dropped)
+{
+    kube_result r = {0, "", 0, why, dropped};
+    if (p->call.on_done != NULL)
+        p->call.on_done(p->call.data, &r);
+    free_call(p);
+}
+
+static int unwanted(const pending_call *p)
+{
+    return p->call.wanted != NULL && !p->call.wanted(p->call.data);
+}
+
+/* Starts what the lanes, the cap and the rate limits allow; returns how long
+ * until a waiting call could start (UINT64_MAX: none waits on time; a call
+ * that waits for a place under the cap is woken by a call ending). */
 static uint64_t start_ready(kube_client *c)
 {
     uint64_t now = clock_mono_ns(), next = UINT64_MAX;
-    pending_call **pp = &c->waiting_head, *prev = NULL;
-    while (*pp != NULL) {
-        pending_call *p = *pp;
-        if (p->not_before > now) {
-            if (p->not_before - now < next)
-                next = p->not_before - now;
-            prev = p;
-            pp = &p->next;
-            continue;
-        }
-        int dropped = p->call.wanted != NULL && !p->call.wanted(p->call.data);
-        if (!dropped && !p->reserved) {
-            /* the token is ours from now: the call goes out after the wait */
-            p->reserved = 1;
-            uint64_t wait = ratelimit_reserve(&c->limiter, now);
+    while (c->n_delayed > 0 && c->delayed[0]->not_before <= now)
+        enqueue(c, heap_pop(c));
+    if (c->n_delayed > 0)
+        next = c->delayed[0]->not_before - now;
+    size_t cap = c->http2 ? KUBE_HTTP2_IN_FLIGHT : KUBE_HTTP1_IN_FLIGHT;
+    for (int i = 0; i < N_LANES; i++) {
+        lane *l = &c->lanes[i];
+        ratelimit *rl = i == LANE_LEASE ? &c->lease_limiter : &c->limiter;
+        while (l->head != NULL) {
+            pending_call *p = l->head;
+            if (unwanted(p)) {
+                /* a write queued by a leader that has lost its lease */
+                end_unsent(dequeue(c, l), "no longer wanted", 1);
+                continue;
+            }
+            if (counts_in_cap(p) && c->n_capped >= cap)
+                break; /* FIFO: nothing of this lane overtakes the head */
+            uint64_t wait = ratelimit_take(rl, now);
             if (wait > 0) {
-                p->not_before = now + wait;
                 if (wait < next)
                     next = wait;
-                break; /* FIFO: nothing overtakes the head */
+                break;
             }
+            dequeue(c, l);
+            if (start(c, p) != 0)
+                end_unsent(p, "cannot start request", 0);
         }
-        *pp = p->next;
-        if (c->waiting_tail == p)
-            c->waiting_tail = prev;
-        c->n_waiting--;
-        if (dropped) {
-            /* e.g. a write queued by a leader that has lost its lease */
-            kube_result r = {0, "", 0, "no longer wanted"};
-            if (p->call.on_done != NULL)
-                p->call.on_done(p->call.data, &r);
-            free_call(p);
-        } else if (start(c, p) != 0) {
-            kube_result r = {0, "", 0, "cannot start request"};
-            if (p->call.on_done != NULL)
-                p->call.on_done(p->call.data, &r);
-            free_call(p);
-        }
+        /* reads go before writes: a write waits while a read does (the
+         * Lease lane has a bucket of its own and goes whatever waits) */
+        if (i == LANE_READ && l->head != NULL)
+            break;
     }
     return next;
 }
 
-/* A 429 stops every call until its Retry-After has passed, as client-go's
- * rate limiter does (ratelimit.h).  Calls that took their token before the
- * answer came were promised a slot that may fall inside the pause: they
- * give the token back and take a new one when their turn comes. */
-static void pause_calls(kube_client *c, uint64_t until)
+size_t kube_client_drop_unwanted(kube_client *c)
 {
-    for (pending_call *p = c->waiting_head; p != NULL; p = p->next) {
-        if (p->reserved) {
-            p->reserved = 0;
-            ratelimit_unreserve(&c->limiter);
+    pending_call *dropped = NULL;
+    size_t n = 0;
+    for (int i = 0; i < N_LANES; i++) {
+        lane *l = &c->lanes[i];
+        pending_call *kept_head = NULL, *kept_tail = NULL;
+        while (l->head != NULL) {
+            pending_call *p = dequeue(c, l);
+            if (unwanted(p)) {
+                p->next = dropped;
+                dropped = p;
+                n++;
+            } else {
+                if (kept_tail != NULL)
+                    kept_tail->next = p;
+                else
+                    kept_head = p;
+                kept_tail = p;
+                c->n_waiting++;
+            }
+        }
+        l->head = kept_head;
+        l->tail = kept_tail;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n_delayed; i++) {
+        pending_call *p = c->delayed[i];
+        if (unwanted(p)) {
+            p->next = dropped;
+            dropped = p;
+            n++;
+        } else {
+            c->delayed[kept++] = p;
         }
     }
-    ratelimit_pause_until(&c->limiter, clock_mono_ns(), until);
+    c->n_delayed = kept;
+    for (size_t i = kept / 2 + 1; i-- > 0;)
+        heap_down(c->delayed, c->n_delayed, i);
+    /* callbacks last: they may queue new calls */
+    for (pending_call *p = dropped, *next; p != NULL; p = next) {
+        next = p->next;
+        end_unsent(p, "no longer wanted", 1);
+    }
+    return n;
 }
 
 kube_retry_decision kube_retry_decide(const kube_retry_input *in)
@@ -402,11 +544,44 @@ kube_retry_decision kube_retry_decide(const kube_retry_input *in)
     }
     if (in->no_retry || in->aborted || in->attempts >= in->max_attempts)
         return d;
-    /* connection refused/reset, timeout: the apiserver restarting */
-    d.retry = in->transport_error || in->status == 429 || in->status >= 500;
+    /* A read, or a write whose repeat is harmless, is retried after what
+     * client-go retries: a broken connection (the apiserver restarting),
+     * 429, 5xx.  Another write only when it cannot have been applied: it
+     * never left (not resolved, not connected, no TLS), or the server said
+     * it did not take it (429 Too Many Requests, 503 Unavailable); a
+     * connection broken after sending, a timeout or a 500/502/504 may come
+     * after the write landed, and a repeat could undo a newer state. */
+    int repeatable = !in->write || in->idempotent;
+    if (in->status == 429 || in->status == 503)
+        d.retry = 1;
+    else if (in->transport_error)
+        d.retry = repeatable || in->not_sent;
+    else if (in->status >= 500)
+        d.retry = repeatable;
     if (d.retry)
         d.delay_ns = told ? d.pause_ns : in->backoff_ns;
     return d;
+}
+
+/* curl failed before any byte of the request went out. */
+static int failed_before_sending(CURL *e, CURLcode code)
+{
+    switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+        return 1;
+    default:
+        break;
+    }
+    long sent = 0;
+    return curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent == 0;
+}
+
+static int is_write(const char *method)
+{
+    return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
 }
 
 static void finish(kube_client *c, pending_call *p, CURLcode code)
@@ -415,7 +590,12 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
     curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
     if (code != CURLE_OK && !(p->aborted && p->call.on_chunk != NULL))
         status = 0;
-    metrics_add(&c->stats.calls[verb_index(p->method)][code_index(status)], 1);
+    long version = 0;
+    if (status != 0 && curl_easy_getinfo(p->easy, CURLINFO_HTTP_VERSION, &version) == CURLE_OK)
+        c->http2 = version == CURL_HTTP_VERSION_2_0;
+    int mi, si;
+    kube_stats_index(p->method, status, &mi, &si);
+    metrics_add(&c->stats.calls[mi][si], 1);
 
     /* unlink from running */
     for (pending_call **pp = &c->running; *pp != NULL; pp = &(*pp)->next) {
@@ -425,6 +605,7 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
         }
     }
     c->n_running--;
+    c->n_capped -= (size_t)counts_in_cap(p);
     curl_multi_remove_handle(c->multi, p->easy);
 
     kube_retry_input in = {
@@ -434,13 +615,17 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
         .max_attempts = KUBE_MAX_ATTEMPTS,
         .status = status,
         .transport_error = code != CURLE_OK,
+        .not_sent = code != CURLE_OK && failed_before_sending(p->easy, code),
+        .write = is_write(p->method),
+        .idempotent = p->call.idempotent,
         .retry_after_s = p->retry_after_s,
         /* taken even when unused: a call not retried ends here */
         .backoff_ns = backoff_next(&p->retry_backoff),
     };
     kube_retry_decision d = kube_retry_decide(&in);
     if (d.pause)
-        pause_calls(c, clock_mono_ns() + d.pause_ns);
+        ratelimit_pause_until(p->lane == LANE_LEASE ? &c->lease_limiter : &c->limiter,
+                              clock_mono_ns(), clock_mono_ns() + d.pause_ns);
     if (d.retry) {
         log_msg(LOG_DEBUG, "retrying API call", "%s %s: %s (attempt %d)", p->method, p->path,
                 status == 0 ? p->error : "server busy", p->attempts);
@@ -450,14 +635,18 @@ static void finish(kube_client *c, pending_call *p, CURLcode code)
         p->headers = NULL;
         p->resp_len = 0;
         p->retry_after_s = -1;
-        p->reserved = 0;
+        p->error[0] = '\0';
         p->not_before = clock_mono_ns() + d.delay_ns;
-        enqueue(c, p);
+        if (d.delay_ns == 0)
+            enqueue(c, p);
+        else if (delay(c, p) != 0)
+            end_unsent(p, "out of memory", 0);
         return;
     }
     kube_result r = {status, p->resp != NULL ? p->resp : "", p->resp_len,
                      status == 0 ? (p->error[0] != '\0' ? p->error : curl_easy_strerror(code))
-                                 : NULL};
+                                 : NULL,
+                     0};
     if (p->call.on_done != NULL)
         p->call.on_done(p->call.data, &r);
     free_call(p);
@@ -481,14 +670,15 @@ void kube_client_step(kube_client *c, int max_wait_ms)
     if (after < next)
         next = after;
     int wait = max_wait_ms;
-    if (next != UINT64_MAX && next / 1000000 < (uint64_t)wait)
-        wait = (int)(next / 1000000);
+    /* round up: waking before the token is whole would only spin */
+    if (next != UINT64_MAX && (next + 999999) / 1000000 < (uint64_t)wait)
+        wait = (int)((next + 999999) / 1000000);
     curl_multi_poll(c->multi, NULL, 0, wait, NULL);
 }
 
 size_t kube_client_pending(const kube_client *c)
 {
-    return c->n_waiting + c->n_running;
+    return c->n_waiting + c->n_delayed + c->n_running;
 }
 
 kube_stats *kube_client_stats(kube_client *c)

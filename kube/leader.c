@@ -23,7 +23,9 @@ static void set_leader(leader *l, int on)
     if (l->st.is_leader == on)
         return;
     l->st.is_leader = on;
-    log_msg(LOG_INFO, on ? "became leader" : "lost leadership", "lease %s/%s as %s",
+    /* giving the lease up at shutdown is no loss */
+    log_msg(LOG_INFO, on ? "became leader" : l->releasing ? "released lease" : "lost leadership",
+            "lease %s/%s as %s",
             l->cfg.namespace, l->cfg.name, l->cfg.identity);
     if (l->on_change != NULL)
         l->on_change(l->data, on);
@@ -129,12 +131,14 @@ leader_decision leader_decide(const leader_config *cfg, const leader_state *st,
     switch (obs->event) {
     case LEADER_TICK:
         if (!s->busy && now >= s->next_try)
-            d.step = LEADER_GET;
+            d.step = s->held ? LEADER_RENEW : LEADER_GET;
         break;
     case LEADER_READ_MISSING:
+        s->held = 0;
         d.step = LEADER_CREATE;
         break;
     case LEADER_READ: {
+        s->held = 0;
         int ours = strcmp(obs->holder, cfg->identity) == 0;
         int expired = obs->holder[0] == '\0' || s->observed_at == 0 ||
                       now > s->observed_at + cfg->lease_ns;
@@ -149,12 +153,14 @@ leader_decision leader_decide(const leader_config *cfg, const leader_state *st,
         break;
     }
     case LEADER_WRITTEN:
+        s->held = 1;
         s->last_renew = now;
         s->is_leader = 1;
         s->next_try = now + cfg->retry_ns;
         break;
     case LEADER_READ_FAILED:
     case LEADER_WRITE_FAILED:
+        s->held = 0; /* read before writing again */
         /* 409: another candidate wrote first.  Anything else: try again
          * soon; the renew deadline below ends a leadership that fails. */
         s->next_try = now + cfg->retry_ns;
@@ -238,7 +244,7 @@ static void write_lease(leader *l, const char *holder, long duration_s, int crea
     kube_call call = {.method = create ? "POST" : "PUT", .path = path,
                       .content_type = "application/json", .body = body,
                       .body_len = strlen(body), .on_done = on_written, .data = l,
-                      .no_retry = 1, .timeout_ms = 5000};
+                      .no_retry = 1, .lease = 1, .timeout_ms = 5000};
     l->st.busy = kube_client_call(l->client, &call) == 0;
     free(body);
 }
@@ -267,7 +273,7 @@ static void read_lease(leader *l, uint64_t now)
     snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
              l->cfg.namespace, l->cfg.name);
     kube_call call = {.method = "GET", .path = path, .on_done = on_read, .data = l,
-                      .no_retry = 1, .timeout_ms = 5000};
+                      .no_retry = 1, .lease = 1, .timeout_ms = 5000};
     l->st.busy = kube_client_call(l->client, &call) == 0;
     if (!l->st.busy) {
         leader_observation failed = {LEADER_READ_FAILED, NULL, 0};
@@ -291,10 +297,10 @@ void leader_release(leader *l)
         set_leader(l, 0);
         return;
     }
+    l->releasing = 1;
     set_leader(l, 0);
     /* the release write goes out even if a read is in flight */
     write_lease(l, "", 1, 0);
-    l->releasing = 1;
     if (!l->st.busy)
         l->released = 1;
 }

@@ -7,7 +7,9 @@
  * locally* (no trust in other machines' clocks, as in client-go).  The
  * leader renews every retry period; if it cannot renew within the renew
  * deadline it stops being leader at once, before another candidate can
- * take over.  Conflicts (409) mean someone else wrote first.
+ * take over.  Conflicts (409) mean someone else wrote first.  Its calls go
+ * in the client's Lease lane (own rate limit, ahead of every queued call),
+ * so a leader busy with thousands of writes still renews in time.
  */
 #ifndef OTA_LEADER_H
 #define OTA_LEADER_H
@@ -31,6 +33,8 @@ typedef struct leader_state {
     uint64_t next_try;    /* when to read the Lease again */
     uint64_t last_renew;  /* our last successful write, monotonic */
     uint64_t observed_at; /* when the Lease's record last changed, by our clock; 0: never */
+    int held;             /* our last write succeeded: we hold the Lease as it answered
+                           * (its resourceVersion), so a renewal needs no read */
 } leader_state;
 
 /* What happened since the last step. */

@@ -29,26 +29,24 @@ static void advance(ratelimit *r, uint64_t now_ns)
     r->last_ns = now_ns;
 }
 
-uint64_t ratelimit_reserve(ratelimit *r, uint64_t now_ns)
+uint64_t ratelimit_take(ratelimit *r, uint64_t now_ns)
 {
     advance(r, now_ns);
-    r->tokens -= 1;
+    if (now_ns >= r->last_ns && r->tokens >= 1) {
+        r->tokens -= 1;
+        return 0;
+    }
+    /* a token is whole at last_ns (the end of a pause, or now) plus the
+     * time to refill what is missing */
     uint64_t ready = r->last_ns;
-    if (r->tokens < 0) {
-        double wait = -r->tokens * NS / r->qps;
+    if (r->tokens < 1) {
+        double wait = (1 - r->tokens) * NS / r->qps;
         uint64_t w = wait >= 9e18 ? (uint64_t)9e18 : (uint64_t)wait;
         if ((double)w < wait)
             w++; /* round up: never early */
         ready += w;
     }
-    return ready > now_ns ? ready - now_ns : 0;
-}
-
-void ratelimit_unreserve(ratelimit *r)
-{
-    /* tokens is as of last_ns (the pause's end, during a pause): the token
-     * comes back there, as the slot given up */
-    r->tokens = r->tokens + 1 > r->burst ? r->burst : r->tokens + 1;
+    return ready > now_ns ? ready - now_ns : 1; /* > 0: rounding left it a hair short */
 }
 
 void ratelimit_pause_until(ratelimit *r, uint64_t now_ns, uint64_t until_ns)

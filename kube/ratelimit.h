@@ -3,8 +3,9 @@
  * as client-go has it (--kube-api-qps 20, --kube-api-burst 30): a token
  * bucket that starts full, holds at most burst tokens and refills at qps
  * tokens a second; every call takes one token, and a call that finds none
- * waits until its token has been refilled (golang.org/x/time/rate's
- * Reserve, which client-go's token bucket limiter uses).
+ * waits until a token has been refilled.  Unlike golang.org/x/time/rate's
+ * Reserve (client-go's token bucket), a token is taken only when a call
+ * goes out, never reserved ahead (see ratelimit_take).
  *
  * A 429 answer pauses every call until its Retry-After has passed; after
  * the pause calls resume at the steady rate, not with a burst, so a server
@@ -26,23 +27,21 @@
 
 typedef struct ratelimit {
     double qps, burst;
-    double tokens;    /* may go negative: calls already promised a later slot */
+    double tokens;    /* 0..burst */
     uint64_t last_ns; /* when tokens was right; in the future during a pause */
 } ratelimit;
 
 /* qps > 0 and burst >= 1, else -1.  The bucket is full at now_ns. */
 int ratelimit_init(ratelimit *r, double qps, int burst, uint64_t now_ns);
 
-/* Takes a token for a call about to be made at now_ns and returns how many
- * nanoseconds the call must wait before it goes out (0: at once).  The
- * token is taken either way: the caller commits to sending after the wait. */
-uint64_t ratelimit_reserve(ratelimit *r, uint64_t now_ns);
-
-/* Withdraws a reservation: the token taken by ratelimit_reserve for a call
- * that will not go out at the time it was promised (a 429 paused every
- * call meanwhile) is given back; the call reserves again when its turn
- * comes.  The bucket never holds more than burst tokens. */
-void ratelimit_unreserve(ratelimit *r);
+/* Takes a token for a call about to go out at now_ns: returns 0 when one
+ * was there (taken: send now), else how many nanoseconds until one will be
+ * (> 0, nothing taken: ask again then).  No token is ever promised ahead
+ * (client-go's Wait reserves one; a queue of N calls that each reserved
+ * would hold N future slots, and a call dropped or outranked later could
+ * not give its slot to another): the bucket never goes below zero, so the
+ * caller can choose at each slot which call goes out. */
+uint64_t ratelimit_take(ratelimit *r, uint64_t now_ns);
 
 /* No call goes out before until_ns (a 429's Retry-After); afterwards calls
  * resume one token at a time.  A pause never shortens an earlier one. */

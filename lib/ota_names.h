@@ -50,5 +50,9 @@
 #define OTA_EVENT_STARTED "PrePullStarted"
 #define OTA_EVENT_SUCCEEDED "PrePullSucceeded"
 #define OTA_EVENT_FAILED "PrePullFailed"
+#define OTA_EVENT_BACKOFF "PrePullBackOff" /* the kubelet retries a pull that may heal */
+
+/* On the DaemonSet, once per revision: "marked N pods PendingUpgrade for revision H" */
+#define OTA_EVENT_REVISION_MARKED "NewRevision"
 
 #endif

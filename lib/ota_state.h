@@ -94,6 +94,36 @@ int ota_state_entries_same(const ota_pod *a, const ota_pod *b);
  * or empty. */
 int ota_state_is_pull_request(const ota_cond *image_ready);
 
+/* Which rule ota_state_request_time applied. */
+typedef enum ota_request_time_rule {
+    OTA_RT_AS_ASKED, /* the request's own time (kubectl's complete request) */
+    OTA_RT_NOW,      /* now: the request came without a reason or without a time */
+    OTA_RT_KEPT,     /* the stored time: a repeat of the pull already asked for */
+    OTA_RT_BUMPED,   /* one second after the stored condition's time */
+} ota_request_time_rule;
+
+/*
+ * The lastTransitionTime a pull request is stored with.  asked is the
+ * written PodImageReady (a pull request) and asked_time its time, was and
+ * was_time the stored one (was->present 0: none), now RFC 3339 UTC with
+ * seconds; asked's message is the one it will be stored with (the webhook
+ * fills an empty one from PodNeedUpgrade).  The controller names a
+ * request's Job after this time, hence:
+ *  - a repeat of the pull already asked for (the stored condition is a
+ *    request with a time, and this one names the same revision)
+ *    keeps the stored time: the running Job goes on (YurtHub repeats a
+ *    request with no reason, which would otherwise be stamped anew);
+ *  - any other request gets a time strictly after the stored condition's:
+ *    metav1.Time has whole seconds, and a retry in the second the result
+ *    was written (the controller writes a result no earlier than its
+ *    request) would otherwise name the finished Job again.
+ * Writes the time, NUL-terminated, into out (size >= 32) and returns the
+ * rule.  A time that does not parse counts as absent.
+ */
+ota_request_time_rule ota_state_request_time(const ota_cond *was, sv was_time,
+                                             const ota_cond *asked, sv asked_time,
+                                             const char *now, char *out, size_t size);
+
 /*
  * Decides a pods/status UPDATE from old_pod (as stored) to new_pod by the
  * requester.  pod_ref is "namespace/name" for messages.  Messages come

@@ -20,6 +20,8 @@ static const struct {
     {ADMIT_MUT_FILL_MESSAGE, "fill-message"},
     {ADMIT_MUT_RESTORE_NEED_UPGRADE, "restore-need-upgrade"},
     {ADMIT_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
+    {ADMIT_MUT_KEEP_REQUEST_TIME, "keep-request-time"},
+    {ADMIT_MUT_REQUEST_TIME_AFTER, "request-time-after-stored"},
 };
 
 const char *const admit_rule_names[] = {

@@ -96,16 +96,36 @@ unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, cons
 
     const review_cond *ir = &new_pod->image_ready;
     ota_cond was = review_cond_view(&old_pod->image_ready), asked = review_cond_view(ir);
-    if (ota_state_is_pull_request(&asked) && !ota_state_cond_same(&was, &asked)) {
+    if (ota_state_is_pull_request(&asked) &&
+        (!ota_state_cond_same(&was, &asked) ||
+         !sv_same(old_pod->image_ready.last_transition_time, ir->last_transition_time))) {
+        int fill = sv_empty(ir->message) && need_upgrade->present &&
+                   sv_starts_with(need_upgrade->message, OTA_MSG_REVISION_PREFIX);
+        if (fill)
+            asked.message = need_upgrade->message; /* as it will be stored */
         if (sv_empty(ir->reason)) {
             jpatch_add_string(p, "add", cond_path(a, ir->index, "reason"), OTA_REASON_WAIT_PULL,
                               strlen(OTA_REASON_WAIT_PULL));
-            jpatch_add_string(p, "add", cond_path(a, ir->index, "lastTransitionTime"), now,
-                              strlen(now));
             did |= ADMIT_MUT_STAMP_REASON;
         }
-        if (sv_empty(ir->message) && need_upgrade->present &&
-            sv_starts_with(need_upgrade->message, OTA_MSG_REVISION_PREFIX)) {
+        /* The request's time names its Job (ota_state_request_time). */
+        char when[32];
+        ota_request_time_rule rule =
+            ota_state_request_time(&was, old_pod->image_ready.last_transition_time, &asked,
+                                   ir->last_transition_time, now, when, sizeof(when));
+        if (!sv_eq(ir->last_transition_time, when)) {
+            char *t = arena_strndup(a, when, strlen(when));
+            if (t == NULL)
+                p->failed = 1;
+            else
+                jpatch_add_string(p, "add", cond_path(a, ir->index, "lastTransitionTime"), t,
+                                  strlen(t));
+        }
+        if (rule == OTA_RT_KEPT && !sv_eq(ir->last_transition_time, when))
+            did |= ADMIT_MUT_KEEP_REQUEST_TIME;
+        else if (rule == OTA_RT_BUMPED)
+            did |= ADMIT_MUT_REQUEST_TIME_AFTER;
+        if (fill) {
             jpatch_add_string(p, "add", cond_path(a, ir->index, "message"),
                               need_upgrade->message.ptr, need_upgrade->message.len);
             did |= ADMIT_MUT_FILL_MESSAGE;

@@ -18,10 +18,12 @@
 
 /* What a mutation did; a bit set. */
 enum {
-    ADMIT_MUT_STAMP_REASON = 1 << 0,   /* reason WaitPullImage + fresh lastTransitionTime */
+    ADMIT_MUT_STAMP_REASON = 1 << 0,   /* reason WaitPullImage (and the request's time) */
     ADMIT_MUT_FILL_MESSAGE = 1 << 1,   /* message copied from PodNeedUpgrade */
     ADMIT_MUT_RESTORE_NEED_UPGRADE = 1 << 2,
     ADMIT_MUT_RESTORE_IMAGE_READY = 1 << 3,
+    ADMIT_MUT_KEEP_REQUEST_TIME = 1 << 4,  /* a repeated request keeps the stored time (its Job) */
+    ADMIT_MUT_REQUEST_TIME_AFTER = 1 << 5, /* a new request's time set after the stored one */
 };
 
 /*

@@ -18,6 +18,13 @@
 #include <unistd.h>
 
 #include "log.h"
+
+#ifndef OTA_VERSION
+#define OTA_VERSION "0.0.0"
+#endif
+#ifndef OTA_COMMIT
+#define OTA_COMMIT "unknown"
+#endif
 #include "ota_names.h"
 #include "server.h"
 #include "tls.h"
@@ -46,7 +53,7 @@ static void usage(FILE *out)
             "  --tls-private-key-file FILE         its private key (PEM)\n"
             "  --tls-min-version V                 VersionTLS12 (default) or VersionTLS13\n"
             "  --bind-address HOST:PORT            admission port (default :9443)\n"
-            "  --health-probe-bind-address H:P     plain HTTP /healthz, /readyz (default :8081)\n"
+            "  --health-probe-bind-address H:P     plain HTTP /livez, /healthz, /readyz (default :8081)\n"
             "  --metrics-bind-address H:P          plain HTTP /metrics (default :8080)\n"
             "  --http2                             offer HTTP/2 in ALPN (default: HTTP/1.1 only)\n"
             "  --threads N                         event loops (default: number of CPUs)\n"
@@ -65,6 +72,8 @@ static void usage(FILE *out)
             "  --write-timeout-seconds N           a reply not wholly sent within N seconds is cut\n"
             "                                      (default 10)\n"
             "  --log-level debug|info|warn|error   (default info)\n"
+            "  --log-format text|json              (default text)\n"
+            "  --version                           print version and commit, and exit\n"
             "  -h, --help\n"
             "\n"
             "Memory ceiling with the defaults (docs/DECISIONS.md \"Webhook limits\"): about\n"
@@ -93,6 +102,8 @@ enum {
     OPT_MAX_HEADER,
     OPT_MAX_BUFFERED,
     OPT_WRITE_TIMEOUT,
+    OPT_LOG_FORMAT,
+    OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -114,6 +125,8 @@ static const struct option long_options[] = {
     {"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
     {"max-buffered-bytes", required_argument, NULL, OPT_MAX_BUFFERED},
     {"write-timeout-seconds", required_argument, NULL, OPT_WRITE_TIMEOUT},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -151,6 +164,8 @@ static void parse_options(int argc, char **argv, options *o)
                 .max_header_bytes = 64u << 10,
                 .max_buffered_bytes = 64u << 20,
                 .write_timeout_ms = 10000,
+                .version = OTA_VERSION,
+                .commit = OTA_COMMIT,
             },
         .tls_min_version = TLS1_2_VERSION,
         .cert_poll_ms = 1000,
@@ -233,6 +248,19 @@ static void parse_options(int argc, char **argv, options *o)
             log_set_level(level);
             break;
         }
+        case OPT_LOG_FORMAT: {
+            log_format format;
+            if (log_format_parse(optarg, &format) != 0) {
+                fprintf(stderr, "ota-webhook: --log-format wants text or json, got \"%s\"\n",
+                        optarg);
+                exit(2);
+            }
+            log_set_format(format);
+            break;
+        }
+        case OPT_VERSION:
+            printf("ota-webhook %s (commit %s)\n", OTA_VERSION, OTA_COMMIT);
+            exit(0);
         case 'h':
             usage(stdout);
             exit(0);
@@ -285,6 +313,8 @@ int main(int argc, char **argv)
     }
     log_line l;
     log_begin(&l, LOG_INFO, "serving");
+    log_str(&l, "version", OTA_VERSION);
+    log_str(&l, "commit", OTA_COMMIT);
     log_str(&l, "address", o.server.bind_address);
     log_str(&l, "health", o.server.health_address);
     log_str(&l, "metrics", o.server.metrics_address);

@@ -624,8 +624,8 @@ static void handle_admission(route_handler *self, worker *w, h2o_req_t *req)
 
 static void handle_health(worker *w, h2o_req_t *req)
 {
-    if (!is_path(req, "/healthz") && !is_path(req, "/readyz")) {
-        send_status(req, 404, "NotFound", "no such path: use /healthz or /readyz");
+    if (!is_path(req, "/livez") && !is_path(req, "/healthz") && !is_path(req, "/readyz")) {
+        send_status(req, 404, "NotFound", "no such path: use /livez, /healthz or /readyz");
         return;
     }
     if (!is_method(req, "GET") && !is_method(req, "HEAD")) {
@@ -716,6 +716,9 @@ static void handle_metrics(worker *w, h2o_req_t *req)
     strbuf t = {0};
     stats_render(&t, blocks, (size_t)srv->cfg.threads, srv->tls);
     render_guard(&t, srv);
+    metrics_build_info(&t, srv->cfg.version != NULL ? srv->cfg.version : "",
+                       srv->cfg.commit != NULL ? srv->cfg.commit : "");
+    metrics_process_render(&t);
     if (t.failed) {
         strbuf_free(&t);
         send_text(req, 500, "Internal Server Error", "out of memory\n");

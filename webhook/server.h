@@ -28,6 +28,7 @@ typedef struct server_config {
     size_t max_header_bytes;      /* one request head */
     size_t max_buffered_bytes;    /* request input buffered by all connections */
     unsigned write_timeout_ms;    /* a reply the client does not take is cut after this */
+    const char *version, *commit; /* for ota_prepull_build_info */
 } server_config;
 
 typedef struct server server;

@@ -290,7 +290,7 @@ class Controller:
                      "--metrics-bind-address", "127.0.0.1:%d" % self.metrics_port,
                      "--max-concurrent-pulls", str(max_pulls),
                      "--helper-image", "busybox:1.36-musl",
-                     "--leader-elect-namespace", LEASE_NS, "--leader-elect-identity", name,
+                     "--leader-elect-resource-namespace", LEASE_NS, "--leader-elect-identity", name,
                      "--leader-elect-lease-duration", str(lease[0]),
                      "--leader-elect-renew-deadline", str(lease[1]),
                      "--leader-elect-retry-period", str(lease[2]),
@@ -598,6 +598,7 @@ class Base(unittest.TestCase):
     CONTROLLERS = 1
     MAX_PULLS = 10
     LEASE = (15, 10, 2)
+    CONTROLLER_ARGS = ()  # more flags for every controller (a later flag wins)
 
     @classmethod
     def setUpClass(cls):
@@ -618,7 +619,7 @@ class Base(unittest.TestCase):
             cls.tracker.start()
             for i in range(cls.CONTROLLERS):
                 cls.ctls.append(Controller(cls.sim, "ctl-%s-%d" % (cls.__name__.lower(), i),
-                                           cls.MAX_PULLS, cls.LEASE))
+                                           cls.MAX_PULLS, cls.LEASE, cls.CONTROLLER_ARGS))
             for c in cls.ctls:
                 c.wait_ready()
             wait_until(lambda: any(c.leading() for c in cls.ctls), 30, "a leader")

@@ -21,6 +21,15 @@ This runs them all, in one process; the tests are in
                            bench/upgrade_downtime.py's)
   test_kubectl_ota.py      KubectlOta: the node users' plugin, every command
                            and error, through the registered webhook
+  test_observe.py          Observability: log lines per decision (json), the
+                           DaemonSet's Event, histograms, probes, SIGTERM story
+  test_busy_leader.py      BusyLeader: a leader busy with a rollout keeps
+                           its lease (bench/rollout.py at 150 pods)
+  test_write_retries.py    WriteRetries: a write cut after sending is not
+                           resent by the client
+  test_correctness.py      Correctness: a stale cache never overwrites a newer
+                           request, a repeated request keeps its Job, a
+                           pull that cannot succeed fails fast
   test_paging.py           Paging: relists over 1 234 pods in pages of 500,
                            a 410 on a continue starts the list over
 and what they run on in
@@ -58,6 +67,10 @@ from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
 from test_kubectl_ota import KUBECTL_OTA, KubectlOta
+from test_busy_leader import BusyLeader
+from test_write_retries import WriteRetries
+from test_correctness import Correctness
+from test_observe import Observability
 from test_paging import Paging
 
 
@@ -70,7 +83,8 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
-                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "Paging"]
+                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
+                     "WriteRetries", "Correctness", "Observability", "Paging"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

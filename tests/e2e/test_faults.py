@@ -102,8 +102,8 @@ class Faults(Base):
         hits = [e for e in log_ if e["status"] == 429]
         self.assertGreater(len(hits), 3, "the controller met no 429: the test proves nothing")
         counted = sum(v - before.get(k, 0) for k, v in after.items()
-                      if k.startswith("ota_controller_api_calls_total") and 'code="429"' in k)
-        self.assertGreaterEqual(counted, len(hits), "api_calls_total misses 429s")
+                      if k.startswith("rest_client_requests_total") and 'code="429"' in k)
+        self.assertGreaterEqual(counted, len(hits), "rest_client_requests_total misses 429s")
         # no storm: each Retry-After period ends with one call going out, the
         # rest waiting for its answer (7 calls in all, typically; ~27 when
         # calls that had their rate-limit token kept going during pauses)

@@ -23,6 +23,7 @@ from harness import MISSING, PRELOADED, REG, ApiError, wait_until
 from webhook_flow import NEED, READY, WebhookBase, cond, state_of
 
 SLOW = [REG + "/e2e/yurthub-%d:1.0" % i for i in range(1, 4)]  # 300 MB: 30 simulated seconds
+SLOWER = REG + "/e2e/yurthub-slower:1.0"  # 3 GB: 300 simulated seconds, 10 s
 PREFIX = "controllerrevision: "
 
 
@@ -113,7 +114,8 @@ class YurtHubCompat(WebhookBase):
     NODES = 3
     REGISTRY = {"includeDefaults": True,
                 "images": [{"image": PRELOADED, "size": 30_000_000}] +
-                          [{"image": i, "size": 300_000_000} for i in SLOW],
+                          [{"image": i, "size": 300_000_000} for i in SLOW] +
+                          [{"image": SLOWER, "size": 3_000_000_000}],
                 "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}
 
     def replacement(self, name, old, timeout=60):
@@ -209,7 +211,9 @@ class YurtHubCompat(WebhookBase):
         self.assertIsNotNone(hub.check_image_ready(failed))
         self.assertEqual(hub.upgrade(self.ns, pod["metadata"]["name"]), 403)
         old_time = cond(failed, READY)["lastTransitionTime"]
-        time.sleep(1.1)  # request times have whole seconds
+        # at once, in the second of the failure, maybe of the first request
+        # too: request times have whole seconds, and the webhook stamps the
+        # retry after the failure it follows
         status, patch = hub.imagepull(self.ns, pod["metadata"]["name"])
         self.assertEqual(status, 200)
         sent = [c for c in patch["status"]["conditions"] if c["type"] == READY][0]
@@ -218,3 +222,28 @@ class YurtHubCompat(WebhookBase):
         self.wait_state(pod, "Failed")
         self.assertEqual(len(self.tracker.jobs_of(pod["metadata"]["uid"])), 2)
         self.assert_no_duplicate_jobs()
+
+    def test_imagepull_repeated_while_pulling(self):
+        """YurtHub's imagepull repeated while its pull runs (a node agent
+        retrying, an operator pressing again): the status stays False, so
+        YurtHub keeps the stored lastTransitionTime and drops the reason.
+        The webhook keeps the stored time, so the request names the same Job:
+        the running pull goes on, and one Job pulls the image once."""
+        pods = self.apply_ds("repeat", PRELOADED, nodes=["node-3"])
+        h = self.kubectl_set_image("repeat", SLOWER)
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+        hub = YurtHub(self.sim, "node-3")
+        self.assertEqual(hub.imagepull(self.ns, name)[0], 200)
+        first = cond(self.pod(name), READY)["lastTransitionTime"]
+        job = wait_until(lambda: self.tracker.jobs_of(uid), 20, "the Job")[0]
+        for _ in range(3):
+            time.sleep(1.1)  # a new second each time: a fresh stamp would differ
+            self.assertEqual(hub.imagepull(self.ns, name)[0], 200)
+            c = cond(self.pod(name), READY)
+            self.assertEqual((c["lastTransitionTime"], c.get("reason")), (first, "WaitPullImage"))
+        self.wait_state(pod, "Ready", timeout=60)
+        jobs = self.tracker.jobs_of(uid)
+        self.assertEqual([j["metadata"]["uid"] for j in jobs], [job["metadata"]["uid"]],
+                         "the running pull was replaced: %s" % [j["metadata"]["name"] for j in jobs])

@@ -116,8 +116,11 @@ TRANSITIONS = [
      []),
     ("other_node_routine_write", "other-node", [NU_T, IR_PULL],
      [NU_T, IR_PULL], True, None, []),
+    # A repeat of the pending request with a new time keeps the stored one:
+    # the time names the running Job (DECISIONS: Preconditions, repeated
+    # requests, fail fast).
     ("user_new_time_only", "user", [NU_T, IR_PULL], [NU_T, IR_PULL_LATER],
-     True, None, []),
+     True, None, [NU_T, IR_PULL]),
     ("user_drops_image_ready", "user", [NU_T, IR_PULL], [NU_T], False,
      "Pulling", [NU_T, IR_PULL]),
     ("node_drops_need_upgrade", "node", [NU_T, IR_PULL], [IR_PULL], False,

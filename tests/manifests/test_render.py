@@ -162,7 +162,7 @@ class Base(unittest.TestCase):
             ports = {p["name"]: p["containerPort"] for p in c["ports"]}
             self.assertEqual(ports["health"], port_of(flag_value(c["args"], "--health-probe-bind-address")))
             self.assertEqual(ports["metrics"], port_of(flag_value(c["args"], "--metrics-bind-address")))
-            self.assertEqual(c["livenessProbe"]["httpGet"], {"path": "/healthz", "port": "health"})
+            self.assertEqual(c["livenessProbe"]["httpGet"], {"path": "/livez", "port": "health"})
             self.assertEqual(c["readinessProbe"]["httpGet"], {"path": "/readyz", "port": "health"})
             for kind in ("requests", "limits"):
                 self.assertEqual(set(c["resources"][kind]), {"cpu", "memory"}, (where, kind))
@@ -217,7 +217,7 @@ class Base(unittest.TestCase):
         # the Lease it elects on is the one the Role lets it update
         role = one(self.objs, "Role", "ota-controller-leader-election", NS)
         names = [n for r in role["rules"] for n in r.get("resourceNames") or []]
-        self.assertEqual(names, [flag_value(c["args"], "--leader-elect-lease-name") or "ota-controller"])
+        self.assertEqual(names, [flag_value(c["args"], "--leader-elect-resource-name") or "ota-controller"])
 
     def test_webhook_configurations(self):
         hooks = webhooks(self.objs)

@@ -274,7 +274,7 @@ static void test_mutation_and_result_names(void **state)
         FX_CHECK(name, bit < ADMIT_N_MUTATION_BITS, "bit %u is not below %d", bit,
                  ADMIT_N_MUTATION_BITS);
     }
-    assert_int_equal(named, 5);
+    assert_int_equal(named, 7);
     assert_string_equal(admit_mutation_name(8), "ondelete");
     assert_string_equal(admit_mutation_name(0), "stamp-reason");
     assert_string_equal(admit_result_name((admit_result)42), "unknown");

@@ -56,6 +56,12 @@ static const row rows[] = {
     {"an unknown flag beside -h", {"upgrade", "--bogus", "-h"}, 0, .err = "unknown flag"},
     {"-h", {"pull", "-h"}, 1, CLI_CMD_HELP, .timeout_ns = 600 * S},
     {"help", {"help"}, 1, CLI_CMD_HELP, .timeout_ns = 600 * S},
+    {"--version", {"--version"}, 1, CLI_CMD_VERSION, .timeout_ns = 600 * S},
+    {"version", {"version"}, 1, CLI_CMD_VERSION, .timeout_ns = 600 * S},
+    {"--version after a command", {"pull", "p", "--version"}, 1, CLI_CMD_VERSION,
+     .timeout_ns = 600 * S},
+    {"--help beats --version", {"--version", "-h"}, 1, CLI_CMD_HELP, .timeout_ns = 600 * S},
+    {"--version=x", {"--version=x"}, 0, .err = "takes no value"},
 
     {"no command", {NULL}, 0, .err = "no command"},
     {"unknown command", {"delete", "x"}, 0, .err = "unknown command \"delete\""},

@@ -13,8 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cmocka.h>
-
+#include "kobj_fixture.h"
 #include "row_check.h"
 
 #include "controller.h"
@@ -53,7 +52,7 @@ static const exec_row exec_rows[] = {
     {"delete-job no answer", ACTION_DELETE_JOB, 0, EXEC_FAILED, HELD},
     {"patch-pod-status 200", ACTION_PATCH_POD_STATUS, 200, EXEC_DONE, OK},
     {"patch-pod-status 404: pod deleted", ACTION_PATCH_POD_STATUS, 404, EXEC_GONE, OK},
-    {"patch-pod-status 409", ACTION_PATCH_POD_STATUS, 409, EXEC_FAILED, HELD},
+    {"patch-pod-status 409: precondition failed", ACTION_PATCH_POD_STATUS, 409, EXEC_CONFLICT, HELD},
     {"patch-pod-status 422", ACTION_PATCH_POD_STATUS, 422, EXEC_FAILED, HELD},
     {"patch-pod-status 503", ACTION_PATCH_POD_STATUS, 503, EXEC_FAILED, HELD},
     {"create-event 201", ACTION_CREATE_EVENT, 201, EXEC_DONE, OK},
@@ -210,6 +209,132 @@ static void test_pull_outcome_table(void **state)
     }
 }
 
+/* ---- forgetting the Events of pods and requests that are gone ----------------- */
+
+#define RT_A "2026-11-21T19:40:05Z"
+#define RT_B "2026-11-21T21:20:00Z"
+
+static void add_pod(store *pods, const char *uid, const char *image_ready)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"agent-%s\",\"namespace\":\"edge\",\"uid\":\"%s\"},"
+             "\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"conditions\":[%s]}}",
+             uid, uid, image_ready);
+    kobj *o = kf_decode_text(KOBJ_POD, json);
+    assert_non_null(o);
+    assert_int_equal(store_put(pods, uid, o), 0);
+}
+
+typedef struct gc_row {
+    const char *name, *key;
+    int live;
+} gc_row;
+
+static const gc_row gc_rows[] = {
+    {"the current request's Started", "event:u-a|" RT_A "|PrePullStarted:u-a/" RT_A, 1},
+    {"the current request's Failed (suffix a Job)", "event:u-a|" RT_A "|PrePullFailed:ota-prepull-a-1", 1},
+    {"an earlier request of a live pod", "event:u-a|" RT_B "|PrePullFailed:ota-prepull-a-0", 0},
+    {"a request time that is a prefix of the current one", "event:u-a|2026-11-21T19:40|PrePullStarted:x", 0},
+    {"a pod that is gone", "event:u-gone|" RT_A "|PrePullStarted:u-gone/" RT_A, 0},
+    {"a pod without PodImageReady: the request without a time", "event:u-b||PrePullSucceeded:j", 1},
+    {"a pod without PodImageReady, a key with a time", "event:u-b|" RT_A "|PrePullSucceeded:j", 0},
+    {"a pod whose request has no time", "event:u-c||PrePullQueued:u-c/", 1},
+    {"not an Event key", "status:u-gone@1:ready", 1},
+    {"an Event key of another shape (kept)", "event:daemonset/edge/agent:rev", 1},
+    {"one bar only (kept)", "event:u-gone|x", 1},
+    {"a uid too long to be one (kept)",
+     "event:uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
+     "uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
+     "uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu|" RT_A "|x:y", 1},
+};
+
+static int keep_live(const char *key, void *data)
+{
+    return controller_event_key_live(key, data);
+}
+
+static void test_event_key_gc_table(void **state)
+{
+    (void)state;
+    store pods;
+    store_init(&pods);
+    add_pod(&pods, "u-a",
+            "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"WaitPullImage\","
+            "\"lastTransitionTime\":\"" RT_A "\",\"message\":\"controllerrevision: h\"}");
+    add_pod(&pods, "u-b", "");
+    add_pod(&pods, "u-c", "{\"type\":\"PodImageReady\",\"status\":\"False\"}");
+    strset sent;
+    strset_init(&sent);
+    size_t want_gone = 0;
+    for (size_t i = 0; i < N_ROWS(gc_rows); i++) {
+        const gc_row *r = &gc_rows[i];
+        int got = controller_event_key_live(r->key, &pods);
+        ROW_CHECK(r->name, got == r->live, "live %d, want %d", got, r->live);
+        assert_int_equal(strset_add(&sent, r->key), 0);
+        want_gone += !r->live;
+    }
+    /* and the set keeps exactly the live ones */
+    assert_int_equal(strset_retain(&sent, keep_live, &pods), want_gone);
+    assert_int_equal(strset_len(&sent), N_ROWS(gc_rows) - want_gone);
+    for (size_t i = 0; i < N_ROWS(gc_rows); i++)
+        ROW_CHECK(gc_rows[i].name, strset_has(&sent, gc_rows[i].key) == gc_rows[i].live,
+                  "kept %d", strset_has(&sent, gc_rows[i].key));
+    /* nothing more to forget */
+    assert_int_equal(strset_retain(&sent, keep_live, &pods), 0);
+    strset_free(&sent);
+    store_free(&pods);
+}
+
+/* ---- pull attempts in a row that the registry refused ------------------------ */
+
+#define NOT_FOUND "rpc error: code = NotFound desc = failed to resolve reference \"r/a:1\": r/a:1: not found"
+#define TIMEOUT "dial tcp 10.0.0.7:443: i/o timeout"
+
+typedef struct attempt_row {
+    const char *name;
+    int has_old;
+    kobj_job_pod old; /* as cached: reason may be the remembered error */
+    kobj_job_pod fresh;
+    int want;
+} attempt_row;
+
+#define JP(reason, message, backing_off, attempts)                                                 \
+    {NULL, (char *)(reason), (char *)(message), backing_off, attempts}
+
+static const attempt_row attempt_rows[] = {
+    {"first sight of a refusal", 0, JP(NULL, NULL, 0, 0), JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
+    {"first refusal after initializing", 1, JP(NULL, NULL, 0, 0),
+     JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
+    {"the same attempt seen again", 1, JP("ErrImagePull", NOT_FOUND, 0, 1),
+     JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
+    {"its back-off keeps the count", 1, JP("ErrImagePull", NOT_FOUND, 0, 1),
+     JP("ImagePullBackOff", "Back-off pulling image", 1, 0), 1},
+    {"a refusal after the back-off: a second attempt", 1, JP("ErrImagePull", NOT_FOUND, 1, 1),
+     JP("ErrImagePull", NOT_FOUND, 0, 0), 2},
+    {"and a third", 1, JP("ErrImagePull", NOT_FOUND, 1, 2), JP("ErrImagePull", NOT_FOUND, 0, 0), 3},
+    {"a timeout after the back-off: starts over", 1, JP("ErrImagePull", NOT_FOUND, 1, 1),
+     JP("ErrImagePull", TIMEOUT, 0, 0), 0},
+    {"a refusal after a timeout's back-off", 1, JP("ErrImagePull", TIMEOUT, 1, 0),
+     JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
+    {"the next image initializing: starts over", 1, JP("ErrImagePull", NOT_FOUND, 0, 1),
+     JP(NULL, NULL, 0, 0), 0},
+    {"a back-off first seen: nothing known", 0, JP(NULL, NULL, 0, 0),
+     JP("ImagePullBackOff", "Back-off pulling image", 1, 0), 0},
+    {"InvalidImageName is no attempt to count (final at once)", 1, JP(NULL, NULL, 0, 0),
+     JP("InvalidImageName", "bad", 0, 0), 0},
+};
+
+static void test_failed_attempts_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(attempt_rows); i++) {
+        const attempt_row *r = &attempt_rows[i];
+        int got = controller_failed_attempts(r->has_old ? &r->old : NULL, &r->fresh);
+        ROW_CHECK(r->name, got == r->want, "%d attempts, want %d", got, r->want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +342,8 @@ int main(void)
         cmocka_unit_test(test_may_send_table),
         cmocka_unit_test(test_recent_expire_table),
         cmocka_unit_test(test_pull_outcome_table),
+        cmocka_unit_test(test_event_key_gc_table),
+        cmocka_unit_test(test_failed_attempts_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,11 +12,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "httpd.h"
+#include "json.h"
 
 static char seen[8][64];
 static int n_seen;
@@ -26,6 +28,10 @@ static int route(void *data, const char *path, strbuf *body)
     (void)data;
     if (n_seen < 8)
         snprintf(seen[n_seen++], sizeof(seen[0]), "%s", path);
+    if (strcmp(path, "/nope") == 0) {
+        strbuf_printf(body, "no such path: use /livez, /healthz or /readyz\n");
+        return 404;
+    }
     strbuf_printf(body, "%s\n", path);
     return 200;
 }
@@ -87,10 +93,81 @@ static void test_each_connection_gets_its_own_answer(void **state)
     httpd_close(&h);
 }
 
+/* Sends req on a new connection and steps the server until the whole
+ * answer (closed by the server) is in out. */
+static void exchange(httpd *h, int port, const char *req, char *out, size_t len)
+{
+    int fd = connect_to(port);
+    assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
+    size_t got = 0;
+    for (int i = 0; i < 400; i++) {
+        httpd_step(h, 0);
+        ssize_t n = recv(fd, out + got, len - 1 - got, MSG_DONTWAIT);
+        if (n == 0)
+            break;
+        if (n > 0)
+            got += (size_t)n;
+        else
+            usleep(1000);
+    }
+    out[got] = '\0';
+    close(fd);
+}
+
+/* Client errors are a meta/v1 Status in JSON, as the apiserver's and the
+ * webhook's are. */
+static void test_errors_are_status(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *req, *head, *reason, *message;
+        long code;
+    } rows[] = {
+        {"GET /nope HTTP/1.0\r\n\r\n", "HTTP/1.0 404 Not Found\r\n", "NotFound",
+         "no such path: use /livez, /healthz or /readyz", 404},
+        {"POST /healthz HTTP/1.0\r\n\r\n", "HTTP/1.0 405 Method Not Allowed\r\n",
+         "MethodNotAllowed", "use GET", 405},
+        {"GARBAGE\r\n\r\n", "HTTP/1.0 400 Bad Request\r\n", "BadRequest", "bad request line", 400},
+    };
+    httpd h;
+    char err[128];
+    assert_int_equal(httpd_open(&h, "127.0.0.1:0", route, NULL, err, sizeof(err)), 0);
+    struct sockaddr_in sa;
+    socklen_t slen = sizeof(sa);
+    assert_int_equal(getsockname(h.listen_fd, (struct sockaddr *)&sa, &slen), 0);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char answer[1024];
+        exchange(&h, ntohs(sa.sin_port), rows[i].req, answer, sizeof(answer));
+        if (strncmp(answer, rows[i].head, strlen(rows[i].head)) != 0 ||
+            strstr(answer, "\r\nContent-Type: application/json\r\n") == NULL)
+            fail_msg("%s: %s", rows[i].req, answer);
+        const char *body = strstr(answer, "\r\n\r\n");
+        assert_non_null(body);
+        body += 4;
+        char perr[128];
+        yajl_val v = json_parse_tree(body, strlen(body), 8, perr, sizeof(perr));
+        if (v == NULL)
+            fail_msg("%s: body %s: %s", rows[i].req, body, perr);
+        const char *kind[] = {"kind", NULL}, *reason[] = {"reason", NULL},
+                   *message[] = {"message", NULL}, *code[] = {"code", NULL},
+                   *status[] = {"status", NULL};
+        assert_string_equal(YAJL_GET_STRING(yajl_tree_get(v, kind, yajl_t_string)), "Status");
+        assert_string_equal(YAJL_GET_STRING(yajl_tree_get(v, status, yajl_t_string)), "Failure");
+        assert_string_equal(YAJL_GET_STRING(yajl_tree_get(v, reason, yajl_t_string)),
+                            rows[i].reason);
+        assert_string_equal(YAJL_GET_STRING(yajl_tree_get(v, message, yajl_t_string)),
+                            rows[i].message);
+        assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(v, code, yajl_t_number)), rows[i].code);
+        yajl_tree_free(v);
+    }
+    httpd_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_connection_gets_its_own_answer),
+        cmocka_unit_test(test_errors_are_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

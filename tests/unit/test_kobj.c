@@ -235,6 +235,7 @@ static void test_pod_fixture(void **state)
     /* the controller reference, not the first one */
     assert_string_equal(o->meta.owner_uid, DS_UID);
     assert_int_equal(o->meta.deleting, 0);
+    assert_string_equal(o->meta.resource_version, "48377"); /* status writes' precondition */
     assert_string_equal(o->u.pod.node_name, "edge-node-1");
     assert_string_equal(o->u.pod.hash, "5c4b9a8d7");
     /* the first of each type wins; the Ready condition's message is not ours */

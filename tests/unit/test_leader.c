@@ -42,73 +42,85 @@ typedef struct leader_row {
     leader_step step;
     int leader_after;
     int64_t next_try_after, last_renew_after, observed_at_after; /* or SAME */
+    int held, held_after; /* we hold the Lease as our last write returned it */
 } leader_row;
 
 /* clang-format off */
 static const leader_row rows[] = {
     /* reads */
     {"no Lease (404): create it",
-     0, 0, 0, NEVER, NEVER, LEADER_READ_MISSING, NULL, 0, LEADER_CREATE, 0, SAME, SAME, SAME},
+     0, 0, 0, NEVER, NEVER, LEADER_READ_MISSING, NULL, 0, LEADER_CREATE, 0, SAME, SAME, SAME, 0, 0},
     {"a free Lease: take it",
-     0, 0, 0, NEVER, NEVER, LEADER_READ, "", 1, LEADER_TAKE, 0, SAME, SAME, 0},
+     0, 0, 0, NEVER, NEVER, LEADER_READ, "", 1, LEADER_TAKE, 0, SAME, SAME, 0, 0, 0},
     {"a free Lease seen before: take it",
-     0, 0, 0, NEVER, -1000, LEADER_READ, "", 0, LEADER_TAKE, 0, SAME, SAME, SAME},
+     0, 0, 0, NEVER, -1000, LEADER_READ, "", 0, LEADER_TAKE, 0, SAME, SAME, SAME, 0, 0},
     {"someone else's live Lease: wait a retry period, not leader",
-     0, 0, 0, NEVER, -3000, LEADER_READ, "other", 1, LEADER_WAIT, 0, 2000, SAME, 0},
+     0, 0, 0, NEVER, -3000, LEADER_READ, "other", 1, LEADER_WAIT, 0, 2000, SAME, 0, 0, 0},
     {"someone else's Lease unchanged for less than a lease duration: wait",
-     0, 0, 0, NEVER, -14000, LEADER_READ, "other", 0, LEADER_WAIT, 0, 2000, SAME, SAME},
+     0, 0, 0, NEVER, -14000, LEADER_READ, "other", 0, LEADER_WAIT, 0, 2000, SAME, SAME, 0, 0},
     {"unchanged for exactly a lease duration: not expired yet",
-     0, 0, 0, NEVER, -15000, LEADER_READ, "other", 0, LEADER_WAIT, 0, 2000, SAME, SAME},
+     0, 0, 0, NEVER, -15000, LEADER_READ, "other", 0, LEADER_WAIT, 0, 2000, SAME, SAME, 0, 0},
     {"expired by local observation (unchanged for more than a lease duration): take it",
-     0, 0, 0, NEVER, -15001, LEADER_READ, "other", 0, LEADER_TAKE, 0, SAME, SAME, SAME},
+     0, 0, 0, NEVER, -15001, LEADER_READ, "other", 0, LEADER_TAKE, 0, SAME, SAME, SAME, 0, 0},
     /* the writer's renewTime may be old by our clock (clock skew): what
      * counts is that the record changed, seen here just now */
     {"a record that just changed is live, however old it was: wait",
-     0, 0, 0, NEVER, -60000, LEADER_READ, "other", 1, LEADER_WAIT, 0, 2000, SAME, 0},
+     0, 0, 0, NEVER, -60000, LEADER_READ, "other", 1, LEADER_WAIT, 0, 2000, SAME, 0, 0, 0},
     {"someone else's Lease never observed changing: take it",
-     0, 0, 0, NEVER, NEVER, LEADER_READ, "other", 0, LEADER_TAKE, 0, SAME, SAME, SAME},
+     0, 0, 0, NEVER, NEVER, LEADER_READ, "other", 0, LEADER_TAKE, 0, SAME, SAME, SAME, 0, 0},
     {"someone else's live Lease while we thought we led: not leader",
-     1, 0, 0, -3000, -3000, LEADER_READ, "other", 1, LEADER_WAIT, 0, 2000, SAME, 0},
+     1, 0, 0, -3000, -3000, LEADER_READ, "other", 1, LEADER_WAIT, 0, 2000, SAME, 0, 0, 0},
     {"ours: renew it",
-     1, 0, 0, -2000, -2000, LEADER_READ, "me", 0, LEADER_RENEW, 1, SAME, SAME, SAME},
+     1, 0, 0, -2000, -2000, LEADER_READ, "me", 0, LEADER_RENEW, 1, SAME, SAME, SAME, 0, 0},
     {"ours after a restart: renew it (leader once written)",
-     0, 0, 0, NEVER, NEVER, LEADER_READ, "me", 1, LEADER_RENEW, 0, SAME, SAME, 0},
+     0, 0, 0, NEVER, NEVER, LEADER_READ, "me", 1, LEADER_RENEW, 0, SAME, SAME, 0, 0, 0},
     {"ours, even unchanged past a lease duration: renew it",
-     0, 0, 0, NEVER, -20000, LEADER_READ, "me", 0, LEADER_RENEW, 0, SAME, SAME, SAME},
+     0, 0, 0, NEVER, -20000, LEADER_READ, "me", 0, LEADER_RENEW, 0, SAME, SAME, SAME, 0, 0},
     {"a read that failed: try again in a retry period",
-     0, 0, 0, NEVER, -3000, LEADER_READ_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME},
+     0, 0, 0, NEVER, -3000, LEADER_READ_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME, 0, 0},
     {"a read that failed, within the renew deadline: still leader",
-     1, 0, 0, -4000, -4000, LEADER_READ_FAILED, NULL, 0, LEADER_WAIT, 1, 2000, SAME, SAME},
+     1, 0, 0, -4000, -4000, LEADER_READ_FAILED, NULL, 0, LEADER_WAIT, 1, 2000, SAME, SAME, 0, 0},
     {"a read that failed past the renew deadline: step down",
-     1, 0, 0, -11000, -11000, LEADER_READ_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME},
+     1, 0, 0, -11000, -11000, LEADER_READ_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME, 0, 0},
     /* writes */
     {"written: leader, renewed now, next renewal in a retry period",
-     0, 0, 0, NEVER, -20000, LEADER_WRITTEN, NULL, 1, LEADER_WAIT, 1, 2000, 0, 0},
+     0, 0, 0, NEVER, -20000, LEADER_WRITTEN, NULL, 1, LEADER_WAIT, 1, 2000, 0, 0, 0, 1},
     {"renewed: still leader",
-     1, 0, 0, -2000, -2000, LEADER_WRITTEN, NULL, 1, LEADER_WAIT, 1, 2000, 0, 0},
+     1, 0, 0, -2000, -2000, LEADER_WRITTEN, NULL, 1, LEADER_WAIT, 1, 2000, 0, 0, 1, 1},
     {"409 on write: another candidate wrote first, wait a retry period",
-     0, 0, 0, NEVER, -16000, LEADER_WRITE_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME},
-    {"409 on renew within the renew deadline: still leader, retry",
-     1, 0, 0, -3000, -3000, LEADER_WRITE_FAILED, NULL, 0, LEADER_WAIT, 1, 2000, SAME, SAME},
+     0, 0, 0, NEVER, -16000, LEADER_WRITE_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME, 0, 0},
+    {"409 on renew within the renew deadline: still leader, read it again next",
+     1, 0, 0, -3000, -3000, LEADER_WRITE_FAILED, NULL, 0, LEADER_WAIT, 1, 2000, SAME, SAME, 1, 0},
     {"a renew that failed past the renew deadline: step down",
-     1, 0, 0, -10500, -10500, LEADER_WRITE_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME},
+     1, 0, 0, -10500, -10500, LEADER_WRITE_FAILED, NULL, 0, LEADER_WAIT, 0, 2000, SAME, SAME, 1, 0},
+    /* issue 10: a renewal is one PUT of the Lease we hold (our last
+     * write's answer), not a GET and a PUT; read only after a conflict or
+     * an unknown outcome */
+    {"leader holding its Lease at next_try: renew it, no read",
+     1, 0, 0, -2000, -2000, LEADER_TICK, NULL, 0, LEADER_RENEW, 1, SAME, SAME, SAME, 1, 1},
+    {"holding it, a call in flight: wait",
+     1, 1, 0, -2000, -2000, LEADER_TICK, NULL, 0, LEADER_WAIT, 1, SAME, SAME, SAME, 1, 1},
+    {"holding it, before next_try: wait",
+     1, 0, 1, -2000, -2000, LEADER_TICK, NULL, 0, LEADER_WAIT, 1, SAME, SAME, SAME, 1, 1},
+    {"a read replaces what we held",
+     1, 0, 0, -2000, -2000, LEADER_READ, "me", 0, LEADER_RENEW, 1, SAME, SAME, SAME, 1, 0},
     /* time passing */
     {"idle at next_try: read the Lease",
-     0, 0, 0, NEVER, NEVER, LEADER_TICK, NULL, 0, LEADER_GET, 0, SAME, SAME, SAME},
+     0, 0, 0, NEVER, NEVER, LEADER_TICK, NULL, 0, LEADER_GET, 0, SAME, SAME, SAME, 0, 0},
     {"idle before next_try: wait",
-     0, 0, 1, NEVER, NEVER, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME},
+     0, 0, 1, NEVER, NEVER, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME, 0, 0},
     {"a call in flight: wait for it",
-     0, 1, -5000, NEVER, NEVER, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME},
+     0, 1, -5000, NEVER, NEVER, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME, 0, 0},
     {"leader at next_try: read, then renew",
-     1, 0, 0, -2000, -2000, LEADER_TICK, NULL, 0, LEADER_GET, 1, SAME, SAME, SAME},
+     1, 0, 0, -2000, -2000, LEADER_TICK, NULL, 0, LEADER_GET, 1, SAME, SAME, SAME, 0, 0},
     {"exactly the renew deadline: still leader",
-     1, 0, 1, -10000, -10000, LEADER_TICK, NULL, 0, LEADER_WAIT, 1, SAME, SAME, SAME},
+     1, 0, 1, -10000, -10000, LEADER_TICK, NULL, 0, LEADER_WAIT, 1, SAME, SAME, SAME, 0, 0},
     {"renew deadline passed without renewal: step down, before another may take over",
-     1, 0, 1, -10001, -10001, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME},
+     1, 0, 1, -10001, -10001, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME, 0, 0},
     /* a partitioned leader's GET hangs until its timeout: the deadline
      * must not wait for it */
     {"renew deadline passed while a read hangs: step down now",
-     1, 1, -500, -10500, -10500, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME},
+     1, 1, -500, -10500, -10500, LEADER_TICK, NULL, 0, LEADER_WAIT, 0, SAME, SAME, SAME, 0, 0},
 };
 /* clang-format on */
 
@@ -134,12 +146,14 @@ static void test_decide_table(void **state)
             .next_try = at(r->next_try),
             .last_renew = at(r->last_renew),
             .observed_at = at(r->observed_at),
+            .held = r->held,
         };
         leader_observation obs = {r->event, r->holder, r->changed};
         uint64_t now = at(0);
         leader_decision d = leader_decide(&cfg, &st, &obs, now);
         const leader_state *s = &d.state;
         int ok = d.step == r->step && s->is_leader == r->leader_after && s->busy == st.busy &&
+                 s->held == r->held_after &&
                  same_time(r->next_try_after, st.next_try, s->next_try) &&
                  same_time(r->last_renew_after, st.last_renew, s->last_renew) &&
                  same_time(r->observed_at_after, st.observed_at, s->observed_at);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "log.h"
 
 static int saved_stderr = -1;
@@ -42,11 +43,11 @@ static char *captured(void)
     return buf;
 }
 
-/* "time=2026-11-21T21:00:00.123Z " */
+/* "ts=2026-11-21T21:00:00.123Z " */
 static void assert_time_prefix(const char *line)
 {
-    assert_true(strncmp(line, "time=", 5) == 0);
-    const char *t = line + 5;
+    assert_true(strncmp(line, "ts=", 3) == 0);
+    const char *t = line + 3;
     static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ ";
     for (size_t i = 0; i < sizeof(shape) - 1; i++) {
         if (shape[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i])
@@ -67,7 +68,7 @@ static void test_line_shape(void **state)
     log_end(&l, LOG_INFO);
     char *out = captured();
     assert_time_prefix(out);
-    assert_string_equal(out + 30, "level=info msg=denied uid=705ab4f5 user=system:node:node-1 n=-42 "
+    assert_string_equal(out + 28, "level=info msg=denied uid=705ab4f5 user=system:node:node-1 n=-42 "
                                   "rule=own-node-only\n");
     free(out);
 }
@@ -99,7 +100,7 @@ static void test_quoting(void **state)
         char *out = captured();
         char *want = malloc(strlen(rows[i].logged) + 32);
         sprintf(want, "level=warn msg=m v=%s\n", rows[i].logged);
-        FX_CHECK(rows[i].logged, strcmp(out + 30, want) == 0, "got %s", out + 30);
+        FX_CHECK(rows[i].logged, strcmp(out + 28, want) == 0, "got %s", out + 28);
         free(want);
         free(out);
     }
@@ -116,7 +117,7 @@ static void test_null_and_empty_values(void **state)
     log_sv(&l, "c", (sv){"x y", 3});
     log_end(&l, LOG_ERROR);
     char *out = captured();
-    assert_string_equal(out + 30, "level=error msg=\"two words\" a=\"\" b=\"\" c=\"x y\"\n");
+    assert_string_equal(out + 28, "level=error msg=\"two words\" a=\"\" b=\"\" c=\"x y\"\n");
     free(out);
 }
 
@@ -138,9 +139,9 @@ static void test_levels(void **state)
     log_set_level(LOG_INFO);
     char *second = strchr(out, '\n') + 1;
     char *third = strchr(second, '\n') + 1;
-    assert_true(strncmp(out + 30, "level=warn msg=w\n", 17) == 0);
-    assert_true(strncmp(second + 30, "level=error msg=e detail=\"7 x\"\n", 31) == 0);
-    assert_string_equal(third + 30, "level=debug msg=d2\n");
+    assert_true(strncmp(out + 28, "level=warn msg=w\n", 17) == 0);
+    assert_true(strncmp(second + 28, "level=error msg=e detail=\"7 x\"\n", 31) == 0);
+    assert_string_equal(third + 28, "level=debug msg=d2\n");
     free(out);
 }
 
@@ -168,7 +169,7 @@ static void test_truncation(void **state)
     char *nl = strchr(out, '\n');
     assert_non_null(nl);
     assert_int_equal(nl - out + 1, (long)sizeof(l.buf));
-    assert_true(strncmp(out + 30, "level=info msg=big v=xxxx", 25) == 0);
+    assert_true(strncmp(out + 28, "level=info msg=big v=xxxx", 25) == 0);
     char *nl2 = strchr(nl + 1, '\n');
     assert_non_null(nl2);
     assert_int_equal(nl2 - nl, (long)sizeof(l.buf));
@@ -218,10 +219,10 @@ static void test_threads_do_not_interleave(void **state)
         *nl = '\0';
         long id;
         int i, used = 0;
-        if (sscanf(line + 30, "level=info msg=t thread=%ld i=%d v=%n", &id, &i, &used) != 2 ||
+        if (sscanf(line + 28, "level=info msg=t thread=%ld i=%d v=%n", &id, &i, &used) != 2 ||
             id < 0 || id >= THREADS)
             fail_msg("mangled line %d: %.80s", n, line);
-        const char *v = line + 30 + used;
+        const char *v = line + 28 + used;
         assert_int_equal(strlen(v), 599);
         for (int k = 0; k < 599; k++)
             if (v[k] != 'a' + id)
@@ -257,6 +258,159 @@ static void test_level_names(void **state)
     }
 }
 
+/* ---- json ------------------------------------------------------------------- */
+
+/* The line of l, finished, parsed as one JSON object (yajl checks UTF-8). */
+static yajl_val json_line(log_line *l)
+{
+    log_finish(l);
+    assert_true(l->len > 0 && l->buf[l->len - 1] == '\n');
+    assert_null(memchr(l->buf, '\n', l->len - 1)); /* one line */
+    char err[128] = "";
+    yajl_val v = json_parse_tree(l->buf, l->len - 1, 8, err, sizeof(err));
+    if (v == NULL || !YAJL_IS_OBJECT(v))
+        fail_msg("not a JSON object (%s): %.*s", err, (int)l->len, l->buf);
+    return v;
+}
+
+static const char *jget(yajl_val v, const char *key)
+{
+    const char *path[] = {key, NULL};
+    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
+    return s != NULL ? YAJL_GET_STRING(s) : NULL;
+}
+
+static void test_json_line_shape(void **state)
+{
+    (void)state;
+    log_set_format(LOG_FORMAT_JSON);
+    capture_begin();
+    log_kv(LOG_INFO, "job created", "pod", "edge/agent-x7k2p", "job", "ota-prepull-1", "node",
+           NULL, NULL);
+    char *out = captured();
+    log_set_format(LOG_FORMAT_TEXT);
+    assert_true(strncmp(out, "{\"ts\":\"", 7) == 0);
+    const char *t = out + 7;
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd.dddZ\"";
+    for (size_t i = 0; i < sizeof(shape) - 1; i++)
+        if (shape[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i])
+            fail_msg("bad time at %zu: %s", i, out);
+    assert_string_equal(t + 25, ",\"level\":\"info\",\"msg\":\"job created\",\"pod\":"
+                                "\"edge/agent-x7k2p\",\"job\":\"ota-prepull-1\",\"node\":\"\"}\n");
+    free(out);
+}
+
+static void test_json_escaping(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *written, *parsed;
+    } rows[] = {
+        {"plain", "\"plain\"", "plain"},
+        {"", "\"\"", ""},
+        {"a\"b", "\"a\\\"b\"", "a\"b"},
+        {"a\\b", "\"a\\\\b\"", "a\\b"},
+        {"line\nbreak\ttab\r", "\"line\\nbreak\\ttab\\r\"", "line\nbreak\ttab\r"},
+        {"\x1b[31m\x7f", "\"\\u001b[31m\\u007f\"", "\x1b[31m\x7f"},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3\"",
+         "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3"},
+        /* not UTF-8: a lone continuation, an overlong '/', a surrogate, a cut sequence */
+        {"a\x80z", "\"a\\ufffdz\"", "a\xef\xbf\xbdz"},
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\"", "\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"x\xe2\x82", "\"x\\ufffd\\ufffd\"", "x\xef\xbf\xbd\xef\xbf\xbd"},
+    };
+    log_set_format(LOG_FORMAT_JSON);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        log_line l;
+        log_begin(&l, LOG_WARN, "m");
+        log_str(&l, "v", rows[i].value);
+        log_int(&l, "n", -7);
+        yajl_val v = json_line(&l);
+        char want[128];
+        snprintf(want, sizeof(want), ",\"v\":%s,\"n\":-7}\n", rows[i].written);
+        size_t wl = strlen(want);
+        ROW_CHECK(rows[i].written, l.len >= wl && memcmp(l.buf + l.len - wl, want, wl) == 0,
+                  "got %.*s", (int)l.len, l.buf);
+        const char *got = jget(v, "v");
+        ROW_CHECK(rows[i].written, got != NULL && strcmp(got, rows[i].parsed) == 0, "parsed %s",
+                  got != NULL ? got : "(none)");
+        ROW_CHECK(rows[i].written, strcmp(jget(v, "level"), "warn") == 0, "level");
+        yajl_tree_free(v);
+    }
+    log_set_format(LOG_FORMAT_TEXT);
+}
+
+/* A cut line is still one JSON object, says so, and never splits an
+ * escape or a UTF-8 character. */
+static void test_json_truncation(void **state)
+{
+    (void)state;
+    static const char *const fills[] = {"x", "\"", "\xc3\xa9", "\x01", "\xf0\x9f\x90\xb3"};
+    log_set_format(LOG_FORMAT_JSON);
+    for (size_t f = 0; f < sizeof(fills) / sizeof(fills[0]); f++) {
+        for (size_t extra = 0; extra < 8; extra++) {
+            char big[5000];
+            size_t n = 0, fl = strlen(fills[f]);
+            while (n + fl < sizeof(big) - 1 - extra) {
+                memcpy(big + n, fills[f], fl);
+                n += fl;
+            }
+            memset(big + n, 'y', extra); /* shifts where the cut falls */
+            big[n + extra] = '\0';
+            log_line l;
+            log_begin(&l, LOG_INFO, "big");
+            log_str(&l, "v", big);
+            assert_true(l.truncated);
+            log_str(&l, "after", "more");
+            log_int(&l, "n", 1);
+            yajl_val v = json_line(&l);
+            assert_true(l.len <= sizeof(l.buf));
+            const char *path[] = {"truncated", NULL};
+            assert_true(YAJL_IS_TRUE(yajl_tree_get(v, path, yajl_t_true)));
+            assert_non_null(jget(v, "v"));
+            assert_null(jget(v, "after"));
+            yajl_tree_free(v);
+        }
+    }
+    /* a message alone too long */
+    char msg[3000];
+    memset(msg, 'm', sizeof(msg) - 1);
+    msg[sizeof(msg) - 1] = '\0';
+    log_line l;
+    log_begin(&l, LOG_ERROR, msg);
+    yajl_val v = json_line(&l);
+    assert_true(strlen(jget(v, "msg")) > 1900);
+    yajl_tree_free(v);
+    log_set_format(LOG_FORMAT_TEXT);
+}
+
+static void test_format_names(void **state)
+{
+    (void)state;
+    log_format f = LOG_FORMAT_TEXT;
+    assert_int_equal(log_format_parse("json", &f), 0);
+    assert_int_equal(f, LOG_FORMAT_JSON);
+    assert_int_equal(log_format_parse("text", &f), 0);
+    assert_int_equal(f, LOG_FORMAT_TEXT);
+    assert_int_equal(log_format_parse("JSON", &f), -1);
+    assert_int_equal(log_format_parse("logfmt", &f), -1);
+    assert_int_equal(log_format_parse("", &f), -1);
+}
+
+/* log_kv in text: the pairs in order, a NULL value as "". */
+static void test_kv_text(void **state)
+{
+    (void)state;
+    capture_begin();
+    log_kv(LOG_INFO, "pull finished", "pod", "edge/a", "outcome", "failed", "reason",
+           "not found: x", "job", NULL, NULL);
+    char *out = captured();
+    assert_string_equal(out + 28, "level=info msg=\"pull finished\" pod=edge/a outcome=failed "
+                                  "reason=\"not found: x\" job=\"\"\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +421,11 @@ int main(void)
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_threads_do_not_interleave),
+        cmocka_unit_test(test_json_line_shape),
+        cmocka_unit_test(test_json_escaping),
+        cmocka_unit_test(test_json_truncation),
+        cmocka_unit_test(test_format_names),
+        cmocka_unit_test(test_kv_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -883,6 +883,74 @@ static void test_pod_status_needs_both_objects(void **state)
     arena_free(&a);
 }
 
+/* ota_state_request_time, rule by rule (the webhook's rows in
+ * test_podstatus.c show the same through a review). */
+typedef struct rt_row {
+    const char *name;
+    const char *was_status, *was_reason, *was_msg, *was_time; /* status NULL: none */
+    const char *asked_reason, *asked_msg, *asked_time;
+    const char *now, *want;
+    ota_request_time_rule rule;
+} rt_row;
+
+#define T0 "2026-11-21T21:02:00Z"
+#define NOW_T "2026-11-21T21:30:00Z"
+
+static const rt_row rt_rows[] = {
+    {"first request, no reason: now", NULL, NULL, NULL, NULL, "", REV(H2), "", NOW_T, NOW_T,
+     OTA_RT_NOW},
+    {"first request, kubectl's time", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL, REV(H2),
+     "2026-11-21T21:29:00Z", NOW_T, "2026-11-21T21:29:00Z", OTA_RT_AS_ASKED},
+    {"kubectl's request without a time: now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL,
+     REV(H2), "", NOW_T, NOW_T, OTA_RT_NOW},
+    {"reason-less request with a time: now all the same", NULL, NULL, NULL, NULL, "", REV(H2),
+     "2026-11-21T21:29:00Z", NOW_T, NOW_T, OTA_RT_NOW},
+    {"repeat while pending: stored", "False", OTA_REASON_WAIT_PULL, REV(H2), T0, "", REV(H2), "",
+     NOW_T, T0, OTA_RT_KEPT},
+    {"repeat of an unstamped pending request: stored", "False", "", REV(H2), T0, "", REV(H2),
+     "", NOW_T, T0, OTA_RT_KEPT},
+    {"pending request without a time: not kept", "False", OTA_REASON_WAIT_PULL, REV(H2), "", "",
+     REV(H2), "", NOW_T, NOW_T, OTA_RT_NOW},
+    {"pending request with a bad time: not kept", "False", OTA_REASON_WAIT_PULL, REV(H2),
+     "yesterday", "", REV(H2), "", NOW_T, NOW_T, OTA_RT_NOW},
+    {"pending for another revision: new", "False", OTA_REASON_WAIT_PULL, REV(H1), T0, "", REV(H2),
+     "", NOW_T, NOW_T, OTA_RT_NOW},
+    {"after a failure in this second: +1 s", "False", OTA_REASON_PULL_FAIL, "pull image job x failed",
+     NOW_T, "", REV(H2), "", NOW_T, "2026-11-21T21:30:01Z", OTA_RT_BUMPED},
+    {"after a success in this second: +1 s", "True", OTA_REASON_PULL_SUCCESS, REV(H2), NOW_T, "",
+     REV(H2), "", NOW_T, "2026-11-21T21:30:01Z", OTA_RT_BUMPED},
+    {"after a success with a fraction: +1 s, whole seconds", "True", OTA_REASON_PULL_SUCCESS,
+     REV(H2), "2026-11-21T21:30:00.999999Z", "", REV(H2), "", NOW_T, "2026-11-21T21:30:01Z",
+     OTA_RT_BUMPED},
+    {"after an older result: now", "True", OTA_REASON_PULL_SUCCESS, REV(H2), T0, "", REV(H2), "",
+     NOW_T, NOW_T, OTA_RT_NOW},
+    {"across a year's end", "True", OTA_REASON_PULL_SUCCESS, REV(H2), "2026-12-31T23:59:59Z", "",
+     REV(H2), "", "2026-12-31T23:59:58Z", "2027-01-01T00:00:00Z", OTA_RT_BUMPED},
+    {"kubectl's bad time: now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL, REV(H2),
+     "2026-11-21 21:29:00", NOW_T, NOW_T, OTA_RT_NOW},
+    {"kubectl's time with an offset: not UTC, now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL,
+     REV(H2), "2026-11-21T21:29:00+02:00", NOW_T, NOW_T, OTA_RT_NOW},
+};
+
+static void test_request_time(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(rt_rows) / sizeof(rt_rows[0]); i++) {
+        const rt_row *r = &rt_rows[i];
+        ota_cond was = {0};
+        if (r->was_status != NULL)
+            was = (ota_cond){1, sv_from(r->was_status), sv_from(r->was_reason), sv_from(r->was_msg)};
+        ota_cond asked = {1, sv_from("False"), sv_from(r->asked_reason), sv_from(r->asked_msg)};
+        char out[32];
+        ota_request_time_rule rule =
+            ota_state_request_time(&was, sv_from(r->was_time != NULL ? r->was_time : ""), &asked,
+                                   sv_from(r->asked_time), r->now, out, sizeof(out));
+        if (strcmp(out, r->want) != 0 || rule != r->rule)
+            fail_msg("%s: got %s (rule %d), want %s (rule %d)", r->name, out, (int)rule, r->want,
+                     (int)r->rule);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -899,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_admit_uses_configured_controller),
         cmocka_unit_test(test_delete_never_blocked),
         cmocka_unit_test(test_pod_status_needs_both_objects),
+        cmocka_unit_test(test_request_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

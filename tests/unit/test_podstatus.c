@@ -54,6 +54,23 @@
     "{\"type\":\"PodImageReady\",\"status\":\"True\",\"lastProbeTime\":null,"                     \
     "\"lastTransitionTime\":\"2026-11-21T21:05:41Z\",\"reason\":\"PullImageSuccess\","            \
     "\"message\":\"controllerrevision: " H "\"}"
+/* kubectl's complete request, its own time in the second of the failure
+ * before it (C_IR_FAIL_T), or later */
+#define C_IR_WAIT_AT(t)                                                                            \
+    "{\"type\":\"PodImageReady\",\"status\":\"False\",\"lastTransitionTime\":\"" t "\","         \
+    "\"reason\":\"WaitPullImage\",\"message\":\"controllerrevision: " H "\"}"
+#define C_IR_FAIL_T                                                                                \
+    "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"PullImageFail\","              \
+    "\"lastTransitionTime\":\"2026-11-21T21:30:00Z\","                                           \
+    "\"message\":\"pull image job ota-prepull-q7x failed: ErrImagePull\"}"
+#define C_IR_WAIT_AT_OLD                                                                           \
+    "{\"type\":\"PodImageReady\",\"status\":\"False\",\"lastTransitionTime\":\"2026-11-21T21:02:00Z\"," \
+    "\"reason\":\"WaitPullImage\",\"message\":\"controllerrevision: " H_OLD "\"}"
+/* a result written in the future of FX_NOW (clocks apart, or a retry in
+ * the same second) */
+#define C_IR_OK_LATER                                                                              \
+    "{\"type\":\"PodImageReady\",\"status\":\"True\",\"lastTransitionTime\":\"2099-01-01T00:00:00Z\"," \
+    "\"reason\":\"PullImageSuccess\",\"message\":\"controllerrevision: " H "\"}"
 #define C_IR_FAIL                                                                                  \
     "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"PullImageFail\","              \
     "\"message\":\"pull image job ota-prepull-q7x failed: ErrImagePull\"}"
@@ -84,6 +101,8 @@
 #define MASTER "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]"
 
 #define STAMPED ADMIT_MUT_STAMP_REASON
+#define KEPT ADMIT_MUT_KEEP_REQUEST_TIME
+#define AFTER ADMIT_MUT_REQUEST_TIME_AFTER
 #define FILLED ADMIT_MUT_FILL_MESSAGE
 #define NU_BACK ADMIT_MUT_RESTORE_NEED_UPGRADE
 #define IR_BACK ADMIT_MUT_RESTORE_IMAGE_READY
@@ -121,6 +140,43 @@ static const mutation_row rows[] = {
      PATCH(STAMP(1)), STAMPED, "stamp-reason"},
     {"no message to copy: PodNeedUpgrade without one", NODE, POD(C_NU_FALSE),
      POD(C_NU_FALSE "," C_IR_BARE), PATCH(STAMP(1)), STAMPED, "stamp-reason"},
+    /* ---- the request's time names its Job (issue 10 §4) ---- */
+    {"YurtHub repeats the request while it is pulled: the stored time stays", NODE,
+     POD(C_READY "," C_NU "," C_IR_WAIT), POD(C_IR_ASK "," C_NU "," C_READY),
+     PATCH(OP_STR("add", COND(0) "/reason", "WaitPullImage") ","
+           OP_STR("add", COND(0) "/lastTransitionTime", "2026-11-21T21:02:00Z")),
+     STAMPED | KEPT, "stamp-reason,keep-request-time"},
+    {"bare repeat while pulled: message filled, stored time", NODE, POD(C_NU "," C_IR_WAIT),
+     POD(C_NU "," C_IR_BARE),
+     PATCH(OP_STR("add", COND(1) "/reason", "WaitPullImage") ","
+           OP_STR("add", COND(1) "/lastTransitionTime", "2026-11-21T21:02:00Z") "," FILL(1)),
+     STAMPED | KEPT | FILLED, "stamp-reason,fill-message,keep-request-time"},
+    {"kubectl repeats the request with a new time: the stored time stays", NODE,
+     POD(C_NU "," C_IR_WAIT), POD(C_NU "," C_IR_WAIT_AT("2026-11-21T21:29:00Z")),
+     PATCH(OP_STR("add", COND(1) "/lastTransitionTime", "2026-11-21T21:02:00Z")), KEPT,
+     "keep-request-time"},
+    {"repeat with a fraction of a second: the stored time stays", NODE,
+     POD(C_NU "," C_IR_WAIT), POD(C_NU "," C_IR_WAIT_AT("2026-11-21T21:02:00.5Z")),
+     PATCH(OP_STR("add", COND(1) "/lastTransitionTime", "2026-11-21T21:02:00Z")), KEPT,
+     "keep-request-time"},
+    {"kubectl's retry in the second of the failure: one second later", NODE,
+     POD(C_NU "," C_IR_FAIL_T), POD(C_NU "," C_IR_WAIT_AT("2026-11-21T21:30:00Z")),
+     PATCH(OP_STR("add", COND(1) "/lastTransitionTime", "2026-11-21T21:30:01Z")), AFTER,
+     "request-time-after-stored"},
+    {"kubectl's retry with a time before the failure: one second after it", NODE,
+     POD(C_NU "," C_IR_FAIL_T), POD(C_NU "," C_IR_WAIT_AT("2026-11-21T21:29:59Z")),
+     PATCH(OP_STR("add", COND(1) "/lastTransitionTime", "2026-11-21T21:30:01Z")), AFTER,
+     "request-time-after-stored"},
+    {"kubectl's retry after the failure's second: its own time", NODE,
+     POD(C_NU "," C_IR_FAIL_T), POD(C_NU "," C_IR_WAIT_AT("2026-11-21T21:30:01Z")), NULL, 0, ""},
+    {"YurtHub's re-pull after a result stamped later than now: one second after it", NODE,
+     POD(C_NU "," C_IR_OK_LATER), POD(C_NU "," C_IR_ASK),
+     PATCH(OP_STR("add", COND(1) "/reason", "WaitPullImage") ","
+           OP_STR("add", COND(1) "/lastTransitionTime", "2099-01-01T00:00:01Z")),
+     STAMPED | AFTER, "stamp-reason,request-time-after-stored"},
+    {"request for another revision than the pending one: a new time", NODE,
+     POD(C_NU "," C_IR_WAIT_AT_OLD), POD(C_NU "," C_IR_ASK), PATCH(STAMP(1)), STAMPED,
+     "stamp-reason"},
     {"a result is not a request", NODE, POD(C_NU "," C_IR_WAIT), POD(C_NU "," C_IR_FAIL), NULL, 0,
      ""},
 
@@ -380,7 +436,7 @@ static void test_mutation_names(void **state)
     assert_string_equal(admit_mutation_names(ADMIT_MUT_ONDELETE, &a), "ondelete");
     assert_string_equal(admit_mutation_names(~0u, &a),
                         "ondelete,stamp-reason,fill-message,restore-need-upgrade,"
-                        "restore-image-ready");
+                        "restore-image-ready,keep-request-time,request-time-after-stored");
     assert_string_equal(admit_result_name(ADMIT_ALLOWED), "allowed");
     assert_string_equal(admit_result_name(ADMIT_PATCHED), "patched");
     assert_string_equal(admit_result_name(ADMIT_DENIED), "denied");
