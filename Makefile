@@ -263,6 +263,29 @@ $(BUILD)/bench/%: bench/%.c $(A_CONTROLLER) $(A_KUBE) $(A_LIB)
 bench: $(BUILD)/bench/cache_memory
 	$(BUILD)/bench/cache_memory
 
+# The webhook against its two reference servers (bench/webhook.py): the
+# transport ceiling and the parse ceiling, one source built twice.
+$(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/webhook_ref.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DREF_PARSE=$(if $(findstring parse,$(notdir $@)),1,0) $(LDFLAGS_SAN) \
+		-o $@ $< $(LIBS_WEBHOOK)
+
+# The decision alone, per body, without sockets (where the CPU goes), and the
+# "beyond yajl" prototype (bench/webhook_skip.c).
+$(BUILD)/bench/webhook_decide $(BUILD)/bench/webhook_skip: $(BUILD)/bench/webhook_%: \
+		bench/webhook_%.c $(A_WEBHOOK) $(A_NET) $(A_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< $(A_WEBHOOK) $(A_NET) $(A_LIB) \
+		$(LIBS_WEBHOOK)
+
+.PHONY: bench-webhook
+bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse \
+		$(BUILD)/bench/webhook_decide
+	$(BUILD)/bench/webhook_decide bench/fixtures/pod-status-10k.json \
+		bench/fixtures/pod-status-23k.json bench/fixtures/prepull.json:mutate \
+		bench/fixtures/ds-update.json:mutate
+	BUILD=$(BUILD) python3 bench/webhook.py
+
 # The webhook on loopback with a throw-away CA (see README.md).
 run: deps $(BUILD)/ota-webhook
 	@mkdir -p $(BUILD)/certs

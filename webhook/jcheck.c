@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
 
@@ -109,6 +113,36 @@ int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
          * (a control character, a backslash, a byte from 0x80): in each test
          * the lowest flagged byte is exact (a borrow only carries upwards),
          * and on a little-endian machine that is the first in memory. */
+#if defined(__SSE2__)
+        /* Sixteen at a time where SSE2 is (every x86-64): one signed
+         * compare flags both a control character and a byte from 0x80
+         * (negative as a signed char); half the steps of the loop below, the
+         * larger share of a compact body (bench/webhook_decide.c). */
+        if (i + 64 <= len) {
+            /* a clean 64-byte stretch (most of a compact body) in one test */
+            __m128i any = _mm_setzero_si128();
+            for (size_t k = 0; k < 64; k += 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i + k));
+                any = _mm_or_si128(any, _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+            }
+            if (_mm_movemask_epi8(any) == 0) {
+                i += 64;
+                continue;
+            }
+        }
+        if (i + 16 <= len) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i flagged = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                           _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+            unsigned m = (unsigned)_mm_movemask_epi8(flagged);
+            if (m == 0) {
+                i += 16;
+                continue;
+            }
+            i += (size_t)__builtin_ctz(m);
+        } else
+#endif
         if (i + 8 <= len) {
             uint64_t w;
             memcpy(&w, s + i, 8);

@@ -117,49 +117,88 @@ static const struct {
     [N_COND_LTT] = {".status.conditions[].lastTransitionTime", J_STR},
 };
 
-/* Map keys that lead from one node to another. */
-static const struct {
-    enum node parent;
+/* Map keys that lead from one node to another: each node's own list, with
+ * the keys' lengths, so a key costs a compare with its siblings only (a
+ * scan of one table of every edge, with a strlen() each, was a tenth of the
+ * decode of a kubelet status write: bench/webhook_decide.c). */
+typedef struct edge {
     const char *key;
+    size_t len;
     enum node child;
-} edges[] = {
-    {N_ROOT, "apiVersion", N_API_VERSION},
-    {N_ROOT, "kind", N_KIND},
-    {N_ROOT, "request", N_REQUEST},
-    {N_REQUEST, "uid", N_UID},
-    {N_REQUEST, "kind", N_REQ_KIND},
-    {N_REQUEST, "resource", N_RESOURCE},
-    {N_REQUEST, "subResource", N_SUB_RESOURCE},
-    {N_REQUEST, "operation", N_OPERATION},
-    {N_REQUEST, "namespace", N_NAMESPACE},
-    {N_REQUEST, "name", N_NAME},
-    {N_REQUEST, "userInfo", N_USER_INFO},
-    {N_REQUEST, "object", N_OBJECT},
-    {N_REQUEST, "oldObject", N_OLD_OBJECT},
-    {N_RESOURCE, "group", N_RES_GROUP},
-    {N_RESOURCE, "version", N_RES_VERSION},
-    {N_RESOURCE, "resource", N_RES_RESOURCE},
-    {N_USER_INFO, "username", N_USERNAME},
-    {N_USER_INFO, "groups", N_GROUPS},
-    {N_OBJECT, "metadata", N_METADATA},
-    {N_OBJECT, "spec", N_SPEC},
-    {N_OBJECT, "status", N_STATUS},
-    {N_OLD_OBJECT, "metadata", N_METADATA},
-    {N_OLD_OBJECT, "spec", N_SPEC},
-    {N_OLD_OBJECT, "status", N_STATUS},
-    {N_METADATA, "name", N_META_NAME},
-    {N_METADATA, "namespace", N_META_NAMESPACE},
-    {N_METADATA, "annotations", N_ANNOTATIONS},
-    {N_METADATA, "labels", N_LABELS},
-    {N_SPEC, "nodeName", N_NODE_NAME},
-    {N_SPEC, "updateStrategy", N_UPDATE_STRATEGY},
-    {N_UPDATE_STRATEGY, "type", N_STRATEGY_TYPE},
-    {N_STATUS, "conditions", N_CONDITIONS},
-    {N_CONDITION, "type", N_COND_TYPE},
-    {N_CONDITION, "status", N_COND_STATUS},
-    {N_CONDITION, "reason", N_COND_REASON},
-    {N_CONDITION, "message", N_COND_MESSAGE},
-    {N_CONDITION, "lastTransitionTime", N_COND_LTT},
+} edge;
+
+#define EDGE(key, child) {key, sizeof(key) - 1, child}
+static const edge root_edges[] = {
+    EDGE("apiVersion", N_API_VERSION),
+    EDGE("kind", N_KIND),
+    EDGE("request", N_REQUEST),
+};
+static const edge request_edges[] = {
+    EDGE("uid", N_UID),
+    EDGE("kind", N_REQ_KIND),
+    EDGE("resource", N_RESOURCE),
+    EDGE("subResource", N_SUB_RESOURCE),
+    EDGE("operation", N_OPERATION),
+    EDGE("namespace", N_NAMESPACE),
+    EDGE("name", N_NAME),
+    EDGE("userInfo", N_USER_INFO),
+    EDGE("object", N_OBJECT),
+    EDGE("oldObject", N_OLD_OBJECT),
+};
+static const edge resource_edges[] = {
+    EDGE("group", N_RES_GROUP),
+    EDGE("version", N_RES_VERSION),
+    EDGE("resource", N_RES_RESOURCE),
+};
+static const edge user_info_edges[] = {
+    EDGE("username", N_USERNAME),
+    EDGE("groups", N_GROUPS),
+};
+static const edge object_edges[] = {
+    EDGE("metadata", N_METADATA),
+    EDGE("spec", N_SPEC),
+    EDGE("status", N_STATUS),
+};
+static const edge metadata_edges[] = {
+    EDGE("name", N_META_NAME),
+    EDGE("namespace", N_META_NAMESPACE),
+    EDGE("annotations", N_ANNOTATIONS),
+    EDGE("labels", N_LABELS),
+};
+static const edge spec_edges[] = {
+    EDGE("nodeName", N_NODE_NAME),
+    EDGE("updateStrategy", N_UPDATE_STRATEGY),
+};
+static const edge update_strategy_edges[] = {
+    EDGE("type", N_STRATEGY_TYPE),
+};
+static const edge status_edges[] = {
+    EDGE("conditions", N_CONDITIONS),
+};
+static const edge condition_edges[] = {
+    EDGE("type", N_COND_TYPE),
+    EDGE("status", N_COND_STATUS),
+    EDGE("reason", N_COND_REASON),
+    EDGE("message", N_COND_MESSAGE),
+    EDGE("lastTransitionTime", N_COND_LTT),
+};
+
+#define EDGES(list) {list, sizeof(list) / sizeof(list[0])}
+static const struct {
+    const edge *list;
+    size_t n;
+} children[N_COUNT] = {
+    [N_ROOT] = EDGES(root_edges),
+    [N_REQUEST] = EDGES(request_edges),
+    [N_RESOURCE] = EDGES(resource_edges),
+    [N_USER_INFO] = EDGES(user_info_edges),
+    [N_OBJECT] = EDGES(object_edges),
+    [N_OLD_OBJECT] = EDGES(object_edges),
+    [N_METADATA] = EDGES(metadata_edges),
+    [N_SPEC] = EDGES(spec_edges),
+    [N_UPDATE_STRATEGY] = EDGES(update_strategy_edges),
+    [N_STATUS] = EDGES(status_edges),
+    [N_CONDITION] = EDGES(condition_edges),
 };
 
 enum which { W_NONE, W_OBJECT, W_OLD };
@@ -183,6 +222,10 @@ typedef struct decoder {
     char *err;
     size_t errlen;
     int failed;
+    /* Containers open inside a value no node reads (managedFields, most of
+     * spec, containerStatuses): their tokens cost one test each, no frame.
+     * They count towards REVIEW_MAX_DEPTH like the framed ones. */
+    int skipped;
 } decoder;
 
 /* Writes the message into the caller's err and marks the decode failed;
@@ -336,6 +379,8 @@ static sv *string_field(decoder *d, enum node n, enum which w)
 /* A scalar arrived: null, boolean, number or string. */
 static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t len)
 {
+    if (d->skipped > 0)
+        return 1;
     enum which w;
     enum node n = value_node(d, &w);
     if (n == N_SKIP)
@@ -362,6 +407,8 @@ static int on_scalar(decoder *d, enum jtype got, const unsigned char *s, size_t 
 static int cb_null(void *ctx)
 {
     decoder *d = ctx;
+    if (d->skipped > 0)
+        return 1;
     enum which w;
     enum node n = value_node(d, &w);
     if (n == N_ROOT) {
@@ -403,11 +450,37 @@ static int push(decoder *d, enum node n, enum which w, int array)
     return 0;
 }
 
+/* Enters a map or an array inside a value no node reads: 1 to go on, 0
+ * (too deep) with the error set. */
+static int enter_skipped(decoder *d)
+{
+    if (d->depth + d->skipped >= REVIEW_MAX_DEPTH) {
+        set_error(d, "JSON nesting deeper than %d levels", REVIEW_MAX_DEPTH);
+        return 0;
+    }
+    d->skipped++;
+    return 1;
+}
+
+/* Leaves one: 1 when it was one, 0 when the container closing is framed. */
+static int leave_skipped(decoder *d)
+{
+    if (d->skipped == 0)
+        return 0;
+    if (--d->skipped == 0)
+        d->pending = N_SKIP;
+    return 1;
+}
+
 static int cb_start_map(void *ctx)
 {
     decoder *d = ctx;
+    if (d->skipped > 0)
+        return enter_skipped(d);
     enum which w;
     enum node n = value_node(d, &w);
+    if (n == N_SKIP)
+        return enter_skipped(d);
     if (n == N_STRATEGY_OTHER)
         object_of(d, w)->update_strategy_extra = 1;
     else if (n != N_SKIP && check_type(d, n, w, J_OBJ) != 0)
@@ -449,6 +522,8 @@ static int cb_start_map(void *ctx)
 static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 {
     decoder *d = ctx;
+    if (d->skipped > 0)
+        return 1;
     frame *top = &d->stack[d->depth - 1];
     review_object *o = object_of(d, top->which);
     d->pending = N_SKIP;
@@ -475,10 +550,10 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
     default:
         break;
     }
-    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
-        if (edges[i].parent == top->node && strlen(edges[i].key) == len &&
-            memcmp(edges[i].key, key, len) == 0) {
-            d->pending = edges[i].child;
+    const edge *e = children[top->node].list;
+    for (size_t i = 0, n = children[top->node].n; i < n; i++) {
+        if (e[i].len == len && memcmp(e[i].key, key, len) == 0) {
+            d->pending = e[i].child;
             break;
         }
     }
@@ -513,6 +588,8 @@ static void keep_condition(decoder *d, review_object *o)
 static int cb_end_map(void *ctx)
 {
     decoder *d = ctx;
+    if (leave_skipped(d))
+        return 1;
     frame f = d->stack[--d->depth];
     d->pending = N_SKIP;
     if (d->depth == 0)
@@ -529,8 +606,12 @@ static int cb_end_map(void *ctx)
 static int cb_start_array(void *ctx)
 {
     decoder *d = ctx;
+    if (d->skipped > 0)
+        return enter_skipped(d);
     enum which w;
     enum node n = value_node(d, &w);
+    if (n == N_SKIP)
+        return enter_skipped(d);
     if (n == N_STRATEGY_OTHER)
         object_of(d, w)->update_strategy_extra = 1;
     else if (n != N_SKIP && check_type(d, n, w, J_ARR) != 0)
@@ -543,6 +624,8 @@ static int cb_start_array(void *ctx)
 static int cb_end_array(void *ctx)
 {
     decoder *d = ctx;
+    if (leave_skipped(d))
+        return 1;
     d->depth--;
     d->pending = N_SKIP;
     if (d->depth == 0)

@@ -118,14 +118,21 @@ static void test_every_offset(void **state)
     (void)state;
     static const char *const bad[] = {"\\udc00", "\xff", "\v", "\x1f", "\\ud800x"};
     static const char *const good[] = {"\"", "\\\"", "\\\\", "\xc3\xa9", "\\ud83d\\ude80", "\t"};
-    for (size_t k = 0; k < 24; k++) {
-        for (size_t m = 0; m < 10; m++) {
+    /* Offsets and tails past 128 bytes: every position within the 8-, 16-
+     * and 64-byte steps of the pass, and each step's last partial round. */
+    char pad_a[141], pad_b[71];
+    memset(pad_a, 'a', sizeof(pad_a) - 1);
+    pad_a[sizeof(pad_a) - 1] = '\0';
+    memset(pad_b, 'b', sizeof(pad_b) - 1);
+    pad_b[sizeof(pad_b) - 1] = '\0';
+    for (size_t k = 0; k < sizeof(pad_a) - 1; k++) {
+        for (size_t m = 0; m < sizeof(pad_b) - 1; m++) {
             for (size_t c = 0; c < sizeof(bad) / sizeof(bad[0]) + sizeof(good) / sizeof(good[0]); c++) {
                 int is_bad = c < sizeof(bad) / sizeof(bad[0]);
                 const char *what = is_bad ? bad[c] : good[c - sizeof(bad) / sizeof(bad[0])];
-                char text[64];
-                int n = snprintf(text, sizeof(text), "[\"%.*s%s%.*s\"]", (int)k,
-                                 "aaaaaaaaaaaaaaaaaaaaaaaa", what, (int)m, "bbbbbbbbbb");
+                char text[256];
+                int n = snprintf(text, sizeof(text), "[\"%.*s%s%.*s\"]", (int)k, pad_a, what,
+                                 (int)m, pad_b);
                 size_t len = (size_t)n;
                 char *body = exact_copy(text, len);
                 char err[256];

@@ -782,6 +782,53 @@ static void test_depth_limit(void **state)
     }
 }
 
+/* The limit counts the levels the decoder reads (framed) and the ones it
+ * skips together, wherever the skipped value starts: under metadata
+ * (managedFields), inside a condition, inside updateStrategy. */
+static void test_depth_limit_read_and_skipped(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *prefix, *suffix;
+        size_t framed; /* levels open at the first skipped container */
+    } rows[] = {
+        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+         "{\"uid\":\"u\",\"object\":{\"metadata\":{\"managedFields\":",
+         "}}}}", 4},
+        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+         "{\"uid\":\"u\",\"oldObject\":{\"status\":{\"conditions\":[{\"type\":\"A\",\"x\":",
+         "}]}}}}", 6},
+        {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+         "{\"uid\":\"u\",\"object\":{\"spec\":{\"updateStrategy\":{\"rollingUpdate\":",
+         "}}}}}", 5},
+    };
+    for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+        for (size_t extra = 0; extra < 2; extra++) {
+            size_t n = REVIEW_MAX_DEPTH - rows[r].framed + extra;
+            size_t lp = strlen(rows[r].prefix), ls = strlen(rows[r].suffix);
+            char *s = malloc(lp + 2 * n + ls + 2);
+            assert_non_null(s);
+            memcpy(s, rows[r].prefix, lp);
+            memset(s + lp, '[', n);
+            s[lp + n] = '0';
+            memset(s + lp + n + 1, ']', n);
+            memcpy(s + lp + 2 * n + 1, rows[r].suffix, ls + 1);
+            decoded d;
+            decode(&d, s);
+            if (extra == 0) {
+                FX_CHECK(rows[r].prefix, d.rc == 0, "%zu levels: %s", n + rows[r].framed, d.err);
+            } else {
+                char want[64];
+                snprintf(want, sizeof(want), "JSON nesting deeper than %d levels", REVIEW_MAX_DEPTH);
+                FX_CHECK(rows[r].prefix, d.rc == -1 && strcmp(d.err, want) == 0,
+                         "%zu levels: rc %d \"%s\"", n + rows[r].framed, d.rc, d.err);
+            }
+            done(&d);
+            free(s);
+        }
+    }
+}
+
 /* 200 000 levels: refused at the limit, nothing recursive, closed or not. */
 static void test_depth_200000(void **state)
 {
@@ -1131,6 +1178,7 @@ int main(void)
         cmocka_unit_test(test_unread_fields_any_type),
         cmocka_unit_test(test_update_strategy_extra),
         cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_depth_limit_read_and_skipped),
         cmocka_unit_test(test_depth_200000),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_every_truncation),
