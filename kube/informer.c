@@ -170,8 +170,6 @@ static void on_list_done(void *data, const kube_result *r)
 {
     informer *inf = data;
     int complete = r->status == 200 && listsplit_finish(&inf->list) == 0;
-    char continue_token[sizeof(inf->list.continue_token)];
-    snprintf(continue_token, sizeof(continue_token), "%s", inf->list.continue_token);
     if (!complete) {
         char why[300];
         snprintf(why, sizeof(why), "list failed: %s",
@@ -185,39 +183,59 @@ static void on_list_done(void *data, const kube_result *r)
         retry_later(inf, why);
         return;
     }
+    char *continue_token = listsplit_take_continue(&inf->list);
     listsplit_free(&inf->list);
-    if (continue_token[0] != '\0') {
+    if (continue_token != NULL && continue_token[0] != '\0') {
         start_list(inf, continue_token);
+        free(continue_token);
         return;
     }
+    free(continue_token);
     backoff_reset(&inf->retry);
     commit_list(inf);
     start_watch(inf);
 }
 
+char *informer_list_query(unsigned limit, const char *continue_token)
+{
+    size_t n = continue_token != NULL ? strlen(continue_token) : 0;
+    if (n > LISTSPLIT_MAX_CONTINUE)
+        return NULL;
+    size_t cap = 40 + 3 * n; /* every byte may become %XX */
+    char *q = malloc(cap);
+    if (q == NULL)
+        return NULL;
+    size_t off = (size_t)snprintf(q, cap, "limit=%u", limit);
+    if (continue_token != NULL) {
+        off += (size_t)snprintf(q + off, cap - off, "&continue=");
+        /* base64 tokens carry '+', '/' and '=': anything but unreserved
+         * characters is escaped */
+        for (const char *c = continue_token; *c != '\0'; c++) {
+            if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+                *c == '-' || *c == '_' || *c == '.' || *c == '~')
+                q[off++] = *c;
+            else
+                off += (size_t)snprintf(q + off, cap - off, "%%%02X", (unsigned char)*c);
+        }
+        q[off] = '\0';
+    }
+    return q;
+}
+
 static void start_list(informer *inf, const char *continue_token)
 {
-    char extra[4200];
-    if (continue_token != NULL) {
-        snprintf(extra, sizeof(extra), "limit=%d&continue=", INFORMER_PAGE);
-        /* continue tokens are base64: '+', '/' and '=' need escaping */
-        size_t off = strlen(extra);
-        for (const char *c = continue_token; *c && off + 4 < sizeof(extra); c++) {
-            if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-                *c == '-' || *c == '_' || *c == '.')
-                extra[off++] = *c;
-            else
-                off += (size_t)snprintf(extra + off, 4, "%%%02X", (unsigned char)*c);
-        }
-        extra[off] = '\0';
-    } else {
-        snprintf(extra, sizeof(extra), "limit=%d", INFORMER_PAGE);
+    if (continue_token == NULL) {
         store_free(&inf->fresh);
         store_init(&inf->fresh);
     }
-    char *path = build_path(inf, extra);
+    char *extra = informer_list_query(INFORMER_PAGE, continue_token);
+    char *path = extra != NULL ? build_path(inf, extra) : NULL;
+    free(extra);
     if (path == NULL || listsplit_init(&inf->list, INFORMER_MAX_OBJECT, on_list_item, inf) != 0) {
         free(path);
+        store_free(&inf->fresh);
+        store_init(&inf->fresh);
+        inf->want_relist = 1;
         retry_later(inf, "out of memory");
         return;
     }
@@ -302,13 +320,27 @@ static int on_watch_chunk(void *data, const char *chunk, size_t n)
     return rc == 0; /* 0 stops the transfer: a restart follows */
 }
 
+informer_next informer_after_watch(long status, int transport_error, int want_relist,
+                                   int got_event, uint64_t lasted_ns)
+{
+    if (want_relist || status == 410)
+        return INFORMER_NEXT_RELIST;
+    if (status == 200 && !transport_error && (got_event || lasted_ns >= INFORMER_MIN_WATCH_NS))
+        return INFORMER_NEXT_WATCH; /* the server ended it at timeoutSeconds: carry on */
+    return INFORMER_NEXT_BACKOFF;
+}
+
 static void on_watch_done(void *data, const kube_result *r)
 {
     informer *inf = data;
     linesplit_free(&inf->lines);
-    if (r->status == 410)
-        ask_relist(inf, WHY_410);
-    if (inf->want_relist) {
+    uint64_t now = clock_mono_ns();
+    uint64_t lasted = now > inf->watch_started ? now - inf->watch_started : 0;
+    informer_next next = informer_after_watch(r->status, r->error != NULL, inf->want_relist,
+                                              inf->watch_got_event, lasted);
+    if (next == INFORMER_NEXT_RELIST) {
+        if (r->status == 410)
+            ask_relist(inf, WHY_410);
         metrics_add(&inf->restarts, 1);
         char why[200];
         snprintf(why, sizeof(why), "%s: relisting",
@@ -317,15 +349,17 @@ static void on_watch_done(void *data, const kube_result *r)
         inf->retry_at = clock_mono_ns(); /* relist at once; the list itself backs off */
         return;
     }
-    if (r->status == 200 && r->error == NULL) {
-        /* the server ended the watch at timeoutSeconds: carry on */
+    if (next == INFORMER_NEXT_WATCH) {
         backoff_reset(&inf->retry);
         inf->state = INFORMER_IDLE;
         return;
     }
     metrics_add(&inf->restarts, 1);
     char why[300];
-    if (r->status == 0)
+    if (r->status == 200 && r->error == NULL)
+        snprintf(why, sizeof(why), "watch ended after %.3f s without an event",
+                 (double)lasted / 1e9);
+    else if (r->status == 0)
         snprintf(why, sizeof(why), "%s", r->error != NULL ? r->error : "connection lost");
     else
         snprintf(why, sizeof(why), "watch answered HTTP %ld", r->status);
@@ -347,6 +381,7 @@ static void start_watch(informer *inf)
     }
     inf->state = INFORMER_WATCHING;
     inf->watch_got_event = 0;
+    inf->watch_started = clock_mono_ns();
     kube_call call = {.method = "GET", .path = path, .on_chunk = on_watch_chunk,
                       .on_done = on_watch_done, .data = inf, .no_retry = 1,
                       .timeout_ms = (long)(inf->watch_timeout_s + 30) * 1000};

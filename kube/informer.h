@@ -34,6 +34,33 @@ typedef enum informer_state {
     INFORMER_WAITING, /* backoff before the next list or watch */
 } informer_state;
 
+/* What follows the end of a watch. */
+typedef enum informer_next {
+    INFORMER_NEXT_WATCH,   /* re-watch now from the last resourceVersion */
+    INFORMER_NEXT_BACKOFF, /* re-watch after the backoff */
+    INFORMER_NEXT_RELIST,  /* list again (410 Gone, or the cache lost an object) */
+} informer_next;
+
+/* A watch that the server ends cleanly sooner than this, having sent
+ * nothing, did not work: it is re-opened after the backoff, not at once
+ * (client-go's reflector: "very short watch"), or a server that ends every
+ * watch at once would be called in a tight loop. */
+#define INFORMER_MIN_WATCH_NS (1000000000ull)
+
+/* The decision when a watch ends.  status: HTTP status (0: no answer);
+ * transport_error: the transfer failed after the status; want_relist: 410
+ * or a lost object asked for a list; got_event: the watch sent at least one
+ * line (an event, a BOOKMARK or an ERROR); lasted_ns: from its start to its
+ * end. */
+informer_next informer_after_watch(long status, int transport_error, int want_relist,
+                                   int got_event, uint64_t lasted_ns);
+
+/* The query of a list request: "limit=<limit>" and, when continue_token is
+ * not NULL, "&continue=" and the token URL-encoded.  Malloc'd; NULL when out
+ * of memory or when the token is longer than LISTSPLIT_MAX_CONTINUE (a token
+ * the informer itself never accepts from a list). */
+char *informer_list_query(unsigned limit, const char *continue_token);
+
 typedef struct informer {
     kube_client *client;
     kobj_kind kind;
@@ -49,6 +76,7 @@ typedef struct informer {
     int want_relist;            /* set by 410: the next start lists */
     const char *relist_why;     /* static text: why want_relist was set, for the log */
     int watch_got_event;        /* the running watch delivered something */
+    uint64_t watch_started;     /* clock_mono_ns() when the running watch was opened */
     int stopping;               /* informer_stop: calls ending now are no news */
     listsplit list;
     linesplit lines;

@@ -115,15 +115,31 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 static int cb_string(void *ctx, const unsigned char *v, size_t len)
 {
     listsplit *s = ctx;
-    if (s->depth == 2 && s->root_key == KEY_METADATA && s->meta_key != META_OTHER) {
-        char *dst = s->meta_key == META_RV ? s->resource_version : s->continue_token;
-        size_t cap = s->meta_key == META_RV ? sizeof(s->resource_version) : sizeof(s->continue_token);
-        if (len >= cap) {
-            set_error(s, "list metadata value too long");
+    if (s->depth == 2 && s->root_key == KEY_METADATA && s->meta_key == META_RV) {
+        if (len >= sizeof(s->resource_version)) {
+            set_error(s, "list metadata.resourceVersion longer than 127 bytes");
+            return 0;
+        }
+        memcpy(s->resource_version, v, len);
+        s->resource_version[len] = '\0';
+        s->meta_key = META_OTHER;
+    } else if (s->depth == 2 && s->root_key == KEY_METADATA && s->meta_key == META_CONTINUE) {
+        if (len > LISTSPLIT_MAX_CONTINUE) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "list metadata.continue longer than %u bytes (%zu)",
+                     LISTSPLIT_MAX_CONTINUE, len);
+            set_error(s, msg);
+            return 0;
+        }
+        char *dst = malloc(len + 1);
+        if (dst == NULL) {
+            set_error(s, "out of memory");
             return 0;
         }
         memcpy(dst, v, len);
         dst[len] = '\0';
+        free(s->continue_token);
+        s->continue_token = dst;
         s->meta_key = META_OTHER;
     }
     return 1;
@@ -213,6 +229,20 @@ void listsplit_free(listsplit *s)
     if (s->h != NULL)
         yajl_free(s->h);
     free(s->item);
+    free(s->continue_token);
     s->h = NULL;
     s->item = NULL;
+    s->continue_token = NULL;
+}
+
+const char *listsplit_continue(const listsplit *s)
+{
+    return s->continue_token != NULL ? s->continue_token : "";
+}
+
+char *listsplit_take_continue(listsplit *s)
+{
+    char *t = s->continue_token;
+    s->continue_token = NULL;
+    return t;
 }

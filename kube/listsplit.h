@@ -5,7 +5,11 @@
  * Each item's bytes are handed over as soon as its closing brace arrives, so
  * a page of 500 pods is never held whole: only the item being read is
  * buffered, up to a bound.  The list's resourceVersion and continue token
- * are kept for the caller.
+ * are kept for the caller.  A continue token is opaque and its length is the
+ * server's choice (etcd keys, encrypted state of an aggregated API): it is
+ * kept whole up to LISTSPLIT_MAX_CONTINUE bytes, and a longer one fails the
+ * list with an error that says so (never a cut token, which the server
+ * would refuse or, worse, read as another position).
  */
 #ifndef OTA_LISTSPLIT_H
 #define OTA_LISTSPLIT_H
@@ -13,6 +17,8 @@
 #include <stddef.h>
 
 #include <yajl/yajl_parse.h>
+
+#define LISTSPLIT_MAX_CONTINUE (64u * 1024u)
 
 /* One item's JSON; return 0 to stop. */
 typedef int (*listsplit_item_fn)(void *data, const char *json, size_t len);
@@ -33,7 +39,7 @@ typedef struct listsplit {
     size_t n_items;
     int failed;
     char resource_version[128];
-    char continue_token[4096];
+    char *continue_token; /* malloc'd, or NULL: read it with listsplit_continue */
     char err[256];
 } listsplit;
 
@@ -43,5 +49,9 @@ int listsplit_feed(listsplit *s, const char *chunk, size_t n);
 /* The body ended.  0, or -1 when it was not a complete list. */
 int listsplit_finish(listsplit *s);
 void listsplit_free(listsplit *s);
+/* The list's continue token: "" when it has none (the last page). */
+const char *listsplit_continue(const listsplit *s);
+/* Hands the continue token over (the caller frees it): NULL when none. */
+char *listsplit_take_continue(listsplit *s);
 
 #endif

@@ -30,6 +30,8 @@ This runs them all, in one process; the tests are in
   test_correctness.py      Correctness: a stale cache never overwrites a newer
                            request, a repeated request keeps its Job, a
                            pull that cannot succeed fails fast
+  test_paging.py           Paging: relists over 1 234 pods in pages of 500,
+                           a 410 on a continue starts the list over
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -69,6 +71,7 @@ from test_busy_leader import BusyLeader
 from test_write_retries import WriteRetries
 from test_correctness import Correctness
 from test_observe import Observability
+from test_paging import Paging
 
 
 def main(argv):
@@ -81,7 +84,7 @@ def main(argv):
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
                      "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries", "Correctness", "Observability"]
+                     "WriteRetries", "Correctness", "Observability", "Paging"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -49,8 +49,11 @@ class Faults(Base):
                 time.sleep(0.25)
         self.run_flow(during)
         watches = [e for e in self.ctl.proxy.entries(t0) if "watch=1" in e["path"]]
-        self.assertGreater(dropped[0], 20 * 4, "the watches were not dropped")
-        self.assertGreater(len(watches), 20 * 4, "the watches were not opened again")
+        # a watch that ends at once without an event is re-opened after the
+        # backoff (informer_after_watch), so not every informer is watching at
+        # every drop: at least one open watch per drop on average, and re-opened
+        self.assertGreater(dropped[0], 20, "the watches were not dropped")
+        self.assertGreater(len(watches), 20, "the watches were not opened again")
         after = self.ctl.metrics()
         restarts = sum(v - before.get(k, 0) for k, v in after.items()
                        if k.startswith("ota_controller_watch_restarts_total"))
@@ -108,8 +111,14 @@ class Faults(Base):
         self.assertLess(len(log_), 20, "%d requests until the fourth 429 answer" % len(log_))
         # Retry-After honoured: after an answer 429, nothing new goes out for
         # retryAfter seconds (what was already on the wire aside)
+        # per lane: Lease calls have their own limiter (they must never wait
+        # behind work), so a 429 on a watch does not hold a Lease renewal back,
+        # and a 429 on the Lease holds back only Lease calls
+        def lane(e):
+            return "lease" if "/leases" in e["path"] else "api"
         for hit in hits:
-            early = [e for e in log_ if hit["t_done"] + 0.2 < e["t_sent"] < hit["t_done"] + retry_after - 0.3]
+            early = [e for e in log_ if hit["t_done"] + 0.2 < e["t_sent"] < hit["t_done"] + retry_after - 0.3
+                     and lane(e) == lane(hit)]
             if early:
                 t0 = window["start"]
                 self.fail("%d requests %.2fs after a 429 with Retry-After %d: %s\n%s" % (

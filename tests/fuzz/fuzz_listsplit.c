@@ -8,6 +8,7 @@
  * most the bound and is itself one JSON object yajl parses whole.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <yajl/yajl_tree.h>
@@ -78,7 +79,7 @@ static void run(const char *s, size_t n, unsigned seed, result *out)
         rc = listsplit_finish(&ls);
     out->rc = rc;
     memcpy(out->rv, ls.resource_version, sizeof(out->rv));
-    memcpy(out->cont, ls.continue_token, sizeof(out->cont));
+    snprintf(out->cont, sizeof(out->cont), "%s", listsplit_continue(&ls));
     listsplit_free(&ls);
 }
 

@@ -4,6 +4,11 @@
  * error level and makes the next start a list, not a watch, as 410 Gone
  * does; /metrics exports the count per resource.
  *
+ * Also: what follows the end of a watch (informer_after_watch: a watch the
+ * server ends at once without an event backs off instead of spinning), and
+ * the list query keeps a continue token whole however long it is, up to
+ * LISTSPLIT_MAX_CONTINUE.
+ *
  * store_put cannot be made to fail on demand, so this drives the decision
  * the list and watch callbacks take on its failure.  The client points at a
  * port nothing listens on: a call is only queued, and informer_tick's choice
@@ -25,6 +30,7 @@
 #include "informer.h"
 #include "kube_client.h"
 #include "log.h"
+#include "row_check.h"
 
 static kube_config cfg = {.server = "http://127.0.0.1:1"};
 
@@ -130,6 +136,105 @@ static void test_metrics_export(void **state)
     controller_free(&c);
 }
 
+typedef struct watch_end_row {
+    const char *name;
+    long status;
+    int transport_error, want_relist, got_event;
+    uint64_t lasted_ns;
+    informer_next want;
+} watch_end_row;
+
+#define MS 1000000ull
+static const watch_end_row watch_end_rows[] = {
+    {"ended at timeoutSeconds after events", 200, 0, 0, 1, 240000 * MS, INFORMER_NEXT_WATCH},
+    {"ended at timeoutSeconds, quiet", 200, 0, 0, 0, 240000 * MS, INFORMER_NEXT_WATCH},
+    {"ended clean at once, nothing sent", 200, 0, 0, 0, 0, INFORMER_NEXT_BACKOFF},
+    {"ended clean after 999 ms, nothing sent", 200, 0, 0, 0, 999 * MS, INFORMER_NEXT_BACKOFF},
+    {"ended clean after 1 s, nothing sent", 200, 0, 0, 0, 1000 * MS, INFORMER_NEXT_WATCH},
+    {"ended clean at once after an event", 200, 0, 0, 1, 5 * MS, INFORMER_NEXT_WATCH},
+    {"stream broken after events", 200, 1, 0, 1, 5000 * MS, INFORMER_NEXT_BACKOFF},
+    {"stream broken at once", 200, 1, 0, 0, 0, INFORMER_NEXT_BACKOFF},
+    {"no answer", 0, 1, 0, 0, 0, INFORMER_NEXT_BACKOFF},
+    {"HTTP 500", 500, 0, 0, 0, 2 * MS, INFORMER_NEXT_BACKOFF},
+    {"HTTP 429", 429, 0, 0, 0, 2 * MS, INFORMER_NEXT_BACKOFF},
+    {"HTTP 410", 410, 0, 0, 0, 2 * MS, INFORMER_NEXT_RELIST},
+    {"ERROR 410 event asked for a relist", 200, 0, 1, 1, 2 * MS, INFORMER_NEXT_RELIST},
+    {"object lost, then the stream broke", 200, 1, 1, 1, 2 * MS, INFORMER_NEXT_RELIST},
+};
+
+static void test_after_watch(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(watch_end_rows) / sizeof(watch_end_rows[0]); i++) {
+        const watch_end_row *r = &watch_end_rows[i];
+        informer_next got = informer_after_watch(r->status, r->transport_error, r->want_relist,
+                                                 r->got_event, r->lasted_ns);
+        ROW_CHECK(r->name, got == r->want, "got %d, want %d", got, r->want);
+    }
+}
+
+/* A token of n bytes cycling through characters that need escaping and
+ * ones that do not. */
+static char *token_of(size_t n)
+{
+    static const char alphabet[] = "AZaz09+/=-_.~";
+    char *t = malloc(n + 1);
+    assert_non_null(t);
+    for (size_t i = 0; i < n; i++)
+        t[i] = alphabet[i % (sizeof(alphabet) - 1)];
+    t[n] = '\0';
+    return t;
+}
+
+/* Undoes the %XX escapes of q (in place). */
+static void unescape(char *q)
+{
+    char *w = q;
+    for (char *r = q; *r != '\0'; r++) {
+        if (*r == '%' && r[1] != '\0' && r[2] != '\0') {
+            char hex[3] = {r[1], r[2], '\0'};
+            *w++ = (char)strtol(hex, NULL, 16);
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+}
+
+static void test_list_query(void **state)
+{
+    (void)state;
+    char *q = informer_list_query(500, NULL);
+    assert_string_equal(q, "limit=500");
+    free(q);
+    q = informer_list_query(500, "eyJ2Ijo+/=");
+    assert_string_equal(q, "limit=500&continue=eyJ2Ijo%2B%2F%3D");
+    free(q);
+    /* tokens around the old 4 KiB cut, and up to the bound: kept whole */
+    static const size_t sizes[] = {1, 1400, 4095, 4096, 4200, 10000, LISTSPLIT_MAX_CONTINUE};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        char *t = token_of(sizes[i]);
+        q = informer_list_query(500, t);
+        assert_non_null(q);
+        static const char head[] = "limit=500&continue=";
+        assert_memory_equal(q, head, sizeof(head) - 1);
+        assert_null(strchr(q + sizeof(head) - 1, '+'));
+        assert_null(strchr(q + sizeof(head) - 1, '/'));
+        assert_null(strchr(q + sizeof(head) - 1, '='));
+        unescape(q);
+        if (strcmp(q + sizeof(head) - 1, t) != 0)
+            fail_msg("token of %zu bytes: came back as %zu bytes", sizes[i],
+                     strlen(q + sizeof(head) - 1));
+        free(q);
+        free(t);
+    }
+    /* beyond the bound: refused, never cut */
+    char *t = token_of(LISTSPLIT_MAX_CONTINUE + 1);
+    assert_null(informer_list_query(500, t));
+    free(t);
+}
+
 int main(void)
 {
     /* calls that kube_client_free ends warn; the errors are what is tested */
@@ -137,6 +242,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lost_object_relists),
         cmocka_unit_test(test_metrics_export),
+        cmocka_unit_test(test_after_watch),
+        cmocka_unit_test(test_list_query),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,7 +154,7 @@ static void test_pieces(void **state)
                     assert_int_equal(ls.n_items, N_ITEMS);
                     /* the list's, not an item's */
                     assert_string_equal(ls.resource_version, LIST_RV);
-                    assert_string_equal(ls.continue_token, LIST_CONTINUE);
+                    assert_string_equal(listsplit_continue(&ls), LIST_CONTINUE);
                     listsplit_free(&ls);
                     seen_free(&s);
                 }
@@ -198,20 +198,47 @@ static const shape_row shapes[] = {
     {"trailing garbage", "{\"items\":[]} {}", 0, 0, NULL, NULL},
     {"two lists", "{\"items\":[]}{\"items\":[]}", 0, 0, NULL, NULL},
     {"empty body", "", 0, 0, NULL, NULL},
-    {"continue over 4095 bytes", NULL, 0, 0, NULL, NULL}, /* built below */
+    /* built below: a continue token of 4096 bytes and one of the bound are
+     * kept whole (the old fixed buffer cut at 4095), one byte more is an error */
+    {"continue of 4096 bytes", NULL, 1, 0, "", ""},
+    {"continue of the bound", NULL, 1, 0, "", ""},
+    {"continue over the bound", NULL, 0, 0, NULL, NULL},
 };
+
+/* {"metadata":{"continue":"AAA..."},"items":[]} with n A's (malloc'd) */
+static char *continue_body(size_t n)
+{
+    char *b = malloc(n + 64);
+    assert_non_null(b);
+    int len = snprintf(b, 64, "{\"metadata\":{\"continue\":\"");
+    memset(b + len, 'A', n);
+    snprintf(b + (size_t)len + n, 64, "\"},\"items\":[]}");
+    return b;
+}
 
 static void test_shapes(void **state)
 {
     (void)state;
-    char *big = malloc(5000);
-    assert_non_null(big);
-    int len = snprintf(big, 5000, "{\"metadata\":{\"continue\":\"");
-    memset(big + len, 'A', 4096);
-    snprintf(big + len + 4096, 5000 - (size_t)len - 4096, "\"},\"items\":[]}");
+    static const size_t cont_len[] = {4096, LISTSPLIT_MAX_CONTINUE, LISTSPLIT_MAX_CONTINUE + 1};
+    char *built[3];
+    char *want_cont[3];
+    for (size_t k = 0; k < 3; k++) {
+        built[k] = continue_body(cont_len[k]);
+        want_cont[k] = calloc(1, cont_len[k] + 1);
+        assert_non_null(want_cont[k]);
+        memset(want_cont[k], 'A', cont_len[k]);
+    }
+    size_t n_built = 0;
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-        const shape_row *r = &shapes[i];
-        const char *body = r->body != NULL ? r->body : big;
+        shape_row row = shapes[i];
+        const shape_row *r = &row;
+        if (r->body == NULL) {
+            row.body = built[n_built];
+            if (row.cont != NULL)
+                row.cont = want_cont[n_built];
+            n_built++;
+        }
+        const char *body = r->body;
         for (size_t size = 0; size < 2; size++) {
             seen s = {0};
             listsplit ls;
@@ -223,15 +250,20 @@ static void test_shapes(void **state)
             if (ok) {
                 assert_int_equal(s.n, r->n_items);
                 assert_string_equal(ls.resource_version, r->rv);
-                assert_string_equal(ls.continue_token, r->cont);
+                assert_string_equal(listsplit_continue(&ls), r->cont);
             } else {
                 assert_true(ls.err[0] != '\0');
+                if (r->body == built[2] && strstr(ls.err, "metadata.continue longer than 65536") == NULL)
+                    fail_msg("%s: error \"%s\"", r->name, ls.err);
             }
             listsplit_free(&ls);
             seen_free(&s);
         }
     }
-    free(big);
+    for (size_t k = 0; k < 3; k++) {
+        free(built[k]);
+        free(want_cont[k]);
+    }
 }
 
 static void test_max_item(void **state)

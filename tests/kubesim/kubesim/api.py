@@ -9,7 +9,9 @@ admission, validate, validating admission, write with optimistic concurrency
 fault injection around it; the simulated controllers (kubesim.sim) call it
 in-process with their own identities. Authorization is "everyone allowed".
 """
+import base64
 import copy
+import json
 import random
 import threading
 import uuid
@@ -125,6 +127,53 @@ def _options(kind, query):
     return o
 
 
+MAX_CONTINUE = 8192      # bytes of a continue token kubesim decodes
+
+
+def parse_limit(text):
+    """The `limit` query parameter: 0 (no limit) when absent, empty, zero or negative, as
+    the apiserver reads it; 400 when it is not a number."""
+    if text in (None, ""):
+        return 0
+    try:
+        n = int(text)
+    except ValueError:
+        raise errors.bad_request('invalid limit: "%s"' % text)
+    return max(n, 0)
+
+
+def encode_continue(rv, key):
+    """The apiserver's continue token: base64url (unpadded) of
+    {"v":"meta.k8s.io/v1","rv":<rv>,"start":"<namespace>/<name>\\u0000"} (start is the
+    first key after the last one returned)."""
+    start = ("%s/%s" % key if key[0] else key[1]) + "\x00"
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_continue(token):
+    """(resourceVersion, key after which to go on) of a continue token; 400 with the
+    apiserver's "continue key is not valid" when it is not one kubesim made."""
+    def bad(why):
+        return errors.bad_request("continue key is not valid: %s" % why)
+    if len(token) > MAX_CONTINUE:
+        raise bad("longer than %d bytes" % MAX_CONTINUE)
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        doc = json.loads(raw)
+    except (ValueError, TypeError):
+        raise bad("not base64-encoded JSON")
+    if not isinstance(doc, dict) or doc.get("v") != "meta.k8s.io/v1":
+        raise bad("unknown version")
+    rv, start = doc.get("rv"), doc.get("start")
+    if not isinstance(rv, int) or isinstance(rv, bool) or rv <= 0:
+        raise bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    if not isinstance(start, str) or not start.endswith("\x00"):
+        raise bad("unknown start key")
+    ns, sep, name = start[:-1].partition("/")
+    return rv, (ns, name) if sep else ("", ns)
+
+
 class Api:
     def __init__(self, clock, admission=None, store=None):
         self.clock = clock
@@ -139,8 +188,8 @@ class Api:
                       {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
     # ------------------------------------------------------------ interface
-    def subscribe(self, callback):
-        self.store.subscribe(callback)
+    def subscribe(self, callback, copy=True):
+        self.store.subscribe(callback, copy)
 
     def call(self, user, method, path, body=None, query=None, content_type="application/json"):
         status, out, _warnings = self.call_ex(user, method, path, body, query, content_type)
@@ -214,16 +263,38 @@ class Api:
         return obj
 
     def list(self, req, query):
+        """A list, paged as the apiserver pages lists served from etcd: `limit` items at
+        most, `metadata.continue` when more follow (`remainingItemCount` too when there is
+        no selector), a continued page read at the first page's resourceVersion, and 410
+        Expired for a continue token older than the compaction point. Selectors are matched
+        before anything is copied."""
         lreqs = selectors.parse_label_selector(query.get("labelSelector"))
         freqs = selectors.parse_field_selector(query.get("fieldSelector"), req.resource, req.res.kind)
-        items, rv = self.store.list(req.resource, req.namespace)
-        items = [o for o in items if selectors.match_requirements(lreqs, o["metadata"].get("labels"))
-                 and selectors.match_fields(freqs, o)]
+        limit = parse_limit(query.get("limit"))
+        after = at_rv = None
+        if query.get("continue"):
+            if query.get("resourceVersion") not in (None, ""):
+                raise errors.bad_request("specifying resource version is not allowed when using continue")
+            at_rv, after = decode_continue(query["continue"])
+        elif query.get("resourceVersion") == "0":
+            limit = 0       # served from the watch cache, which ignores limit
+        pred = None
+        if lreqs or freqs:
+            def pred(o):
+                return selectors.match_requirements(lreqs, o["metadata"].get("labels")) and \
+                    selectors.match_fields(freqs, o)
+        items, rv, more, remaining = self.store.list_page(req.resource, req.namespace, pred, limit,
+                                                          after, at_rv)
         for o in items:
             o.setdefault("apiVersion", req.res.api_version)
             o.setdefault("kind", req.res.kind)
+        md = {"resourceVersion": str(rv)}
+        if more is not None:
+            md["continue"] = encode_continue(rv, more)
+            if pred is None:
+                md["remainingItemCount"] = remaining
         return {"kind": req.res.kind + "List", "apiVersion": req.res.api_version,
-                "metadata": {"resourceVersion": str(rv)}, "items": items}
+                "metadata": md, "items": items}
 
     # ---------------------------------------------------------------- decode
     def _decode(self, req, body, query, patched=False):
@@ -593,6 +664,7 @@ class Api:
                     pass
 
     def delete_collection(self, user, req, body, query):
+        query = {k: v for k, v in query.items() if k not in ("limit", "continue")}
         lst = self.list(req, query)
         for o in lst["items"]:
             sub = Request(req.res, o["metadata"].get("namespace"), o["metadata"]["name"], None)

@@ -219,7 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _resource(self, method, path, query, raw, user):
         kube = self.server.kube
         is_watch = method == "GET" and query.get("watch") in ("1", "true")
-        delay, err = kube.faults.decide(method, path, is_watch)
+        qs = urlsplit(self.path).query
+        delay, err = kube.faults.decide(method, path, is_watch, qs)
         if delay:
             time.sleep(delay)
         if err is not None:
@@ -252,7 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
             _k, req = apimod.parse_path(path)
             if req is None or req.name is not None:
                 raise errors.method_not_allowed()
-            return self._watch(req, query, table_v)
+            return self._watch(req, query, table_v, kube.faults.decide_watch_delay(method, path, qs))
         status, out, warnings = kube.api.call_ex(user, method, path, body, query, ctype or "application/json")
         headers = [("Warning", '299 - "%s"' % w.replace('"', '\\"')) for w in warnings]
         if status >= 400:
@@ -297,7 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             return True
 
-    def _watch(self, req, query, table_v):
+    def _watch(self, req, query, table_v, event_delay=0.0):
         kube = self.server.kube
         opts = watch.WatchOptions(query, req)
         include = query.get("includeObject", "Metadata")
@@ -315,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         try:
             watch.run(kube.api.store, req, opts, send, kube.bookmark_interval,
-                      lambda: kube.stopping or self._peer_gone())
+                      lambda: kube.stopping or self._peer_gone(), event_delay)
             self._chunk(b"")
         except (ConnectionError, BrokenPipeError, ssl.SSLError, OSError):
             self.close_connection = True

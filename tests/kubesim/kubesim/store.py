@@ -13,8 +13,18 @@ does).
 import collections
 import copy
 import threading
+import time
 
 from . import errors
+
+
+# kube-apiserver's words for a continue token older than the compaction point
+CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. "
+                    "You can start a new list without the continue parameter, or use the continue "
+                    "token in this response to retrieve the remainder of the results. Continuing with "
+                    "the provided token results in an inconsistent list - objects that were created, "
+                    "modified, or deleted between the time the first chunk was returned and now may "
+                    "show up in the list.")
 
 
 class Watcher:
@@ -28,6 +38,8 @@ class Watcher:
         self.namespace = namespace
         self.cond = threading.Condition()
         self.queue = collections.deque()
+        self.stamps = collections.deque()   # when each queued entry was queued
+        self.queued_at = None
         self.closed = False
 
     def push(self, entry):
@@ -38,14 +50,17 @@ class Watcher:
                 self.closed = True    # a client that does not read gets cut off
             else:
                 self.queue.append(entry)
+                self.stamps.append(time.monotonic())
             self.cond.notify_all()
 
     def next(self, timeout):
-        """The next entry, or None on timeout; raises EOFError once closed and drained."""
+        """The next entry, or None on timeout; raises EOFError once closed and drained.
+        self.queued_at is then the time.monotonic() at which that entry was queued."""
         with self.cond:
             if not self.queue and not self.closed:
                 self.cond.wait(timeout)
             if self.queue:
+                self.queued_at = self.stamps.popleft() if self.stamps else time.monotonic()
                 return self.queue.popleft()
             if self.closed:
                 raise EOFError()
@@ -70,17 +85,70 @@ class Store:
         self.subscribers = []
 
     # ---- reads
+    # Stored objects are never changed in place (a write stores a new copy), so readers
+    # take references under the lock and copy them outside it: a long list does not
+    # hold up every writer and reader while it copies.
     def get(self, resource, ns, name):
         with self.lock:
             o = self.by_resource[resource].get((ns or "", name))
-            return copy.deepcopy(o) if o is not None else None
+        return copy.deepcopy(o) if o is not None else None
 
     def list(self, resource, ns=None):
         """(deep copies of the objects sorted by namespace/name, current resourceVersion)."""
+        items, rv, _more, _remaining = self.list_page(resource, ns)
+        return items, rv
+
+    def list_page(self, resource, ns=None, pred=None, limit=0, after=None, at_rv=None):
+        """One page of a list, as etcd serves the apiserver's paged lists.
+
+        Objects of `resource` (in namespace `ns` when given) sorted by (namespace, name),
+        only those after the key `after` (a (namespace, name) tuple), and of those only the
+        ones `pred(obj)` accepts (the predicate sees the stored object: nothing is copied
+        before it matches). At most `limit` (0 = all) are returned, as deep copies.
+        at_rv None reads the current state; a resourceVersion reads the state as it was
+        then (a continued list stays consistent with its first page), rebuilt from the
+        history: 410 Expired when that version is older than the compaction point.
+
+        Returns (items, resourceVersion read at, last key returned when more objects
+        follow it (else None), how many objects follow the last one returned)."""
         with self.lock:
-            items = [copy.deepcopy(o) for (n, _), o in sorted(self.by_resource[resource].items())
-                     if ns is None or n == ns]
-            return items, self.rv
+            if at_rv is None or at_rv >= self.rv:
+                objs = self.by_resource[resource]
+                read_rv = self.rv
+            else:
+                objs = self._snapshot(resource, at_rv)
+                read_rv = at_rv
+            keys = sorted(k for k in objs if (ns is None or k[0] == ns) and (after is None or k > after))
+            picked = []
+            last = -1
+            for i, k in enumerate(keys):
+                if limit and len(picked) >= limit:
+                    break
+                last = i
+                o = objs[k]
+                if pred is None or pred(o):
+                    picked.append(o)
+        remaining = len(keys) - (last + 1)
+        more = keys[last] if remaining > 0 and last >= 0 else None
+        return [copy.deepcopy(o) for o in picked], read_rv, more, remaining
+
+    def _snapshot(self, resource, at_rv):
+        """{key: obj} of resource as it was at resourceVersion at_rv (under the lock)."""
+        if at_rv < self.compacted:
+            raise errors.gone(CONTINUE_EXPIRED)
+        objs = dict(self.by_resource[resource])
+        for rv, res, etype, obj, old in reversed(self.history):
+            if rv <= at_rv:
+                break
+            if res != resource:
+                continue
+            md = obj["metadata"]
+            key = (md.get("namespace") or "", md["name"])
+            if etype == "ADDED":
+                objs.pop(key, None)
+            else:               # MODIFIED or DELETED: what it was before
+                objs[key] = old
+        return objs
 
     def current_rv(self):
         with self.lock:
@@ -127,9 +195,9 @@ class Store:
         for w in list(self.watchers):
             if w.resource == entry[1]:
                 w.push(entry)
-        for cb in list(self.subscribers):
+        for cb, wants_copy in list(self.subscribers):
             try:
-                cb(entry[2], entry[1], copy.deepcopy(entry[3]))
+                cb(entry[2], entry[1], copy.deepcopy(entry[3]) if wants_copy else entry[3])
             except Exception:   # a subscriber's bug must not break the writer
                 import traceback
                 traceback.print_exc()
@@ -152,6 +220,7 @@ class Store:
                     if e[0] > since_rv and e[1] == resource:
                         w.queue.append(e)
             w.initial_count = len(w.queue)
+            w.stamps.extend([time.monotonic()] * len(w.queue))
             self.watchers.add(w)
             return w
 
@@ -178,9 +247,11 @@ class Store:
             self.compacted = self.rv
             self.history.clear()
 
-    def subscribe(self, cb):
+    def subscribe(self, cb, copy=True):
+        """cb(type, resource, obj) after each write, in commit order. copy=False hands
+        over the stored object itself: for callbacks that only read it, at once."""
         with self.lock:
-            self.subscribers.append(cb)
+            self.subscribers.append((cb, copy))
 
 
 def _group_of(resource):

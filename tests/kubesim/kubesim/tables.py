@@ -281,7 +281,11 @@ def to_table(resource, body, now, include="Metadata", headers=True):
         if obj is not None:
             row["object"] = obj
         rows.append(row)
-    md = {"resourceVersion": (body.get("metadata") or {}).get("resourceVersion", "")}
+    bmd = body.get("metadata") or {}
+    md = {"resourceVersion": bmd.get("resourceVersion", "")}
+    for k in ("continue", "remainingItemCount"):     # a paged list's Table pages too
+        if isinstance(body.get("items"), list) and k in bmd:
+            md[k] = bmd[k]
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": md,
             "columnDefinitions": cols if headers else [], "rows": rows}
 

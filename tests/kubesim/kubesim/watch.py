@@ -64,8 +64,10 @@ def translate(opts, ns, entry):
     return (etype, obj) if now else None
 
 
-def run(store, req, opts, send, bookmark_interval=5.0, stopping=lambda: False):
-    """Blocks until the watch ends. send(event_dict) raises on a dead client."""
+def run(store, req, opts, send, bookmark_interval=5.0, stopping=lambda: False, event_delay=0.0):
+    """Blocks until the watch ends. send(event_dict) raises on a dead client.
+    event_delay: each event goes out no sooner than this many seconds after it was
+    queued (the watchDelay fault)."""
     res = req.res
     try:
         w = store.watch(res.plural, req.namespace, opts.since)
@@ -95,6 +97,8 @@ def run(store, req, opts, send, bookmark_interval=5.0, stopping=lambda: False):
                         send(_bookmark(res, rv))
                         last_send = time.monotonic()
                 continue
+            if event_delay > 0 and not _hold(w.queued_at + event_delay, deadline, stopping):
+                return
             if pending_initial:
                 pending_initial -= 1
             last_rv = max(last_rv, entry[0])
@@ -108,6 +112,17 @@ def run(store, req, opts, send, bookmark_interval=5.0, stopping=lambda: False):
             last_send = time.monotonic()
     finally:
         w.close()
+
+
+def _hold(until, deadline, stopping):
+    """Waits until `until` (time.monotonic()); False when the watch must end first."""
+    while True:
+        now = time.monotonic()
+        if now >= until:
+            return True
+        if now >= deadline or stopping():
+            return False
+        time.sleep(min(until - now, deadline - now, 0.2))
 
 
 def _bookmark(res, rv, initial_end=False):

@@ -28,8 +28,9 @@ def daemonset(name="agent", image="example.com/agent:v1", strategy="OnDelete", *
 
 
 class DaemonSetTest(unittest.TestCase):
+    LIGHT = False      # test_sim_light.py runs these with the light kubelets
     def setUp(self):
-        self.sim = SimCluster(nodes=["node-1", "node-2", "node-3"], scale=100, config=CONFIG)
+        self.sim = SimCluster(nodes=["node-1", "node-2", "node-3"], scale=100, config=CONFIG, light=self.LIGHT)
         self.addCleanup(self.sim.close)
 
     def pods(self, name="agent", live=True):

@@ -23,8 +23,9 @@ def job(name, command, node="node-1", image="busybox:1.36", **spec):
 
 
 class JobTest(unittest.TestCase):
+    LIGHT = False      # test_sim_light.py runs these with the light kubelets
     def setUp(self):
-        self.sim = SimCluster(nodes=["node-1"], scale=100, config=CONFIG)
+        self.sim = SimCluster(nodes=["node-1"], scale=100, config=CONFIG, light=self.LIGHT)
         self.addCleanup(self.sim.close)
 
     def finished(self, name, ctype, timeout=10):

@@ -35,10 +35,11 @@ def pod(name, image="busybox:1.36", node="node-1", **spec):
 
 
 class KubeletTest(unittest.TestCase):
+    LIGHT = False      # test_sim_light.py runs these with the light kubelets
     scale = 100.0
 
     def setUp(self):
-        self.sim = SimCluster(nodes=["node-1", "node-2"], scale=self.scale, config=CONFIG)
+        self.sim = SimCluster(nodes=["node-1", "node-2"], scale=self.scale, config=CONFIG, light=self.LIGHT)
         self.addCleanup(self.sim.close)
 
     def wait_state(self, name, want, init=False, cname=None, timeout=10):
@@ -220,7 +221,7 @@ class KubeletTest(unittest.TestCase):
     def test_node_images_capped_at_50(self):
         images = [{"image": "example.com/img%02d:1" % i, "size": (i + 1) * 1000}
                   for i in range(60)]
-        sim = SimCluster(nodes=["node-9"], scale=self.scale, config={
+        sim = SimCluster(nodes=["node-9"], scale=self.scale, light=self.LIGHT, config={
             "images": images + [{"image": "example.com/huge:1", "size": 10**9}],
             "nodes": {"node-9": {"images": [i["image"] for i in images]}}})
         self.addCleanup(sim.close)
@@ -238,7 +239,7 @@ class KubeletTest(unittest.TestCase):
 
     def test_image_gc_spares_images_of_existing_pods(self):
         images = {x: "example.com/gc-%s:1" % x for x in "abcd"}
-        sim = SimCluster(nodes=["node-9"], scale=self.scale, config={
+        sim = SimCluster(nodes=["node-9"], scale=self.scale, light=self.LIGHT, config={
             "images": [{"image": i, "size": 300_000_000} for i in images.values()],
             "preloadedImages": [], "imageMinimumGCAge": 0,
             "nodes": {"node-9": {"imageFsBytes": 1_000_000_000, "bandwidth": 10**9}}})

@@ -24,7 +24,7 @@ import math
 from .events import EventRecorder
 from .identities import SYSTEM_DS_CONTROLLER
 from .scheduling import DAEMON_TOLERATIONS, should_continue_running, should_run
-from .workqueue import RESYNC, Worker, controller_of, meta, owner_ref
+from .workqueue import RESYNC, Worker, controller_of, meta, owner_ref, selector_query
 
 HASH_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
@@ -68,8 +68,26 @@ class DaemonSetController(Worker):
             if ref and ref.get("kind") == "DaemonSet":
                 return [(meta(obj).get("namespace"), ref.get("name"))]
         if resource == "nodes":
+            if self.light and event_type == "MODIFIED" and not self._node_changed(obj):
+                return []
             return [ALL]
         return []
+
+    def _node_changed(self, node):
+        """Light mode: whether what decides placement (labels, taints, unschedulable,
+        the Ready condition) changed since the last event of this node. Status writes
+        that only list new images, as every finished pull makes, change nothing here."""
+        spec = node.get("spec") or {}
+        ready = [c.get("status") for c in (node.get("status") or {}).get("conditions") or []
+                 if c.get("type") == "Ready"]
+        seen = (repr(sorted((meta(node).get("labels") or {}).items())), repr(spec.get("taints")),
+                spec.get("unschedulable"), repr(ready))
+        cache = self.__dict__.setdefault("_nodes_seen", {})
+        name = meta(node).get("name")
+        if cache.get(name) == seen:
+            return False
+        cache[name] = seen
+        return True
 
     def sync(self, key):
         if key in (RESYNC, ALL):
@@ -134,7 +152,9 @@ class DaemonSetController(Worker):
         h, revs = self._revision(ds)
         pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
         nodes = self.list("/api/v1/nodes")
-        pods = [p for p in self.list("/api/v1/namespaces/%s/pods" % ns)
+        sel = selector_query((ds.get("spec") or {}).get("selector")) if self.light else None
+        pods = [p for p in self.list("/api/v1/namespaces/%s/pods" % ns,
+                                     {"labelSelector": sel} if sel else None)
                 if (controller_of(p) or {}).get("uid") == uid]
         by_node = collections.defaultdict(list)
         for p in pods:

@@ -18,7 +18,7 @@ ttlSecondsAfterFinished deletes a finished Job (propagation Background).
 
 from .events import EventRecorder
 from .identities import SYSTEM_JOB_CONTROLLER
-from .workqueue import RESYNC, Worker, controller_of, meta, owner_ref
+from .workqueue import RESYNC, Worker, controller_of, meta, owner_ref, selector_query
 from kubesim.clock import parse_rfc3339
 
 POD_BACKOFF = (10.0, 360.0)
@@ -83,7 +83,9 @@ class JobController(Worker):
         status = dict(job.get("status") or {})
         now = self.clock.now()
         status.setdefault("startTime", self.clock.rfc3339())
-        pods = [p for p in self.list("/api/v1/namespaces/%s/pods" % ns)
+        sel = selector_query(spec.get("selector")) if self.light else None
+        pods = [p for p in self.list("/api/v1/namespaces/%s/pods" % ns,
+                                     {"labelSelector": sel} if sel else None)
                 if (controller_of(p) or {}).get("uid") == uid]
 
         def phase(p):

@@ -15,7 +15,7 @@ from . import start
 class SimCluster:
     """An Api plus a running simulated cluster; use as a context manager."""
 
-    def __init__(self, nodes=("node-1",), scale=100.0, config=None):
+    def __init__(self, nodes=("node-1",), scale=100.0, config=None, light=False):
         self.clock = Clock(scale)
         self.api = Api(self.clock)
         self._tmp = None
@@ -26,7 +26,8 @@ class SimCluster:
             self._tmp.close()
             path = self._tmp.name
         self.cluster = start(self.api, {"nodes": list(nodes), "time_scale": scale,
-                                        "registry_config": path, "state_dir": None})
+                                        "registry_config": path, "state_dir": None,
+                                        "light": light})
 
     def __enter__(self):
         return self

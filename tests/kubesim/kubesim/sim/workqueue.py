@@ -19,6 +19,8 @@ RESYNC = ("*resync*",)
 
 class Worker:
     name = "worker"
+    # light mode (light.py): list only what a selector picks, react only to what matters
+    light = False
 
     def __init__(self, api, user):
         self.api = api
@@ -126,6 +128,29 @@ class Worker:
         if code != 200:
             raise RuntimeError("LIST %s: %s %s" % (path, code, obj))
         return obj.get("items") or []
+
+
+def selector_query(sel):
+    """A LabelSelector object as the labelSelector query string it means, or None when
+    it has a form this does not write (then the caller lists everything and filters)."""
+    if not isinstance(sel, dict):
+        return None
+    parts = []
+    for k, v in sorted((sel.get("matchLabels") or {}).items()):
+        parts.append("%s=%s" % (k, v))
+    for e in sel.get("matchExpressions") or []:
+        op, k, vals = e.get("operator"), e.get("key"), e.get("values") or []
+        if op == "In":
+            parts.append("%s in (%s)" % (k, ",".join(vals)))
+        elif op == "NotIn":
+            parts.append("%s notin (%s)" % (k, ",".join(vals)))
+        elif op == "Exists":
+            parts.append(k)
+        elif op == "DoesNotExist":
+            parts.append("!" + k)
+        else:
+            return None
+    return ",".join(parts) or None
 
 
 def meta(obj):

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""How many simulated nodes kubesim's cluster keeps up with (a measurement, not a test).
+
+Starts tests/kubesim/run on loopback with --nodes N (and --light when asked), creates one
+DaemonSet (busybox:1.36, pulled by every node) and optionally J Jobs pinned to nodes that
+pull nginx:1.25 in an init container, then every few seconds counts pods Running (DaemonSet)
+and Jobs Complete, and prints kubesim's CPU seconds so far. Ends after --seconds.
+
+    python3 tests/kubesim/bench_sim.py --nodes 1000 --seconds 120 [--light] [--jobs 200]
+
+Prints one line per sample and a last line
+    result nodes=N light=0|1 t=T running=R/N jobs_complete=C/J cpu_s=S
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def call(base, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--nodes", type=int, default=1000)
+    p.add_argument("--seconds", type=float, default=120)
+    p.add_argument("--light", action="store_true")
+    p.add_argument("--jobs", type=int, default=0)
+    p.add_argument("--time-scale", type=float, default=1.0)
+    p.add_argument("--interval", type=float, default=10)
+    a = p.parse_args()
+    state = tempfile.mkdtemp(prefix="kubesim-bench-")
+    cmd = [sys.executable, os.path.join(HERE, "run"), "--port", "0", "--http-port", "0",
+           "--nodes", str(a.nodes), "--time-scale", str(a.time_scale), "--state-dir", state]
+    if a.light:
+        cmd.append("--light")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        if "kubesim ready" not in line:
+            sys.exit("kubesim did not start: %r" % line)
+        base = line.split("http=")[1].split()[0]
+        t0 = time.monotonic()
+        print("ready after start: cpu_s=%.1f" % cpu_seconds(proc.pid), flush=True)
+        call(base, "POST", "/apis/apps/v1/namespaces/default/daemonsets", {
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "ota-agent", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "ota-agent"}},
+                     "updateStrategy": {"type": "OnDelete"},
+                     "template": {"metadata": {"labels": {"app": "ota-agent"}},
+                                  "spec": {"containers": [{"name": "agent",
+                                                           "image": "busybox:1.36"}]}}}})
+        for j in range(a.jobs):
+            node = "node-%d" % (j % a.nodes + 1)
+            call(base, "POST", "/apis/batch/v1/namespaces/default/jobs", {
+                "apiVersion": "batch/v1", "kind": "Job",
+                "metadata": {"name": "prepull-%d" % j, "namespace": "default"},
+                "spec": {"backoffLimit": 0, "template": {"spec": {
+                    "nodeName": node, "restartPolicy": "Never",
+                    "initContainers": [{"name": "pull", "image": "nginx:1.25",
+                                        "command": ["true"]}],
+                    "containers": [{"name": "done", "image": "busybox:1.36",
+                                    "command": ["true"]}]}}}})
+        running = complete = 0
+        while True:
+            time.sleep(a.interval)
+            t = time.monotonic() - t0
+            pods = call(base, "GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Dota-agent")
+            running = sum(1 for x in pods["items"] if (x.get("status") or {}).get("phase") == "Running")
+            if a.jobs:
+                jobs = call(base, "GET", "/apis/batch/v1/namespaces/default/jobs")
+                complete = sum(1 for x in jobs["items"] if any(
+                    c.get("type") == "Complete" and c.get("status") == "True"
+                    for c in (x.get("status") or {}).get("conditions") or []))
+            print("t=%.0f running=%d/%d jobs_complete=%d/%d cpu_s=%.1f" % (
+                t, running, a.nodes, complete, a.jobs, cpu_seconds(proc.pid)), flush=True)
+            if t >= a.seconds or (running == a.nodes and complete == a.jobs):
+                break
+        print("result nodes=%d light=%d t=%.0f running=%d/%d jobs_complete=%d/%d cpu_s=%.1f" % (
+            a.nodes, a.light, t, running, a.nodes, complete, a.jobs, cpu_seconds(proc.pid)),
+            flush=True)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        subprocess.run(["rm", "-rf", state])
+
+
+if __name__ == "__main__":
+    main()
