@@ -70,9 +70,12 @@ static int parse(const char *s, uint64_t *out)
                 return -1;
             unit = NS_PER_S;
         }
-        if (whole > UINT64_MAX / unit)
+        /* the fraction first: whole * unit + part must not wrap either */
+        double f = frac * (double)unit;
+        uint64_t part = f < (double)unit ? (uint64_t)f : unit;
+        if (whole > (UINT64_MAX - part) / unit)
             return -1;
-        uint64_t term = whole * unit + (uint64_t)(frac * (double)unit);
+        uint64_t term = whole * unit + part;
         if (term > UINT64_MAX - total)
             return -1;
         total += term;

@@ -1,7 +1,7 @@
 /*
  * kube_client.c - see kube_client.h.
  *
- * Calls wait in three FIFO lanes (Lease, reads, writes: see the header);
+ * Calls wait in three FIFO lanes (Lease, cache, work: see the header);
  * a retry waits in a min-heap by its retry time and joins the tail of its
  * lane when due.  The head of the first lane that may start takes a token
  * from its lane's bucket and becomes a curl easy handle on the one multi
@@ -31,7 +31,7 @@
 const char *const kube_method_names[KUBE_N_METHODS] = {"GET", "POST", "PATCH", "PUT", "DELETE",
                                                        "OTHER"};
 
-enum { LANE_LEASE, LANE_READ, LANE_WRITE, N_LANES };
+enum { LANE_LEASE, LANE_CACHE, LANE_WORK, N_LANES };
 
 typedef struct pending_call {
     struct pending_call *next;
@@ -263,7 +263,12 @@ static int lane_of(const kube_call *call)
 {
     if (call->lease)
         return LANE_LEASE;
-    return strcmp(call->method, "GET") == 0 ? LANE_READ : LANE_WRITE;
+    /* Lists and watches keep the caches every decision reads: they go
+     * before work.  Any other call, a GET for a decision (a node's images)
+     * too, is work and waits its turn with the writes: reads served ahead
+     * of every write could hold the writes back for good (a resync that
+     * asks for hundreds of nodes again). */
+    return call->on_chunk != NULL ? LANE_CACHE : LANE_WORK;
 }
 
 int kube_client_call(kube_client *c, const kube_call *call)
@@ -479,9 +484,9 @@ static uint64_t start_ready(kube_client *c)
             if (start(c, p) != 0)
                 end_unsent(p, "cannot start request", 0);
         }
-        /* reads go before writes: a write waits while a read does (the
+        /* lists and watches go before work: work waits while they do (the
          * Lease lane has a bucket of its own and goes whatever waits) */
-        if (i == LANE_READ && l->head != NULL)
+        if (i == LANE_CACHE && l->head != NULL)
             break;
     }
     return next;

@@ -7,9 +7,11 @@
  *
  * Calls wait in three lanes, served in this order: Lease calls (their own
  * rate limit and no cap, as client-go gives leader election its own
- * client), reads (GET: lists, watches and their re-opens, node reads), then
- * writes.  A busy controller's thousands of queued writes therefore never
- * delay its Lease renewal or a watch re-open.  A rate-limit token is taken
+ * client), the caches' streamed reads (lists, watches and their re-opens:
+ * kube_call.on_chunk set), then work (writes, and the GETs a decision
+ * needs, in one FIFO so that neither holds the other back).  A busy
+ * controller's thousands of queued writes therefore never delay its Lease
+ * renewal or a watch re-open.  A rate-limit token is taken
  * only when a call goes out.  Calls with a body to wait for (not streams)
  * are capped in flight: a small pool of connections over HTTP/1.1
  * (KUBE_HTTP1_IN_FLIGHT), one shared connection over HTTP/2.

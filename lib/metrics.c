@@ -159,16 +159,34 @@ static int read_small(const char *path, char *buf, size_t len)
     return n > 0 ? 0 : -1;
 }
 
+/* The boot time from /proc/stat's btime line, or -1.  Read line by line:
+ * on a many-core machine the per-CPU lines and the long intr line before
+ * it run to many kilobytes (a line longer than the buffer comes in
+ * pieces, none of which starts with "btime "). */
+static long long boot_time(void)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    if (f == NULL)
+        return -1;
+    char line[4096];
+    long long btime = -1;
+    int line_start = 1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (line_start && strncmp(line, "btime ", 6) == 0) {
+            btime = strtoll(line + 6, NULL, 10);
+            break;
+        }
+        line_start = strchr(line, '\n') != NULL;
+    }
+    fclose(f);
+    return btime;
+}
+
 void metrics_process_render(strbuf *t)
 {
     metrics_process p = {0};
-    char stat[1024], pstat[8192];
-    long long btime = -1;
-    if (read_small("/proc/stat", pstat, sizeof(pstat)) == 0) {
-        const char *b = strstr(pstat, "\nbtime ");
-        if (b != NULL)
-            btime = strtoll(b + 7, NULL, 10);
-    }
+    char stat[1024];
+    long long btime = boot_time();
     int have_stat = btime >= 0 && read_small("/proc/self/stat", stat, sizeof(stat)) == 0 &&
                     metrics_process_parse_stat(stat, btime, sysconf(_SC_CLK_TCK),
                                                sysconf(_SC_PAGESIZE), &p) == 0;

@@ -61,6 +61,8 @@ static void test_parse_table(void **state)
         {"99999999999999999999s", 0, 0},
         {"18446744073709551615h", 0, 0},
         {"9999999999h", 0, 0}, /* overflows uint64 nanoseconds */
+        {"5124095.9h", 0, 0}, /* the whole hours fit; with the fraction it wraps */
+        {"5124095h1h", 0, 0}, /* two terms that fit alone */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         uint64_t ns = 12345;
