@@ -379,9 +379,37 @@ int controller_event_key_live(const char *key, const store *pods)
     return strlen(asked) == (size_t)(bar2 - rt) && strncmp(asked, rt, (size_t)(bar2 - rt)) == 0;
 }
 
+int controller_revision_event_key_live(const char *key, const store *daemonsets,
+                                       const store *revisions)
+{
+    size_t prefix = sizeof(RECONCILE_REVISION_EVENT_KEY) - 1;
+    if (strncmp(key, RECONCILE_REVISION_EVENT_KEY, prefix) != 0)
+        return 1;
+    const char *uid = key + prefix, *bar = strchr(uid, '|');
+    char id[256];
+    size_t n = bar != NULL ? (size_t)(bar - uid) : sizeof(id);
+    if (n >= sizeof(id))
+        return 1; /* not ours to judge */
+    memcpy(id, uid, n);
+    id[n] = '\0';
+    if (store_get(daemonsets, id) == NULL)
+        return 0; /* the DaemonSet is gone */
+    kobj *o;
+    for (size_t i = 0; store_next(revisions, &i, &o);)
+        if (o->u.rev.hash != NULL && strcmp(o->u.rev.hash, bar + 1) == 0)
+            return 1;
+    return 0; /* its revision is gone */
+}
+
+typedef struct event_caches {
+    const store *pods, *daemonsets, *revisions;
+} event_caches;
+
 static int event_key_live(const char *key, void *data)
 {
-    return controller_event_key_live(key, data);
+    const event_caches *in = data;
+    return controller_event_key_live(key, in->pods) &&
+           controller_revision_event_key_live(key, in->daemonsets, in->revisions);
 }
 
 int controller_may_send(action_kind kind, int leading)
@@ -516,11 +544,15 @@ static void run_pass(controller *c, uint64_t now)
     gmtime_r(&t, &tm);
     strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
     remember_job_waiting(c);
-    /* Forget the Events of pods and requests that are gone.  Only with the
-     * pods cache complete (synced), or a pod not listed yet would lose its
-     * keys and its Events be sent again. */
-    if (c->informers[INF_PODS].synced)
-        strset_retain(&c->events_sent, event_key_live, (void *)&c->informers[INF_PODS].objects);
+    /* Forget the Events of pods, requests, DaemonSets and revisions that
+     * are gone.  Only with the caches complete (synced), or an object not
+     * listed yet would lose its keys and its Events be sent again. */
+    if (controller_synced(c)) {
+        event_caches caches = {&c->informers[INF_PODS].objects,
+                               &c->informers[INF_DAEMONSETS].objects,
+                               &c->informers[INF_REVISIONS].objects};
+        strset_retain(&c->events_sent, event_key_live, &caches);
+    }
     reconcile_input in = {
         .daemonsets = &c->informers[INF_DAEMONSETS].objects,
         .revisions = &c->informers[INF_REVISIONS].objects,

@@ -104,6 +104,13 @@ pull_outcome controller_pull_outcome(action_kind kind, action_outcome outcome);
  * back and is forgotten.  Keys of another shape are kept. */
 int controller_event_key_live(const char *key, const store *pods);
 
+/* The same for the key of a revision's Event on its DaemonSet: forgotten
+ * once the DaemonSet (by uid) is gone or no cached ControllerRevision has
+ * the hash any more (the DaemonSet controller keeps revisionHistoryLimit
+ * of them).  Keys of another shape are kept. */
+int controller_revision_event_key_live(const char *key, const store *daemonsets,
+                                       const store *revisions);
+
 /* How many pull attempts in a row have ended in a PULL_ERROR_PERMANENT, for
  * a Job pod's fresh version given the one before (as cached: its reason may
  * be the error remembered through a back-off).  A new attempt is an error

@@ -537,6 +537,9 @@ pull_error reconcile_pull_error(const char *reason, const char *message)
         "gateway timeout", "timeout", "timed out", "deadline exceeded", "connection refused",
         "connection reset", "no such host", "network is unreachable", "no route to host",
         "unexpected eof", "tls handshake", "temporary failure", "broken pipe",
+        /* containerd's own store, not the registry: a layer or blob that a
+         * concurrent pull of the same image moved or removed meanwhile */
+        "content digest", "failed to extract layer", "failed to unpack", "failed to commit",
     };
     for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
         if (contains_ci(message, transient[i]))
@@ -731,7 +734,7 @@ static void revision_event(pass *p, const ds_view *v)
 {
     const char *hash = v->rev->u.rev.hash;
     char key[512];
-    snprintf(key, sizeof(key), "event:%s:%s:%s", v->ds->meta.uid, OTA_EVENT_REVISION_MARKED, hash);
+    snprintf(key, sizeof(key), RECONCILE_REVISION_EVENT_KEY "%s|%s", v->ds->meta.uid, hash);
     if (strset_has(p->in->events_sent, key))
         return;
     char message[300];

@@ -88,6 +88,9 @@ typedef struct reconcile_input {
 /* The key of an Event about a pod's pull request:
  * "event:<pod uid>|<request time>|<reason>:<what>". */
 #define RECONCILE_EVENT_KEY "event:"
+/* The key of the Event on a DaemonSet for a new revision:
+ * "event-ds:<daemonset uid>|<revision hash>". */
+#define RECONCILE_REVISION_EVENT_KEY "event-ds:"
 
 /* What the kubelet's word on a pull says, as far as waiting goes. */
 typedef enum pull_error {

@@ -286,6 +286,40 @@ static void test_event_key_gc_table(void **state)
     store_free(&pods);
 }
 
+/* The Event on a DaemonSet for a new revision is forgotten once the
+ * DaemonSet or that revision is gone (found in review: it was kept for
+ * the life of the process). */
+static void test_revision_event_key_gc(void **state)
+{
+    (void)state;
+    store daemonsets, revisions;
+    store_init(&daemonsets);
+    store_init(&revisions);
+    kobj *ds = kf_decode_text(KOBJ_DAEMONSET, "{\"metadata\":{\"name\":\"agent\",\"namespace\":"
+                                              "\"edge\",\"uid\":\"ds-1\"}}");
+    assert_non_null(ds);
+    assert_int_equal(store_put(&daemonsets, "ds-1", ds), 0);
+    kobj *rev = kf_decode_text(KOBJ_REVISION,
+                               "{\"metadata\":{\"name\":\"agent-h2\",\"namespace\":\"edge\","
+                               "\"uid\":\"r-2\",\"labels\":{\"controller-revision-hash\":\"h2\"}},"
+                               "\"revision\":2}");
+    assert_non_null(rev);
+    assert_int_equal(store_put(&revisions, "r-2", rev), 0);
+    static const gc_row rows[] = {
+        {"the DaemonSet and its revision are cached", RECONCILE_REVISION_EVENT_KEY "ds-1|h2", 1},
+        {"a revision no longer cached", RECONCILE_REVISION_EVENT_KEY "ds-1|h1", 0},
+        {"a DaemonSet that is gone", RECONCILE_REVISION_EVENT_KEY "ds-gone|h2", 0},
+        {"no bar (kept)", RECONCILE_REVISION_EVENT_KEY "ds-1", 1},
+        {"a pod's Event key (not this rule's)", "event:u-a|" RT_A "|PrePullStarted:x", 1},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        int got = controller_revision_event_key_live(rows[i].key, &daemonsets, &revisions);
+        ROW_CHECK(rows[i].name, got == rows[i].live, "live %d, want %d", got, rows[i].live);
+    }
+    store_free(&daemonsets);
+    store_free(&revisions);
+}
+
 /* ---- pull attempts in a row that the registry refused ------------------------ */
 
 #define NOT_FOUND "rpc error: code = NotFound desc = failed to resolve reference \"r/a:1\": r/a:1: not found"
@@ -343,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_recent_expire_table),
         cmocka_unit_test(test_pull_outcome_table),
         cmocka_unit_test(test_event_key_gc_table),
+        cmocka_unit_test(test_revision_event_key_gc),
         cmocka_unit_test(test_failed_attempts_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

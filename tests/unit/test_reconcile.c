@@ -1148,6 +1148,16 @@ static const struct {
      "rpc error: code = Unknown desc = failed to pull and unpack image \"r/a:1\": failed to copy: "
      "read tcp 10.0.0.2:51234->10.0.0.7:443: read: connection reset by peer",
      PULL_ERROR_TRANSIENT},
+    {"containerd: a concurrent pull of the same image removed a blob", "ErrImagePull",
+     "rpc error: code = NotFound desc = failed to pull and unpack image \"r/a:1\": failed to "
+     "copy: content digest sha256:5d0da3dc976460b72c77d94c8a1ad043720b0416bfc16c52c45d4847e53fadb6: "
+     "not found",
+     PULL_ERROR_TRANSIENT},
+    {"containerd: a layer gone while unpacking", "ErrImagePull",
+     "rpc error: code = NotFound desc = failed to pull and unpack image \"r/a:1\": failed to "
+     "extract layer sha256:0a1b: failed to get reader from content store: content digest "
+     "sha256:0a1b: not found",
+     PULL_ERROR_TRANSIENT},
     {"the back-off of older kubelets says nothing", "ImagePullBackOff",
      "Back-off pulling image \"r/a:1\"", PULL_ERROR_TRANSIENT},
     {"no message", "ErrImagePull", NULL, PULL_ERROR_TRANSIENT},
