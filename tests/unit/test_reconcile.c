@@ -5,8 +5,9 @@
  * request asking for its node first, then getting a Job (or Ready straight
  * away when the node has the images), the FIFO under
  * --max-concurrent-pulls, Job outcomes as PodImageReady with the kubelet's
- * reason, retries deleting the old Job first, Events sent once, and the
- * requests the controller must leave alone.
+ * reason, retries deleting the old Job first, Events sent once, the
+ * requests the controller must leave alone, and the bound on a pass's
+ * writes (pulls' writes before a rollout's marks, the rest next pass).
  *
  * Every action body is read back with yajl's tree parser, independent of
  * how reconcile.c writes it.
