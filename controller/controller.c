@@ -322,6 +322,8 @@ static void on_executed(void *data, const kube_result *r)
     controller *c = x->c;
     uint64_t now = clock_mono_ns();
     strset_remove(&c->in_flight, x->key);
+    if (x->kind != ACTION_GET_NODE && c->writes_queued > 0)
+        c->writes_queued--;
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
@@ -484,10 +486,36 @@ static void execute(controller *c, action *a)
         exec_ctx_free(x);
         return;
     }
+    if (a->kind != ACTION_GET_NODE)
+        c->writes_queued++;
     log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path);
 }
 
 /* ---- passes ------------------------------------------------------------- */
+
+size_t controller_write_cap(double qps, int burst)
+{
+    double cap = 2.0 * qps;
+    if (cap < (double)burst)
+        cap = (double)burst;
+    if (cap < CONTROLLER_MIN_WRITE_CAP)
+        cap = CONTROLLER_MIN_WRITE_CAP;
+    return cap < 1e9 ? (size_t)cap : (size_t)1000000000;
+}
+
+size_t controller_write_room(size_t cap, size_t queued)
+{
+    if (cap == 0)
+        return 0;
+    return queued < cap ? cap - queued : 1;
+}
+
+int controller_pass_may_run(size_t cap, size_t queued, int held_back)
+{
+    if (cap == 0)
+        return 1;
+    return held_back ? queued <= cap / 2 : queued < cap;
+}
 
 /* keep_pull_error's rule across the pods of one Job: a back-off says less
  * than the pull error remembered before it. */
@@ -564,6 +592,7 @@ static void run_pass(controller *c, uint64_t now)
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
         .skip = {&c->in_flight, &c->recent},
+        .max_writes = controller_write_room(c->cfg.max_queued_writes, c->writes_queued),
         .now = now_text,
         .now_epoch = (long long)t,
     };
@@ -573,6 +602,7 @@ static void run_pass(controller *c, uint64_t now)
     for (size_t i = 0; i < actions.n; i++)
         execute(c, &actions.v[i]);
     c->queue_depth = actions.waiting;
+    c->held_back = actions.more;
     action_list_free(&actions);
     metrics_observe(&c->pass_latency, clock_mono_ns() - now);
 }
@@ -596,13 +626,16 @@ void controller_tick(controller *c, uint64_t now)
     }
     recent_expire(c, now);
     int resync = now - c->last_pass >= c->cfg.resync_ns;
-    if (resync) {
-        /* what nodes hold changes: read them again when next needed */
-        store_free(&c->nodes);
-        store_init(&c->nodes);
-    }
+    /* A due resync waits for the queue of writes too: a pass then would
+     * only be held back by the bound. */
     if (c->leading && controller_synced(c) && (resync || c->dirty) &&
-        now - c->last_pass >= PASS_MIN_INTERVAL_NS) {
+        now - c->last_pass >= PASS_MIN_INTERVAL_NS &&
+        controller_pass_may_run(c->cfg.max_queued_writes, c->writes_queued, c->held_back)) {
+        if (resync) {
+            /* what nodes hold changes: read them again when next needed */
+            store_free(&c->nodes);
+            store_init(&c->nodes);
+        }
         c->dirty = 0;
         c->last_pass = now;
         run_pass(c, now);

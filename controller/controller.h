@@ -22,6 +22,10 @@ typedef struct controller_config {
     int leader_elect;
     leader_config leader;
     uint64_t resync_ns; /* a full pass at least this often */
+    /* Writes the executor keeps queued or in flight at most (the bound on
+     * a pass's writes, reconcile_input.max_writes); 0: no bound.  main
+     * sets controller_write_cap(). */
+    size_t max_queued_writes;
 } controller_config;
 
 enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_COUNT };
@@ -69,6 +73,8 @@ typedef struct controller {
     recent_key *recent_keys;
     size_t n_recent, cap_recent;
     int dirty;
+    size_t writes_queued; /* writes handed to the client and not ended */
+    int held_back;      /* the last pass held writes back (action_list.more) */
     int drop_queued;    /* leadership lost: drop the queued writes */
     size_t dropped;     /* writes dropped since last said (one log line) */
     uint64_t last_pass;
@@ -91,6 +97,28 @@ void controller_stop(controller *c);
 void controller_free(controller *c);
 
 /* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */
+
+/* The least bound on writes queued (controller_write_cap), so that a
+ * pass still hands over a batch at a low QPS. */
+#define CONTROLLER_MIN_WRITE_CAP 8
+
+/* Writes queued or in flight at most: about two seconds of the rate
+ * limit's budget (2 x qps), at least the burst (which may go out at once)
+ * and CONTROLLER_MIN_WRITE_CAP. */
+size_t controller_write_cap(double qps, int burst);
+
+/* The bound on the writes of a pass about to run (reconcile_input's
+ * max_writes) with queued writes not ended yet; 0 when cap is 0 (no
+ * bound).  Asked only when controller_pass_may_run said yes, so the room
+ * left is never 0 under a cap. */
+size_t controller_write_room(size_t cap, size_t queued);
+
+/* Whether a pass may run now as far as the queue of writes goes: not
+ * while it is full; after a pass that held writes back, not before it
+ * has drained to half the cap (so a pass hands over a batch, not one write
+ * per call that ends, and a rollout's pass over every pod runs about
+ * 2 x qps / cap times a second, not every 100 ms).  Always with cap 0. */
+int controller_pass_may_run(size_t cap, size_t queued, int held_back);
 
 /* Which pull counter an action done (2xx) adds to: a created Job starts a
  * pull, a status patch reporting its outcome ends one.  PULL_N_OUTCOMES

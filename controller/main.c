@@ -344,6 +344,9 @@ int main(int argc, char **argv)
     o.ctl.leader.namespace =
         flags_lease_namespace(o.ctl.leader.namespace, KUBE_SA_DIR, pod_namespace,
                               sizeof(pod_namespace));
+    /* No flag: the bound follows the rate limit (docs/DECISIONS.md
+     * "Bounded work queue"). */
+    o.ctl.max_queued_writes = controller_write_cap(o.qps, o.burst);
     kube_client *client = kube_client_new(&cfg, o.qps, o.burst, err, sizeof(err));
     if (client == NULL) {
         fprintf(stderr, "ota-controller: %s\n", err);

@@ -4,7 +4,10 @@
  *   2. for each pod of such a DaemonSet: PodNeedUpgrade, stale Jobs, and
  *      the outcome of its pull request;
  *   3. start the oldest waiting requests while fewer than
- *      max_concurrent_pulls Jobs run (FIFO by request time).
+ *      max_concurrent_pulls Jobs run (FIFO by request time);
+ *   4. mark the pods of a new revision PodNeedUpgrade, last: under a bound
+ *      on writes (max_writes) a rollout's thousands of marks never hold
+ *      back a pull's Job or its result by more than one bounded batch.
  */
 #include "reconcile.h"
 
@@ -33,6 +36,13 @@ typedef struct candidate {
     int node_unknown; /* its node is being read: it holds its place, starts nothing */
 } candidate;
 
+/* A pod whose PodNeedUpgrade is not what its DaemonSet's newest revision
+ * says: marked in step 4. */
+typedef struct mark {
+    const kobj *pod;
+    const ds_view *view;
+} mark;
+
 typedef struct pass {
     const reconcile_input *in;
     action_list *out;
@@ -42,7 +52,10 @@ typedef struct pass {
     size_t n_jobs;
     candidate *cands;
     size_t n_cands;
+    mark *marks;
+    size_t n_marks;
     size_t running; /* Jobs that have not finished */
+    size_t writes;  /* write actions emitted (all but ACTION_GET_NODE) */
     int failed;
 } pass;
 
@@ -93,6 +106,18 @@ static int skipped(const pass *p, const char *key)
     return 0;
 }
 
+/* Whether one more write may be emitted (in->max_writes); if not, the
+ * pass says it held some back.  Asked after the skip sets (a write in
+ * flight is neither counted nor held back: its end makes a pass anyway)
+ * and before a body is built. */
+static int may_write(pass *p)
+{
+    if (p->in->max_writes == 0 || p->writes < p->in->max_writes)
+        return 1;
+    p->out->more = 1;
+    return 0;
+}
+
 /* Takes ownership of body. */
 static void emit(pass *p, action_kind kind, const char *ns, const char *name, char *body,
                  const char *key, action_outcome outcome)
@@ -121,6 +146,8 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         return;
     }
     l->n++;
+    if (kind != ACTION_GET_NODE)
+        p->writes++;
 }
 
 /* Notes the action emit() just added (if it did; out of memory, the note
@@ -233,7 +260,7 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
     char key[600];
     snprintf(key, sizeof(key), RECONCILE_EVENT_KEY "%s|%s|%s:%s", pod->meta.uid,
              asked != NULL ? asked : "", reason, key_suffix);
-    if (strset_has(p->in->events_sent, key) || skipped(p, key))
+    if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
         return;
     char *body = event_body(pod, "v1", "Pod", reason, type, message, p->in->now);
     if (body == NULL) {
@@ -251,7 +278,7 @@ static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_
      * newer pod is a new write (the one before answered 409 or is done). */
     char key[600];
     snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
-    if (skipped(p, key))
+    if (skipped(p, key) || !may_write(p))
         return;
     /* A result is written no earlier than the request it answers (whose
      * time is on the pod): the webhook then stamps the next request after
@@ -361,6 +388,8 @@ static void delete_job(pass *p, const kobj *job)
         return;
     char key[512];
     snprintf(key, sizeof(key), "delete-job:%s", job->meta.uid);
+    if (skipped(p, key) || !may_write(p))
+        return;
     emit(p, ACTION_DELETE_JOB, job->meta.namespace, job->meta.name, NULL, key,
          ACTION_OUTCOME_NONE);
 }
@@ -684,17 +713,11 @@ static void reconcile_pod(pass *p, const kobj *pod)
         if (!same(p->jobs[i]->u.job.revision_hash, hash))
             delete_job(p, p->jobs[i]);
 
-    const kobj_cond *nu = &pp->need_upgrade, *ir = &pp->image_ready;
+    const kobj_cond *nu = &pp->need_upgrade;
     if (!nu->present || !same(nu->status, want_status) || !same(nu->message, want_msg)) {
-        cond_patch conds[2] = {{OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0}};
-        size_t nconds = 1;
-        /* A new revision drops the pre-pull state of the old one. */
-        if (ir->present && !same(ir->message, want_msg))
-            conds[nconds++] = (cond_patch){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
-        char what[400];
-        snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
-        emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
+        /* counted now, for the DaemonSet's Event: held back or not */
         v->marked += want_status[0] == 'T';
+        p->marks[p->n_marks++] = (mark){pod, v};
         return; /* the rest waits for the pod as written */
     }
     /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
@@ -711,6 +734,25 @@ static void reconcile_pod(pass *p, const kobj *pod)
                 delete_job(p, p->jobs[i]);
         }
     }
+}
+
+/* PodNeedUpgrade as the newest revision says (step 4). */
+static void mark_pod(pass *p, const mark *m)
+{
+    const kobj *pod = m->pod;
+    const char *hash = m->view->rev->u.rev.hash;
+    char want_msg[300];
+    snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
+    const char *want_status = same(pod->u.pod.hash, hash) ? "False" : "True";
+    cond_patch conds[2] = {{OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0}};
+    size_t nconds = 1;
+    /* A new revision drops the pre-pull state of the old one. */
+    const kobj_cond *ir = &pod->u.pod.image_ready;
+    if (ir->present && !same(ir->message, want_msg))
+        conds[nconds++] = (cond_patch){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
+    char what[400];
+    snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
+    emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
 }
 
 static void report_render_failure(pass *p, const kobj *pod, const char *job, const char *err)
@@ -757,6 +799,39 @@ static int cmp_candidates(const void *a, const void *b)
     return c != 0 ? c : strcmp(x->pod->meta.uid, y->pod->meta.uid);
 }
 
+/* Emits the create of a candidate's Job: 0; 1 when its body cannot be
+ * rendered (reported failed instead); -1 when out of memory. */
+static int create_job(pass *p, const candidate *c, const char *name, const char *key)
+{
+    arena a;
+    arena_init(&a);
+    prepull_job_spec spec = spec_for(p, c->pod, c->view, c->request_time);
+    char err[512];
+    const char *json = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)) != 0) {
+        /* nothing to run: an image the kubelet would refuse, say */
+        report_render_failure(p, c->pod, name, err);
+        rc = 1;
+        goto cleanup;
+    }
+    char *body = malloc(len + 1);
+    if (body == NULL) {
+        p->failed = 1;
+        rc = -1;
+        goto cleanup;
+    }
+    memcpy(body, json, len);
+    body[len] = '\0';
+    size_t before = p->out->n;
+    emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
+    note_last(p, before, c->pod, c->pod->u.pod.node_name, NULL, c->request_time, 0);
+cleanup:
+    arena_free(&a);
+    return rc;
+}
+
 static void start_jobs(pass *p)
 {
     qsort(p->cands, p->n_cands, sizeof(*p->cands), cmp_candidates);
@@ -778,38 +853,31 @@ static void start_jobs(pass *p)
             p->running++; /* the slot is kept for it */
             continue;
         }
-        arena a;
-        arena_init(&a);
-        prepull_job_spec spec = spec_for(p, c->pod, c->view, c->request_time);
-        char name[PREPULL_JOB_NAME_MAX + 1], err[512];
+        char name[PREPULL_JOB_NAME_MAX + 1], key[400];
         prepull_job_name(name, c->pod->meta.name, c->pod->meta.uid, hash, c->request_time);
-        const char *json = NULL;
-        size_t len = 0;
-        if (prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)) != 0) {
-            /* nothing to run: an image the kubelet would refuse, say */
-            report_render_failure(p, c->pod, name, err);
-            arena_free(&a);
+        snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
+        int made = skipped(p, key); /* in flight, or done and the cache lags */
+        if (!made && !may_write(p)) {
+            /* held back: its slot is taken all the same, and no later
+             * request passes it */
+            p->running++;
             continue;
         }
-        char *body = malloc(len + 1);
-        if (body == NULL) {
-            p->failed = 1;
-            arena_free(&a);
-            return;
+        if (!made) {
+            int rc = create_job(p, c, name, key);
+            if (rc < 0)
+                return;
+            if (rc > 0)
+                continue; /* not renderable: reported failed */
         }
-        memcpy(body, json, len);
-        body[len] = '\0';
-        char key[400];
-        snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
-        size_t before = p->out->n;
-        emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
-        note_last(p, before, c->pod, c->pod->u.pod.node_name, NULL, c->request_time, 0);
+        /* Said once the create is handed over; again (its own key is
+         * skipped or in events_sent) while the create is in flight, so a
+         * bound that held back the Event alone does not lose it. */
         char text[400];
         snprintf(text, sizeof(text), "pulling the images of revision %s on node %s with job %s",
                  hash, c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?", name);
         emit_event(p, c->pod, OTA_EVENT_STARTED, "Normal", text, qkey);
         p->running++;
-        arena_free(&a);
     }
 }
 
@@ -820,19 +888,26 @@ int reconcile(const reconcile_input *in, action_list *out)
     if (index_daemonsets(&p) != 0 || index_jobs(&p) != 0)
         goto cleanup;
     p.cands = calloc(in->pods->len + 1, sizeof(*p.cands));
-    if (p.cands == NULL)
+    p.marks = calloc(in->pods->len + 1, sizeof(*p.marks));
+    if (p.cands == NULL || p.marks == NULL)
         goto cleanup;
     kobj *pod;
     for (size_t i = 0; store_next(in->pods, &i, &pod);)
         reconcile_pod(&p, pod);
+    start_jobs(&p);
+    /* Marks in store order, which does not change between passes while
+     * the pods stay: those in flight or done lately are skipped, so under
+     * a bound each pass marks the next pods and every pod gets its turn. */
+    for (size_t i = 0; i < p.n_marks; i++)
+        mark_pod(&p, &p.marks[i]);
     for (size_t i = 0; i < p.n_views; i++)
         if (p.views[i].marked > 0)
             revision_event(&p, &p.views[i]);
-    start_jobs(&p);
     rc = p.failed ? -1 : 0;
 cleanup:
     free(p.views);
     free(p.jobs);
     free(p.cands);
+    free(p.marks);
     return rc;
 }

@@ -56,6 +56,7 @@ typedef struct action_list {
     action *v;
     size_t n, cap;
     size_t waiting; /* pull requests left waiting for a free slot */
+    int more;       /* writes held back by reconcile_input.max_writes: pass again */
 } action_list;
 
 typedef struct reconcile_config {
@@ -81,6 +82,16 @@ typedef struct reconcile_input {
      * during a rollout costs what is new, not N bodies.  Up to two sets,
      * NULL when none. */
     const strset *skip[2];
+    /* Writes (every action but ACTION_GET_NODE) this pass may emit at
+     * most; 0: no bound.  Once reached, no body is built for a further
+     * write and out->more says some were held back: the executor's queue
+     * stays bounded, and the next pass (level-triggered) emits the rest.
+     * Writes come in this order, so a bound serves the urgent first: what
+     * each pod's pull needs (results, Events, stale Jobs deleted) in pod
+     * order, then Job creates (FIFO), then PodNeedUpgrade marks in pod
+     * order.  The one Event per DaemonSet and revision ("marked N pods")
+     * is not bounded: it is sent once, and at most one per DaemonSet. */
+    size_t max_writes;
     const char *now;      /* RFC 3339 */
     long long now_epoch;  /* the same, in seconds since 1970 */
 } reconcile_input;

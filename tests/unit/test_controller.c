@@ -369,6 +369,71 @@ static void test_failed_attempts_table(void **state)
     }
 }
 
+/* ---- the bound on queued writes (docs/DECISIONS.md "Bounded work queue") ---- */
+
+typedef struct cap_row {
+    const char *name;
+    double qps;
+    int burst;
+    size_t want;
+} cap_row;
+
+static const cap_row cap_rows[] = {
+    {"two seconds of the budget", 200, 300, 400},
+    {"the default flags: 2 x 20 beats the burst of 30", 20, 30, 40},
+    {"a burst larger than two seconds", 10, 50, 50},
+    {"a low rate: at least the floor", 0.1, 1, CONTROLLER_MIN_WRITE_CAP},
+    {"a fraction of a write rounds down", 5.7, 1, 11},
+};
+
+static void test_write_cap_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(cap_rows); i++) {
+        const cap_row *r = &cap_rows[i];
+        size_t got = controller_write_cap(r->qps, r->burst);
+        ROW_CHECK(r->name, got == r->want, "cap %zu, want %zu", got, r->want);
+    }
+}
+
+typedef struct queue_row {
+    const char *name;
+    size_t cap, queued;
+    int held_back;
+    int may_run;  /* controller_pass_may_run */
+    size_t room;  /* controller_write_room, when it may run */
+} queue_row;
+
+static const queue_row queue_rows[] = {
+    {"no bound: always, unbounded", 0, 5000, 1, 1, 0},
+    {"empty queue", 400, 0, 0, 1, 400},
+    {"room left", 400, 150, 0, 1, 250},
+    {"one place left", 400, 399, 0, 1, 1},
+    {"full: wait", 400, 400, 0, 0, 0},
+    {"over full (calls begun before a cap): wait", 400, 900, 0, 0, 0},
+    /* after a pass that held writes back, a batch: half the cap */
+    {"held back, more than half queued: wait", 400, 201, 1, 0, 0},
+    {"held back, half drained", 400, 200, 1, 1, 200},
+    {"held back, drained", 400, 0, 1, 1, 400},
+    {"held back, the floor's cap of 8", 8, 4, 1, 1, 4},
+};
+
+static void test_queue_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(queue_rows); i++) {
+        const queue_row *r = &queue_rows[i];
+        int may = controller_pass_may_run(r->cap, r->queued, r->held_back);
+        ROW_CHECK(r->name, may == r->may_run, "may run %d, want %d", may, r->may_run);
+        if (!may)
+            continue;
+        size_t room = controller_write_room(r->cap, r->queued);
+        ROW_CHECK(r->name, room == r->room, "room %zu, want %zu", room, r->room);
+        /* a bounded pass is never handed 0, which would mean no bound */
+        ROW_CHECK(r->name, r->cap == 0 || room > 0, "room 0 under cap %zu", r->cap);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +444,8 @@ int main(void)
         cmocka_unit_test(test_event_key_gc_table),
         cmocka_unit_test(test_revision_event_key_gc),
         cmocka_unit_test(test_failed_attempts_table),
+        cmocka_unit_test(test_write_cap_table),
+        cmocka_unit_test(test_queue_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
