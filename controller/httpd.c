@@ -60,16 +60,7 @@ char *httpd_status_body(int status, const char *message)
                                          : "BadRequest";
     json_writer w;
     json_writer_init(&w, NULL);
-    json_map_open(&w, NULL);
-    json_kv_str(&w, "kind", "Status");
-    json_kv_str(&w, "apiVersion", "v1");
-    json_map_open(&w, "metadata");
-    json_map_close(&w);
-    json_kv_str(&w, "status", "Failure");
-    json_kv_str(&w, "message", message);
-    json_kv_str(&w, "reason", reason);
-    json_kv_int(&w, "code", status);
-    json_map_close(&w);
+    json_write_failure_status(&w, status, reason, message);
     return json_writer_take(&w);
 }
 

@@ -143,6 +143,20 @@ void json_kv_bool(json_writer *w, const char *key, int value)
     json_bool(w, value);
 }
 
+void json_write_failure_status(json_writer *w, int code, const char *reason, const char *message)
+{
+    json_map_open(w, NULL);
+    json_kv_str(w, "kind", "Status");
+    json_kv_str(w, "apiVersion", "v1");
+    json_map_open(w, "metadata");
+    json_map_close(w);
+    json_kv_str(w, "status", "Failure");
+    json_kv_str(w, "message", message);
+    json_kv_str(w, "reason", reason);
+    json_kv_int(w, "code", code);
+    json_map_close(w);
+}
+
 /* The finished text in the generator's buffer, or NULL. */
 static const char *finished_text(json_writer *w, size_t *len)
 {

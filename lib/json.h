@@ -64,6 +64,11 @@ void json_kv_str(json_writer *w, const char *key, const char *value);
 void json_kv_int(json_writer *w, const char *key, long long value);
 void json_kv_bool(json_writer *w, const char *key, int value);
 
+/* A whole meta/v1 Status of a failure, as the apiserver answers errors:
+ * {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+ *  "message":...,"reason":...,"code":...}. */
+void json_write_failure_status(json_writer *w, int code, const char *reason, const char *message);
+
 /* Ends the document of a writer with an arena: the NUL-terminated text
  * (arena memory) with its length in *len, or NULL when a write failed, a
  * map or array is still open, or the writer has no arena.  Frees the

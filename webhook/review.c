@@ -767,15 +767,6 @@ const char *review_encode_status(int code, const char *reason, const char *messa
     json_writer w;
     if (json_writer_init(&w, a) != 0)
         return NULL;
-    json_map_open(&w, NULL);
-    json_kv_str(&w, "kind", "Status");
-    json_kv_str(&w, "apiVersion", "v1");
-    json_map_open(&w, "metadata");
-    json_map_close(&w);
-    json_kv_str(&w, "status", "Failure");
-    json_kv_str(&w, "message", message);
-    json_kv_str(&w, "reason", reason);
-    json_kv_int(&w, "code", code);
-    json_map_close(&w);
+    json_write_failure_status(&w, code, reason, message);
     return json_writer_finish(&w, len);
 }
