@@ -329,8 +329,8 @@ static void on_executed(void *data, const kube_result *r)
         on_node(c, x->name, r);
     } else if (outcome == EXEC_CONFLICT) {
         /* not a failure: the precondition did its job (a newer pod) */
-        log_msg(LOG_INFO, "status write refused: the pod changed since the cache saw it",
-                "pod=%s decided again once the watch shows it", x->name != NULL ? x->name : "");
+        log_kv(LOG_INFO, "status write refused: the pod changed since the cache saw it",
+               "pod", x->name, "next", "decided again once the watch shows it", NULL);
         recent_add(c, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
         if (outcome == EXEC_DONE) {
@@ -348,9 +348,11 @@ static void on_executed(void *data, const kube_result *r)
     } else if (r->dropped) {
         c->dropped++; /* counted, and said once (controller_tick) */
     } else {
-        log_msg(LOG_WARN, "API call failed", "%s %s: HTTP %ld %s", action_kind_name(x->kind),
-                x->name != NULL ? x->name : "", r->status,
-                r->error != NULL ? r->error : (r->body != NULL ? r->body : ""));
+        char code[24];
+        snprintf(code, sizeof(code), "%ld", r->status);
+        log_kv(LOG_WARN, "API call failed", "action", action_kind_name(x->kind), "name", x->name,
+               "code", code, "error",
+               r->error != NULL ? r->error : (r->body != NULL ? r->body : ""), NULL);
         recent_add(c, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
