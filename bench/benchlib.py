@@ -240,6 +240,18 @@ def create_pods(sim, n, make):
     log("created %d pods in %.1fs" % (n, time.monotonic() - t))
 
 
+def marked(api, h):
+    """(pods marked PodNeedUpgrade=True for revision h, pods) in NS."""
+    items = api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]
+    n = 0
+    for p in items:
+        for c in p.get("status", {}).get("conditions") or []:
+            if c["type"] == "PodNeedUpgrade" and c["status"] == "True" and c.get("message") == MSG + h:
+                n += 1
+                break
+    return n, len(items)
+
+
 # ------------------------------------------------------------------ /metrics
 
 

@@ -55,8 +55,8 @@ import threading
 import time
 import urllib.parse
 
-from benchlib import MSG, NS, ROOT, Kubesim, RssSampler, Setup, create_namespaces, create_pods, free_port, log, metrics, \
-    patches_ok, rss_kib, setup_daemonset, stop_proc, stop_procs
+from benchlib import MSG, NS, ROOT, Kubesim, RssSampler, Setup, create_namespaces, create_pods, free_port, \
+    log, marked, metrics, patches_ok, rss_kib, setup_daemonset, stop_proc, stop_procs
 import benchlib
 
 MANAGED = "app.kubernetes.io/managed-by=ota-prepull"
@@ -148,17 +148,6 @@ def pod(ds, i, h):
     return benchlib.pod(ds, i, h, "edge-node-%05d" % i, PRELOADED)
 
 
-def marked(api, h):
-    items = api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]
-    n = 0
-    for p in items:
-        for c in p.get("status", {}).get("conditions") or []:
-            if c["type"] == "PodNeedUpgrade" and c["status"] == "True" and c.get("message") == MSG + h:
-                n += 1
-                break
-    return n
-
-
 # ------------------------------------------------------------------ part 1
 
 
@@ -205,7 +194,7 @@ def run_scale(opts, work, procs, n):
             time.sleep(5)
             peak = sampler.stop()
             rss_after = rss_kib(ctl.proc.pid)
-            n_marked = marked(api, h2)
+            n_marked, _ = marked(api, h2)
             patches = patches_ok(ctl.metrics()) - before
             # the revision marked now is the next run's "nothing to do"
             h = h2

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import MSG, NS, ROOT, Kubesim, Setup, create_pods, free_port, metrics, patches_ok, \
+from benchlib import NS, ROOT, Kubesim, Setup, create_pods, free_port, marked, metrics, patches_ok, \
     setup_daemonset, stop_procs
 import benchlib
 
@@ -42,16 +42,6 @@ def revision(ds, rev, h):
 
 def pod(ds, i, h):
     return benchlib.pod(ds, i, h, "node-%d" % (i % 100 + 1), "busybox:1.1")
-
-
-def marked(api, h):
-    items = api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]
-    n = 0
-    for p in items:
-        for c in p.get("status", {}).get("conditions") or []:
-            if c["type"] == "PodNeedUpgrade" and c["status"] == "True" and c.get("message") == MSG + h:
-                n += 1
-    return n, len(items)
 
 
 def count_log(path):
