@@ -14,6 +14,9 @@
 /* yajl callbacks that accept every token and do nothing. */
 extern const yajl_callbacks bench_empty_callbacks;
 
+/* A string or map key callback that does nothing. */
+int bench_ignore_string(void *ctx, const unsigned char *s, size_t len);
+
 /* 0 when body is one JSON value to yajl with cb (ctx passed to them),
  * -1 otherwise. */
 int bench_yajl_parse(const char *body, size_t len, const yajl_callbacks *cb, void *ctx);
