@@ -265,18 +265,19 @@ bench: $(BUILD)/bench/cache_memory
 
 # The webhook against its two reference servers (bench/webhook.py): the
 # transport ceiling and the parse ceiling, one source built twice.
-$(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/webhook_ref.c
+$(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/webhook_ref.c \
+		bench/bench_util.c bench/bench_util.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DREF_PARSE=$(if $(findstring parse,$(notdir $@)),1,0) $(LDFLAGS_SAN) \
-		-o $@ $< $(LIBS_WEBHOOK)
+		-o $@ $< bench/bench_util.c $(LIBS_WEBHOOK)
 
 # The decision alone, per body, without sockets (where the CPU goes), and the
 # "beyond yajl" prototype (bench/webhook_skip.c).
 $(BUILD)/bench/webhook_decide $(BUILD)/bench/webhook_skip: $(BUILD)/bench/webhook_%: \
-		bench/webhook_%.c $(A_WEBHOOK) $(A_NET) $(A_LIB)
+		bench/webhook_%.c bench/bench_util.c bench/bench_util.h $(A_WEBHOOK) $(A_NET) $(A_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< $(A_WEBHOOK) $(A_NET) $(A_LIB) \
-		$(LIBS_WEBHOOK)
+	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< bench/bench_util.c $(A_WEBHOOK) \
+		$(A_NET) $(A_LIB) $(LIBS_WEBHOOK)
 
 .PHONY: bench-webhook
 bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse \

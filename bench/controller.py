@@ -47,12 +47,7 @@ import argparse
 import http.client
 import json
 import os
-import re
-import select
 import shutil
-import signal
-import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -60,27 +55,17 @@ import threading
 import time
 import urllib.parse
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
-NS = "bench"
-MSG = "controllerrevision: "
-OTA_ANN = "apps.openyurt.io/update-strategy"
+from benchlib import MSG, NS, ROOT, Kubesim, RssSampler, Setup, create_namespaces, create_pods, free_port, \
+    log, marked, metrics, patches_ok, rss_kib, setup_daemonset, stop_proc, stop_procs
+import benchlib
+
 MANAGED = "app.kubernetes.io/managed-by=ota-prepull"
 REG = "registry.example.com"
 PRELOADED = REG + "/bench/agent:1.0"
 FRESH = REG + "/bench/agent:2.0"
-
-
-class Setup(Exception):
-    """The run could not be set up (exit 1)."""
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+REGISTRY = {"includeDefaults": True,
+            "images": [{"image": PRELOADED, "size": 30_000_000}, {"image": FRESH, "size": 50_000_000}],
+            "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}
 
 
 def pct(values, p):
@@ -88,119 +73,6 @@ def pct(values, p):
         return float("nan")
     v = sorted(values)
     return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))]
-
-
-def rss_kib(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-class RssSampler(threading.Thread):
-    """VmRSS of pid every 100 ms until stop(): peak and samples."""
-
-    def __init__(self, pid):
-        super().__init__(daemon=True)
-        self.pid, self.peak, self.samples = pid, 0, []
-        self.done = threading.Event()
-
-    def run(self):
-        while not self.done.is_set():
-            r = rss_kib(self.pid)
-            self.samples.append(r)
-            self.peak = max(self.peak, r)
-            self.done.wait(0.1)
-
-    def stop(self):
-        self.done.set()
-        self.join()
-        return self.peak
-
-
-class Api:
-    """One keep-alive HTTPS connection to kubesim (one per thread)."""
-
-    def __init__(self, port, ca, token):
-        self.port, self.token = port, token
-        self.ctx = ssl.create_default_context(cafile=ca)
-        self.conn = None
-
-    def call(self, method, path, body=None, ctype="application/json", ok=(200, 201)):
-        data = json.dumps(body).encode() if body is not None else None
-        for attempt in range(5):
-            try:
-                if self.conn is None:
-                    self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
-                                                            timeout=300)
-                headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
-                if data is not None:
-                    headers["Content-Type"] = ctype
-                self.conn.request(method, path, body=data, headers=headers)
-                resp = self.conn.getresponse()
-                raw = resp.read()
-                if resp.status in ok:
-                    return json.loads(raw) if raw else None
-                raise Setup("%s %s: HTTP %d %s" % (method, path, resp.status, raw[:300]))
-            except (OSError, http.client.HTTPException):
-                self.conn = None
-                if attempt == 4:
-                    raise
-                time.sleep(0.2)
-        return None
-
-
-class Kubesim:
-    def __init__(self, work, procs, nodes, sim, extra=(), scale=1.0):
-        self.state = os.path.join(work, "state")
-        self.err = open(os.path.join(work, "kubesim.err"), "w")
-        args = [sys.executable, KUBESIM, "--port", "0", "--nodes", str(nodes), "--state-dir", self.state,
-                "--bookmark-interval", "5", "--time-scale", str(scale)]
-        if not sim:
-            args.append("--no-sim")
-        else:
-            path = os.path.join(work, "registry.json")
-            with open(path, "w") as f:
-                json.dump({"includeDefaults": True,
-                           "images": [{"image": PRELOADED, "size": 30_000_000},
-                                      {"image": FRESH, "size": 50_000_000}],
-                           "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}, f)
-            args += ["--registry-config", path]
-        self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE, stderr=self.err, text=True)
-        procs.append(self.proc)
-        ready = select.select([self.proc.stdout], [], [], 120)[0]
-        line = self.proc.stdout.readline() if ready else ""
-        m = re.search(r"kubesim ready: https://[\d.]+:(\d+)", line)
-        if not m:
-            raise Setup("kubesim did not start: %r (see %s)" % (line, self.err.name))
-        self.port = int(m.group(1))
-        with open(os.path.join(self.state, "tokens.json")) as f:
-            self.tokens = {k: v["token"] for k, v in json.load(f).items()}
-        self.ca = os.path.join(self.state, "ca.crt")
-        self.api = self.client("admin")
-
-    def client(self, who):
-        return Api(self.port, self.ca, self.tokens[who])
-
-
-def metrics(port):
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        conn.request("GET", "/metrics")
-        text = conn.getresponse().read().decode()
-        conn.close()
-    except (OSError, http.client.HTTPException):
-        return None
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, _, v = line.rpartition(" ")
-            out[k] = float(v)
-    return out
 
 
 def probe(port, path):
@@ -214,29 +86,11 @@ def probe(port, path):
         return None
 
 
-def calls(m):
-    """[(method, code, count)] from /metrics: client-go's rest_client_requests_total
-    or the older ota_controller_api_calls_total."""
-    out = []
-    for k, v in (m or {}).items():
-        a = re.match(r'rest_client_requests_total\{code="([^"]+)",method="([^"]+)"\}', k)
-        b = re.match(r'ota_controller_api_calls_total\{verb="([^"]+)",code="([^"]+)"\}', k)
-        if a:
-            out.append((a.group(2), a.group(1), v))
-        elif b:
-            out.append((b.group(1), b.group(2), v))
-    return out
-
-
 def calls_by_verb(m):
     out = {}
-    for verb, _, v in calls(m):
+    for verb, _, v in benchlib.calls(m):
         out[verb] = out.get(verb, 0) + v
     return out
-
-
-def patches_ok(m):
-    return int(sum(v for verb, code, v in calls(m) if verb == "PATCH" and code.startswith("2")))
 
 
 def leadership_lost(path):
@@ -280,99 +134,29 @@ class Controller:
         raise Setup("the controller was not ready with %d pods within %gs (see %s)" % (pods, timeout, self.log))
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_proc(self.proc, 30)
         self.out.close()
         return self.proc.returncode
 
 
-def owner(ds):
-    return [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds["metadata"]["name"],
-             "uid": ds["metadata"]["uid"], "controller": True}]
-
-
 def revision(ds, rev, h):
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": "agent-" + h, "namespace": NS,
-                         "labels": {"app": "agent", "controller-revision-hash": h},
-                         "ownerReferences": owner(ds)},
-            "data": {"spec": {"template": {"spec": {"containers": [
-                {"name": "main", "image": "%s/bench/agent:%d.0" % (REG, rev)}]}}}},
-            "revision": rev}
+    return benchlib.revision(ds, rev, h, "%s/bench/agent:%d.0" % (REG, rev))
 
 
 def pod(ds, i, h):
-    """A DaemonSet pod as the kubelet and the DaemonSet controller leave it
-    (one per node), marked up to date for revision h."""
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "agent-%05d" % i, "namespace": NS,
-                         "labels": {"app": "agent", "controller-revision-hash": h,
-                                    "pod-template-generation": "1"},
-                         "ownerReferences": owner(ds)},
-            "spec": {"nodeName": "edge-node-%05d" % i,
-                     "containers": [{"name": "main", "image": PRELOADED}]},
-            "status": {"phase": "Running", "conditions": [
-                {"type": "PodNeedUpgrade", "status": "False", "message": MSG + h,
-                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
-
-
-def ota_ds(image):
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": "agent", "namespace": NS, "annotations": {OTA_ANN: "OTA"}},
-            "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
-                     "template": {"metadata": {"labels": {"app": "agent"}},
-                                  "spec": {"containers": [{"name": "main", "image": image}]}}}}
-
-
-def marked(api, h):
-    items = api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]
-    n = 0
-    for p in items:
-        for c in p.get("status", {}).get("conditions") or []:
-            if c["type"] == "PodNeedUpgrade" and c["status"] == "True" and c.get("message") == MSG + h:
-                n += 1
-                break
-    return n
-
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
+    """A DaemonSet pod (one per node), marked up to date for revision h."""
+    return benchlib.pod(ds, i, h, "edge-node-%05d" % i, PRELOADED)
 
 
 # ------------------------------------------------------------------ part 1
 
 
 def run_scale(opts, work, procs, n):
-    sim = Kubesim(work, procs, 1, sim=False)
-    api = sim.api
-    for ns in (NS, "ota-system"):
-        api.call("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
-    ds = api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, ota_ds(PRELOADED))
+    sim = Kubesim(work, procs, 1, scale=1.0, bookmark=5)
     h = "rev01hash"
-    api.call("POST", "/apis/apps/v1/namespaces/%s/controllerrevisions" % NS, revision(ds, 1, h))
-    t = time.monotonic()
-    errors = []
-
-    def create(lo, hi):
-        a = sim.client("admin")
-        try:
-            for i in range(lo, hi):
-                a.call("POST", "/api/v1/namespaces/%s/pods" % NS, pod(ds, i, h))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-    threads = [threading.Thread(target=create, args=(k * n // 4, (k + 1) * n // 4)) for k in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise Setup("creating pods failed: %s" % errors[0])
-    log("created %d pods in %.1fs" % (n, time.monotonic() - t))
+    api = sim.api
+    ds = setup_daemonset(api, PRELOADED, lambda d: revision(d, 1, h))
+    create_pods(sim, n, lambda i: pod(ds, i, h))
     rows = []
     rev = 1
     for qps in opts.qps:
@@ -410,7 +194,7 @@ def run_scale(opts, work, procs, n):
             time.sleep(5)
             peak = sampler.stop()
             rss_after = rss_kib(ctl.proc.pid)
-            n_marked = marked(api, h2)
+            n_marked, _ = marked(api, h2)
             patches = patches_ok(ctl.metrics()) - before
             # the revision marked now is the next run's "nothing to do"
             h = h2
@@ -503,10 +287,10 @@ def cond(obj, ctype):
 
 def run_pulls(opts, work, procs):
     nodes = opts.pull_nodes
-    sim = Kubesim(work, procs, nodes, sim=True, extra=opts.kubesim_arg, scale=opts.time_scale)
+    sim = Kubesim(work, procs, nodes, registry=REGISTRY, extra=opts.kubesim_arg, scale=opts.time_scale,
+                  bookmark=5)
     api = sim.api
-    for ns in (NS, "ota-system"):
-        api.call("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    create_namespaces(api)
     ctl = Controller(work, procs, opts.binary, sim, "ctl-pulls", opts.pull_qps, max(30, int(opts.pull_qps * 1.5)),
                      max_pulls=opts.max_pulls, extra=opts.controller_arg)
     lock = threading.Lock()
@@ -539,7 +323,7 @@ def run_pulls(opts, work, procs):
     try:
         ctl.wait_ready(0, 120)
         t = time.monotonic()
-        api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, ota_ds(PRELOADED))
+        api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, benchlib.ota_ds(PRELOADED))
 
         def running():
             items = api.call("GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dagent" % NS)["items"]
@@ -704,14 +488,7 @@ def main():
             print("setup failed: %s (work directory %s)" % (e, work), file=sys.stderr)
             ok, opts.keep = False, True
         finally:
-            for p in reversed(procs):
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
-                    try:
-                        p.wait(30)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait(5)
+            stop_procs(procs, 30)
             if opts.keep:
                 print("work directory:", work, file=sys.stderr)
             else:

@@ -16,30 +16,12 @@ Usage: bench/repeat_request.py [--time-scale F] [--repeats N] [--every S]
   OTA_CONTROLLER, OTA_WEBHOOK   the binaries (default build/ota-controller, build/ota-webhook)
 """
 import argparse
-import os
-import shutil
-import sys
 import time
 import urllib.parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from prepull_bench import BANDWIDTH, MODEL, NS, SIZE, cluster, cond, update_to_model, wait_until
 
-import harness  # noqa: E402
-from harness import OTA, PRELOADED, REG, TIMEOUT_ANN, wait_until  # noqa: E402
-
-MODEL = REG + "/bench/model:2.0"
-SIZE = 2 * 1024 ** 3
-BANDWIDTH = 10_000_000
-REGISTRY = {"includeDefaults": True, "defaultBandwidth": BANDWIDTH,
-            "images": [{"image": PRELOADED, "size": 30_000_000}, {"image": MODEL, "size": SIZE}],
-            "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}
-NS = "bench"
 READY = "PodImageReady"
-
-
-def cond(pod, ctype):
-    return next((c for c in pod["status"].get("conditions") or [] if c["type"] == ctype), None)
 
 
 def pod_path(pod):
@@ -86,34 +68,12 @@ def main():
     ap.add_argument("--every", type=float, default=20, help="simulated seconds between requests")
     args = ap.parse_args()
     scale = args.time_scale
-    harness.SCALE = scale
-    webhook = sim = ctl = tracker = None
-    ok = False
-    try:
-        webhook = harness.Webhook("bench-webhook")
-        sim = harness.Kubesim(1, REGISTRY, webhook=webhook)
-        sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": harness.LEASE_NS}})
-        out = sim.kubectl("admin", "apply", "-f", "-", stdin=harness.render_manifests(webhook.certs))
-        if out.returncode != 0:
-            raise SystemExit("applying the manifests failed: " + out.stderr)
-        ctl = harness.Controller(sim, "bench-controller")
-        ctl.wait_ready()
-        wait_until(ctl.leading, 30, "the controller leading")
-        tracker = harness.JobTracker(sim)
-        tracker.start()
-        sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-        ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
-              "metadata": {"name": "agent", "annotations": {OTA: "OTA", TIMEOUT_ANN: "3600"}},
-              "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
-                       "template": {"metadata": {"labels": {"app": "agent"}},
-                                    "spec": {"containers": [{"name": "main", "image": PRELOADED}]}}}}
-        sim.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, ds)
+    with cluster(1, scale, track_jobs=True) as cl:
+        sim, tracker = cl.sim, cl.tracker
         q = urllib.parse.quote("app=agent")
         pod = wait_until(lambda: [p for p in sim.get("/api/v1/namespaces/%s/pods?labelSelector=%s" % (NS, q))["items"]
                                   if p["status"].get("phase") == "Running"], 60, "the agent pod")[0]
-        sim.call("PATCH", "/apis/apps/v1/namespaces/%s/daemonsets/agent" % NS,
-                 {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": MODEL}]}}}},
-                 ctype="application/strategic-merge-patch+json")
+        update_to_model(sim)
         wait_until(lambda: (cond(sim.get(pod_path(pod)), "PodNeedUpgrade") or {}).get("status") == "True", 30,
                    "PodNeedUpgrade")
         t0 = time.monotonic()
@@ -136,21 +96,6 @@ def main():
               % (SIZE, BANDWIDTH, scale, args.repeats, args.every))
         print("outcome %s after %.0f simulated s; Jobs created %d, deleted %d; kubelet pulls started %d"
               % (c["reason"], took, len(names), len(deleted), pulls_started(sim, names)))
-        ok = True
-    finally:
-        if tracker is not None:
-            tracker.stopping = True
-        if ctl is not None:
-            ctl.close()
-        if webhook is not None:
-            webhook.stop()
-        if sim is not None:
-            sim.stop()
-        if ok:
-            for d in harness.STATE_DIRS:
-                shutil.rmtree(d, ignore_errors=True)
-        else:
-            sys.stderr.write("logs: %s\n" % " ".join(harness.STATE_DIRS))
 
 
 if __name__ == "__main__":

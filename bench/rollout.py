@@ -23,128 +23,25 @@ Loopback only; Python 3 standard library only.
 """
 
 import argparse
-import http.client
-import json
 import os
 import re
-import select
 import shutil
-import signal
-import socket
-import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
-NS = "bench"
-MSG = "controllerrevision: "
-OTA_ANN = "apps.openyurt.io/update-strategy"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Api:
-    """One keep-alive HTTPS connection to kubesim as admin (one per thread)."""
-
-    def __init__(self, port, ca, token):
-        self.port, self.token = port, token
-        self.ctx = ssl.create_default_context(cafile=ca)
-        self.conn = None
-
-    def call(self, method, path, body=None, ctype="application/json", ok=(200, 201)):
-        data = json.dumps(body).encode() if body is not None else None
-        for attempt in range(5):
-            try:
-                if self.conn is None:
-                    self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
-                                                            timeout=120)
-                headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
-                if data is not None:
-                    headers["Content-Type"] = ctype
-                self.conn.request(method, path, body=data, headers=headers)
-                resp = self.conn.getresponse()
-                raw = resp.read()
-                if resp.status in ok:
-                    return json.loads(raw) if raw else None
-                raise RuntimeError("%s %s: HTTP %d %s" % (method, path, resp.status, raw[:300]))
-            except (OSError, http.client.HTTPException):
-                self.conn = None
-                if attempt == 4:
-                    raise
-                time.sleep(0.2)
-        return None
-
-
-def metrics(port):
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        conn.request("GET", "/metrics")
-        text = conn.getresponse().read().decode()
-        conn.close()
-    except (OSError, http.client.HTTPException):
-        return None
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, _, v = line.rpartition(" ")
-            out[k] = float(v)
-    return out
-
-
-def patches_ok(m):
-    """Status PATCHes answered 2xx, under today's or the older metric name."""
-    n = 0
-    for k, v in m.items():
-        if k.startswith("rest_client_requests_total{") and 'method="PATCH"' in k and 'code="2' in k:
-            n += v
-        elif k.startswith("ota_controller_api_calls_total{") and 'verb="PATCH"' in k and 'code="2xx"' in k:
-            n += v
-    return int(n)
+from benchlib import NS, ROOT, Kubesim, Setup, create_pods, free_port, marked, metrics, patches_ok, \
+    setup_daemonset, stop_procs
+import benchlib
 
 
 def revision(ds, rev, h):
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": "agent-" + h, "namespace": NS,
-                         "labels": {"app": "agent", "controller-revision-hash": h},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
-                                              "uid": ds["metadata"]["uid"], "controller": True}]},
-            "data": {"spec": {"template": {"spec": {"containers": [
-                {"name": "main", "image": "busybox:1.%d" % rev}]}}}},
-            "revision": rev}
+    return benchlib.revision(ds, rev, h, "busybox:1.%d" % rev)
 
 
 def pod(ds, i, h):
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "agent-%05d" % i, "namespace": NS,
-                         "labels": {"app": "agent", "controller-revision-hash": h,
-                                    "pod-template-generation": "1"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
-                                              "uid": ds["metadata"]["uid"], "controller": True}]},
-            "spec": {"nodeName": "node-%d" % (i % 100 + 1),
-                     "containers": [{"name": "main", "image": "busybox:1.1"}]},
-            "status": {"phase": "Running", "conditions": [
-                {"type": "PodNeedUpgrade", "status": "False", "message": MSG + h,
-                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
-
-
-def marked(api, h):
-    items = api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]
-    n = 0
-    for p in items:
-        for c in p.get("status", {}).get("conditions") or []:
-            if c["type"] == "PodNeedUpgrade" and c["status"] == "True" and c.get("message") == MSG + h:
-                n += 1
-    return n, len(items)
+    return benchlib.pod(ds, i, h, "node-%d" % (i % 100 + 1), "busybox:1.1")
 
 
 def count_log(path):
@@ -171,14 +68,7 @@ def rollout(binary, pods, qps, burst, max_seconds, lease=None, keep=False):
     try:
         return run(opts, work, procs)
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(5)
+        stop_procs(procs, 20)
         if keep:
             print("work directory:", work, file=sys.stderr)
         else:
@@ -204,52 +94,16 @@ def main():
 
 
 def run(opts, work, procs):
-    state = os.path.join(work, "state")
-    kerr = open(os.path.join(work, "kubesim.err"), "w")
-    sim = subprocess.Popen([sys.executable, KUBESIM, "--port", "0", "--no-sim", "--nodes", "1",
-                            "--state-dir", state], stdout=subprocess.PIPE, stderr=kerr, text=True)
-    procs.append(sim)
-    ready = select.select([sim.stdout], [], [], 60)[0]
-    line = sim.stdout.readline() if ready else ""
-    m = re.search(r"kubesim ready: https://[\d.]+:(\d+)", line)
-    if not m:
-        print("kubesim did not start: %r" % line, file=sys.stderr)
+    try:
+        sim = Kubesim(work, procs, 1, api_timeout=120, wait=60)
+        api = sim.api
+        h1, h2 = "rev1hash01", "rev2hash02"
+        ds = setup_daemonset(api, "busybox:1.1", lambda d: revision(d, 1, h1))
+        create_pods(sim, opts.pods, lambda i: pod(ds, i, h1))
+    except Setup as e:
+        print(e, file=sys.stderr)
         return None
-    port = int(m.group(1))
-    with open(os.path.join(state, "tokens.json")) as f:
-        token = json.load(f)["admin"]["token"]
-    ca = os.path.join(state, "ca.crt")
-    api = Api(port, ca, token)
-    for ns in (NS, "ota-system"):
-        api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    ds = api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "agent", "namespace": NS, "annotations": {OTA_ANN: "OTA"}},
-        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
-                 "template": {"metadata": {"labels": {"app": "agent"}},
-                              "spec": {"containers": [{"name": "main", "image": "busybox:1.1"}]}}}})
-    h1, h2 = "rev1hash01", "rev2hash02"
-    api.call("POST", "/apis/apps/v1/namespaces/%s/controllerrevisions" % NS, revision(ds, 1, h1))
-    t = time.monotonic()
-    errors = []
-
-    def create(lo, hi):
-        a = Api(port, ca, token)
-        try:
-            for i in range(lo, hi):
-                a.call("POST", "/api/v1/namespaces/%s/pods" % NS, pod(ds, i, h1))
-        except Exception as e:  # reported below
-            errors.append(e)
-    threads = [threading.Thread(target=create, args=(k * opts.pods // 4, (k + 1) * opts.pods // 4))
-               for k in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        print("creating pods failed: %s" % errors[0], file=sys.stderr)
-        return None
-    print("created %d pods in %.1fs" % (opts.pods, time.monotonic() - t), file=sys.stderr)
+    state = sim.state
 
     mport, hport = free_port(), free_port()
     log_path = os.path.join(work, "controller.err")

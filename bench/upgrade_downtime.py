@@ -14,29 +14,10 @@ Usage: bench/upgrade_downtime.py [--time-scale F]   (default 10; needs `make all
   OTA_CONTROLLER, OTA_WEBHOOK   the binaries (default build/ota-controller, build/ota-webhook)
 """
 import argparse
-import os
-import shutil
-import sys
 import time
 import urllib.parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-
-import harness  # noqa: E402
-from harness import OTA, PRELOADED, REG, TIMEOUT_ANN, wait_until  # noqa: E402
-
-MODEL = REG + "/bench/model:2.0"
-SIZE = 2 * 1024 ** 3
-BANDWIDTH = 10_000_000
-REGISTRY = {"includeDefaults": True, "defaultBandwidth": BANDWIDTH,
-            "images": [{"image": PRELOADED, "size": 30_000_000}, {"image": MODEL, "size": SIZE}],
-            "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}
-NS = "bench"
-
-
-def cond(pod, ctype):
-    return next((c for c in pod["status"].get("conditions") or [] if c["type"] == ctype), None)
+from prepull_bench import BANDWIDTH, NS, SIZE, cluster, cond, update_to_model, wait_until
 
 
 def pods(sim):
@@ -75,30 +56,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--time-scale", type=float, default=10)
     scale = ap.parse_args().time_scale
-    harness.SCALE = scale
-    webhook = sim = ctl = None
-    ok = False
-    try:
-        webhook = harness.Webhook("bench-webhook")
-        sim = harness.Kubesim(2, REGISTRY, webhook=webhook)
-        sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": harness.LEASE_NS}})
-        out = sim.kubectl("admin", "apply", "-f", "-", stdin=harness.render_manifests(webhook.certs))
-        if out.returncode != 0:
-            raise SystemExit("applying the manifests failed: " + out.stderr)
-        ctl = harness.Controller(sim, "bench-controller")
-        ctl.wait_ready()
-        wait_until(ctl.leading, 30, "the controller leading")
-        sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-        ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
-              "metadata": {"name": "agent", "annotations": {OTA: "OTA", TIMEOUT_ANN: "3600"}},
-              "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
-                       "template": {"metadata": {"labels": {"app": "agent"}},
-                                    "spec": {"containers": [{"name": "main", "image": PRELOADED}]}}}}
-        sim.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, ds)
+    with cluster(2, scale) as cl:
+        sim = cl.sim
         old = [on_node(sim, n) for n in ("node-1", "node-2")]
-        sim.call("PATCH", "/apis/apps/v1/namespaces/%s/daemonsets/agent" % NS,
-                 {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": MODEL}]}}}},
-                 ctype="application/strategic-merge-patch+json")
+        update_to_model(sim)
 
         def pending(p):
             c = cond(sim.get("/api/v1/namespaces/%s/pods/%s" % (NS, p["metadata"]["name"])), "PodNeedUpgrade")
@@ -132,19 +93,6 @@ def main():
         print("                  the pre-pull itself took %.1f simulated s, while the old pod served" % prepull)
         print("ratio: %.0fx less downtime (resolution %.1f simulated s: one 20 ms poll)"
               % (without / max(with_pp, 0.02 * scale), 0.02 * scale))
-        ok = True
-    finally:
-        if ctl is not None:
-            ctl.close()
-        if webhook is not None:
-            webhook.stop()
-        if sim is not None:
-            sim.stop()
-        if ok:
-            for d in harness.STATE_DIRS:
-                shutil.rmtree(d, ignore_errors=True)
-        else:
-            sys.stderr.write("logs: %s\n" % " ".join(harness.STATE_DIRS))
 
 
 if __name__ == "__main__":

@@ -18,49 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <yajl/yajl_parse.h>
 
 #include "admit.h"
 #include "arena.h"
 #include "jcheck.h"
 #include "review.h"
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int on_any(void *c)
-{
-    (void)c;
-    return 1;
-}
-static int on_bool(void *c, int b)
-{
-    (void)c;
-    (void)b;
-    return 1;
-}
-static int on_num(void *c, const char *s, size_t n)
-{
-    (void)c;
-    (void)s;
-    (void)n;
-    return 1;
-}
-static int on_str(void *c, const unsigned char *s, size_t n)
-{
-    (void)c;
-    (void)s;
-    (void)n;
-    return 1;
-}
-static const yajl_callbacks empty = {on_any, on_bool, NULL, NULL, on_num, on_str,
-                                     on_any, on_str,  on_any, on_any, on_any};
+#include "bench_util.h"
 
 enum step { S_YAJL, S_JCHECK, S_DECODE, S_ADMIT, S_N };
 static const char *const step_names[S_N] = {"yajl", "jcheck", "decode", "admit"};
@@ -71,13 +35,8 @@ static int run_once(enum step s, const char *body, size_t len, admit_phase phase
 {
     char err[256];
     switch (s) {
-    case S_YAJL: {
-        yajl_handle h = yajl_alloc(&empty, NULL, NULL);
-        int ok = yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok &&
-                 yajl_complete_parse(h) == yajl_status_ok;
-        yajl_free(h);
-        return ok ? 0 : -1;
-    }
+    case S_YAJL:
+        return bench_yajl_parse(body, len, &bench_empty_callbacks, NULL);
     case S_JCHECK:
         return jcheck_body(body, len, err, sizeof(err));
     case S_DECODE: {
@@ -103,25 +62,6 @@ static int run_once(enum step s, const char *body, size_t len, admit_phase phase
     default:
         return -1;
     }
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b == NULL || fread(b, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(b);
-        return NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
 }
 
 int main(int argc, char **argv)
@@ -155,7 +95,7 @@ int main(int argc, char **argv)
             phase = ADMIT_MUTATE;
         }
         size_t len = 0;
-        char *body = slurp(path, &len);
+        char *body = bench_slurp(path, &len);
         if (body == NULL) {
             fprintf(stderr, "cannot read %s\n", path);
             return 1;
@@ -173,13 +113,13 @@ int main(int argc, char **argv)
             }
             double best = 0;
             for (int round = 0; round < 3; round++) {
-                double start = now_ns(), end = start;
+                double start = bench_cpu_ns(), end = start;
                 long n = 0;
                 while (end - start < ms * 1e6 / 3) {
                     for (int k = 0; k < 64; k++)
                         run_once((enum step)s, body, len, phase);
                     n += 64;
-                    end = now_ns();
+                    end = bench_cpu_ns();
                 }
                 double per = (end - start) / (double)n;
                 if (round == 0 || per < best)

@@ -27,7 +27,7 @@
 
 #include <h2o.h>
 #include <openssl/ssl.h>
-#include <yajl/yajl_parse.h>
+#include "bench_util.h"
 
 #ifndef REF_PARSE
 #define REF_PARSE 0
@@ -41,65 +41,13 @@ static const char answer[] =
     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":"
     "{\"uid\":\"2b7e4c1a-9d3f-4e8b-a1c6-5f0d2e9b8a71\",\"allowed\":true}}";
 
-#if REF_PARSE
-static int on_null(void *c)
-{
-    (void)c;
-    return 1;
-}
-static int on_bool(void *c, int b)
-{
-    (void)c;
-    (void)b;
-    return 1;
-}
-static int on_number(void *c, const char *s, size_t n)
-{
-    (void)c;
-    (void)s;
-    (void)n;
-    return 1;
-}
-static int on_string(void *c, const unsigned char *s, size_t n)
-{
-    (void)c;
-    (void)s;
-    (void)n;
-    return 1;
-}
-static const yajl_callbacks empty_callbacks = {
-    .yajl_null = on_null,
-    .yajl_boolean = on_bool,
-    .yajl_number = on_number,
-    .yajl_string = on_string,
-    .yajl_start_map = on_null,
-    .yajl_map_key = on_string,
-    .yajl_end_map = on_null,
-    .yajl_start_array = on_null,
-    .yajl_end_array = on_null,
-};
-
-/* 0 when the body is one JSON value. */
-static int parse(const char *body, size_t len)
-{
-    yajl_handle h = yajl_alloc(&empty_callbacks, NULL, NULL);
-    if (h == NULL)
-        return -1;
-    yajl_status st = yajl_parse(h, (const unsigned char *)body, len);
-    if (st == yajl_status_ok)
-        st = yajl_complete_parse(h);
-    yajl_free(h);
-    return st == yajl_status_ok ? 0 : -1;
-}
-#endif
-
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     (void)self;
     static h2o_generator_t generator = {NULL, NULL};
     int ok = 1;
 #if REF_PARSE
-    ok = parse(req->entity.base, req->entity.len) == 0;
+    ok = bench_yajl_parse(req->entity.base, req->entity.len, &bench_empty_callbacks, NULL) == 0;
 #endif
     req->res.status = ok ? 200 : 400;
     req->res.reason = ok ? "OK" : "Bad Request";

@@ -31,11 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <yajl/yajl_parse.h>
 
 #include "jcheck.h"
+
+#include "bench_util.h"
 
 #define SKIP_MAX_DEPTH 100
 #define ONES UINT64_C(0x0101010101010101)
@@ -272,31 +273,6 @@ static int skip_check(const char *body, size_t len)
 
 /* ---- the yajl side ------------------------------------------------------ */
 
-static int on_any(void *c)
-{
-    (void)c;
-    return 1;
-}
-static int on_bool(void *c, int b)
-{
-    (void)c;
-    (void)b;
-    return 1;
-}
-static int on_num(void *c, const char *s, size_t n)
-{
-    (void)c;
-    (void)s;
-    (void)n;
-    return 1;
-}
-static int on_str(void *c, const unsigned char *s, size_t n)
-{
-    (void)c;
-    (void)s;
-    (void)n;
-    return 1;
-}
 /* yajl's own depth: a stack of maps and arrays; counted here with the same
  * bound so both sides refuse the same nesting. */
 typedef struct {
@@ -349,20 +325,8 @@ static int on_close(void *c)
     mark_end(c);
     return 1;
 }
-static const yajl_callbacks empty = {on_any, on_bool, NULL,    NULL,     on_num,  on_str,
-                                     on_any, on_str,  on_any, on_any, on_any};
 static const yajl_callbacks counting = {on_scalar0, on_bool0, NULL,     NULL,    on_num0, on_str0,
-                                        on_open,    on_str,   on_close, on_open, on_close};
-
-static int yajl_check(const char *body, size_t len, const yajl_callbacks *cb)
-{
-    depth_ctx d = {0, 0, NULL, 0};
-    yajl_handle h = yajl_alloc(cb, NULL, &d);
-    int ok = yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok &&
-             yajl_complete_parse(h) == yajl_status_ok;
-    yajl_free(h);
-    return ok ? 0 : -1;
-}
+                                        on_open,    bench_ignore_string, on_close, on_open, on_close};
 
 /* What ota-webhook accepts as bytes: jcheck_body() + yajl, nothing after
  * the value (review.c checks that with jcheck_skip_space; yajl refuses a
@@ -388,25 +352,18 @@ static int webhook_check(const char *body, size_t len)
 
 /* ---- measuring ---------------------------------------------------------- */
 
-static double cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static double per_body(int (*f)(const char *, size_t, const yajl_callbacks *), const char *b,
                        size_t n)
 {
     double best = 0;
     for (int r = 0; r < 3; r++) {
-        double t0 = cpu_ns(), t1 = t0;
+        double t0 = bench_cpu_ns(), t1 = t0;
         long k = 0;
         while (t1 - t0 < 100e6) {
             for (int i = 0; i < 32; i++)
-                f(b, n, &empty);
+                f(b, n, &bench_empty_callbacks);
             k += 32;
-            t1 = cpu_ns();
+            t1 = bench_cpu_ns();
         }
         double per = (t1 - t0) / (double)k;
         if (r == 0 || per < best)
@@ -417,7 +374,7 @@ static double per_body(int (*f)(const char *, size_t, const yajl_callbacks *), c
 
 static int f_yajl(const char *b, size_t n, const yajl_callbacks *cb)
 {
-    return yajl_check(b, n, cb);
+    return bench_yajl_parse(b, n, cb, NULL);
 }
 static int f_webhook(const char *b, size_t n, const yajl_callbacks *cb)
 {
@@ -428,28 +385,6 @@ static int f_skip(const char *b, size_t n, const yajl_callbacks *cb)
 {
     (void)cb;
     return skip_check(b, n);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    size_t got;
-    while (b != NULL && (got = fread(b + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *bigger = realloc(b, cap *= 2);
-            if (bigger == NULL)
-                free(b);
-            b = bigger;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return b;
 }
 
 int main(int argc, char **argv)
@@ -471,7 +406,7 @@ int main(int argc, char **argv)
             continue;
         }
         size_t len = 0;
-        char *b = slurp(argv[i], &len);
+        char *b = bench_slurp(argv[i], &len);
         if (b == NULL) {
             fprintf(stderr, "cannot read %s\n", argv[i]);
             return 1;

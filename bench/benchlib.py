@@ -1,0 +1,292 @@
+"""What the controller benchmarks share (bench/controller.py, bench/rollout.py):
+kubesim started on a free loopback port (--no-sim, or its simulated cluster),
+the OTA DaemonSet, its ControllerRevisions and pods created through the API,
+the controller's /metrics, VmRSS sampling and stopping the processes.
+Python 3 standard library only; loopback only.
+"""
+
+import http.client
+import json
+import os
+import re
+import select
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
+NS = "bench"
+MSG = "controllerrevision: "
+OTA_ANN = "apps.openyurt.io/update-strategy"
+
+
+class Setup(RuntimeError):
+    """The run could not be set up."""
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def rss_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class RssSampler(threading.Thread):
+    """VmRSS of pid every 100 ms until stop(): peak and samples."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.samples = pid, 0, []
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            r = rss_kib(self.pid)
+            self.samples.append(r)
+            self.peak = max(self.peak, r)
+            self.done.wait(0.1)
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        return self.peak
+
+
+def stop_proc(p, grace):
+    """SIGTERM, then SIGKILL after grace seconds."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(grace)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+
+
+def stop_procs(procs, grace):
+    """The processes a run started, last first."""
+    for p in reversed(procs):
+        stop_proc(p, grace)
+
+
+class Api:
+    """One keep-alive HTTPS connection to kubesim (one per thread)."""
+
+    def __init__(self, port, ca, token, timeout=300):
+        self.port, self.token, self.timeout = port, token, timeout
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.conn = None
+
+    def call(self, method, path, body=None, ctype="application/json", ok=(200, 201)):
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in range(5):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
+                                                            timeout=self.timeout)
+                headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+                if data is not None:
+                    headers["Content-Type"] = ctype
+                self.conn.request(method, path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                if resp.status in ok:
+                    return json.loads(raw) if raw else None
+                raise Setup("%s %s: HTTP %d %s" % (method, path, resp.status, raw[:300]))
+            except (OSError, http.client.HTTPException):
+                self.conn = None
+                if attempt == 4:
+                    raise
+                time.sleep(0.2)
+        return None
+
+
+class Kubesim:
+    """tests/kubesim/run on a free port, its state in work/state.  registry:
+    None for --no-sim (API server only), else the simulated cluster with this
+    --registry-config.  bookmark, scale: --bookmark-interval, --time-scale
+    (None: kubesim's default).  The process goes into procs."""
+
+    def __init__(self, work, procs, nodes, registry=None, extra=(), scale=None, bookmark=None,
+                 api_timeout=300, wait=120):
+        self.state = os.path.join(work, "state")
+        self.err = open(os.path.join(work, "kubesim.err"), "w")
+        args = [sys.executable, KUBESIM, "--port", "0", "--nodes", str(nodes), "--state-dir", self.state]
+        if bookmark is not None:
+            args += ["--bookmark-interval", str(bookmark)]
+        if scale is not None:
+            args += ["--time-scale", str(scale)]
+        if registry is None:
+            args.append("--no-sim")
+        else:
+            path = os.path.join(work, "registry.json")
+            with open(path, "w") as f:
+                json.dump(registry, f)
+            args += ["--registry-config", path]
+        self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE, stderr=self.err, text=True)
+        procs.append(self.proc)
+        ready = select.select([self.proc.stdout], [], [], wait)[0]
+        line = self.proc.stdout.readline() if ready else ""
+        m = re.search(r"kubesim ready: https://[\d.]+:(\d+)", line)
+        if not m:
+            raise Setup("kubesim did not start: %r (see %s)" % (line, self.err.name))
+        self.port = int(m.group(1))
+        self.api_timeout = api_timeout
+        with open(os.path.join(self.state, "tokens.json")) as f:
+            self.tokens = {k: v["token"] for k, v in json.load(f).items()}
+        self.ca = os.path.join(self.state, "ca.crt")
+        self.api = self.client("admin")
+
+    def client(self, who):
+        return Api(self.port, self.ca, self.tokens[who], self.api_timeout)
+
+
+# ------------------------------------------------------------------ objects
+
+
+def owner(ds):
+    return [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds["metadata"]["name"],
+             "uid": ds["metadata"]["uid"], "controller": True}]
+
+
+def ota_ds(image):
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "agent", "namespace": NS, "annotations": {OTA_ANN: "OTA"}},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
+                     "template": {"metadata": {"labels": {"app": "agent"}},
+                                  "spec": {"containers": [{"name": "main", "image": image}]}}}}
+
+
+def revision(ds, rev, h, image):
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": "agent-" + h, "namespace": NS,
+                         "labels": {"app": "agent", "controller-revision-hash": h},
+                         "ownerReferences": owner(ds)},
+            "data": {"spec": {"template": {"spec": {"containers": [
+                {"name": "main", "image": image}]}}}},
+            "revision": rev}
+
+
+def pod(ds, i, h, node, image):
+    """A DaemonSet pod as the kubelet and the DaemonSet controller leave it,
+    marked up to date (PodNeedUpgrade=False) for revision h."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "agent-%05d" % i, "namespace": NS,
+                         "labels": {"app": "agent", "controller-revision-hash": h,
+                                    "pod-template-generation": "1"},
+                         "ownerReferences": owner(ds)},
+            "spec": {"nodeName": node,
+                     "containers": [{"name": "main", "image": image}]},
+            "status": {"phase": "Running", "conditions": [
+                {"type": "PodNeedUpgrade", "status": "False", "message": MSG + h,
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+
+
+def create_namespaces(api):
+    """bench (the DaemonSet's) and ota-system (the controller's lease)."""
+    for ns in (NS, "ota-system"):
+        api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+
+def setup_daemonset(api, image, rev1):
+    """The namespaces, the OTA DaemonSet with image, and rev1(ds) as its
+    first ControllerRevision; returns the DaemonSet."""
+    create_namespaces(api)
+    ds = api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, ota_ds(image))
+    api.call("POST", "/apis/apps/v1/namespaces/%s/controllerrevisions" % NS, rev1(ds))
+    return ds
+
+
+def create_pods(sim, n, make):
+    """POST make(i) for i in 0..n-1 as admin, over 4 connections."""
+    t = time.monotonic()
+    errors = []
+
+    def create(lo, hi):
+        a = sim.client("admin")
+        try:
+            for i in range(lo, hi):
+                a.call("POST", "/api/v1/namespaces/%s/pods" % NS, make(i))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=create, args=(k * n // 4, (k + 1) * n // 4)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise Setup("creating pods failed: %s" % errors[0])
+    log("created %d pods in %.1fs" % (n, time.monotonic() - t))
+
+
+def marked(api, h):
+    """(pods marked PodNeedUpgrade=True for revision h, pods) in NS."""
+    items = api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]
+    n = 0
+    for p in items:
+        for c in p.get("status", {}).get("conditions") or []:
+            if c["type"] == "PodNeedUpgrade" and c["status"] == "True" and c.get("message") == MSG + h:
+                n += 1
+                break
+    return n, len(items)
+
+
+# ------------------------------------------------------------------ /metrics
+
+
+def metrics(port):
+    """The controller's /metrics as {sample with its labels: value}, None
+    when unreachable."""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+        conn.close()
+    except (OSError, http.client.HTTPException):
+        return None
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, _, v = line.rpartition(" ")
+            out[k] = float(v)
+    return out
+
+
+def calls(m):
+    """[(method, code, count)] from /metrics: client-go's rest_client_requests_total
+    or the older ota_controller_api_calls_total."""
+    out = []
+    for k, v in (m or {}).items():
+        a = re.match(r'rest_client_requests_total\{code="([^"]+)",method="([^"]+)"\}', k)
+        b = re.match(r'ota_controller_api_calls_total\{verb="([^"]+)",code="([^"]+)"\}', k)
+        if a:
+            out.append((a.group(2), a.group(1), v))
+        elif b:
+            out.append((b.group(1), b.group(2), v))
+    return out
+
+
+def patches_ok(m):
+    """Status PATCHes answered 2xx."""
+    return int(sum(v for verb, code, v in calls(m) if verb == "PATCH" and code.startswith("2")))
