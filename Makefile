@@ -271,9 +271,8 @@ $(BUILD)/bench/webhook_ref_transport $(BUILD)/bench/webhook_ref_parse: bench/web
 	$(CC) $(ALL_CFLAGS) -DREF_PARSE=$(if $(findstring parse,$(notdir $@)),1,0) $(LDFLAGS_SAN) \
 		-o $@ $< bench/bench_util.c $(LIBS_WEBHOOK)
 
-# The decision alone, per body, without sockets (where the CPU goes), and the
-# "beyond yajl" prototype (bench/webhook_skip.c).
-$(BUILD)/bench/webhook_decide $(BUILD)/bench/webhook_skip: $(BUILD)/bench/webhook_%: \
+# The decision alone, per body, without sockets (where the CPU goes).
+$(BUILD)/bench/webhook_decide: $(BUILD)/bench/webhook_%: \
 		bench/webhook_%.c bench/bench_util.c bench/bench_util.h $(A_WEBHOOK) $(A_NET) $(A_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(INC_webhook) $(LDFLAGS_SAN) -o $@ $< bench/bench_util.c $(A_WEBHOOK) \

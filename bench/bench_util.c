@@ -23,7 +23,7 @@ static int on_num(void *c, const char *s, size_t n)
     (void)n;
     return 1;
 }
-int bench_ignore_string(void *c, const unsigned char *s, size_t n)
+static int ignore_string(void *c, const unsigned char *s, size_t n)
 {
     (void)c;
     (void)s;
@@ -35,9 +35,9 @@ const yajl_callbacks bench_empty_callbacks = {
     .yajl_null = on_any,
     .yajl_boolean = on_bool,
     .yajl_number = on_num,
-    .yajl_string = bench_ignore_string,
+    .yajl_string = ignore_string,
     .yajl_start_map = on_any,
-    .yajl_map_key = bench_ignore_string,
+    .yajl_map_key = ignore_string,
     .yajl_end_map = on_any,
     .yajl_start_array = on_any,
     .yajl_end_array = on_any,

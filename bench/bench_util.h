@@ -1,6 +1,6 @@
 /*
  * bench_util.h - what the webhook benchmarks share (bench/webhook_decide.c,
- * bench/webhook_ref.c, bench/webhook_skip.c): a yajl parse with callbacks
+ * bench/webhook_ref.c): a yajl parse with callbacks
  * that do nothing (the parse ceiling), the process CPU clock and reading a
  * fixture whole.
  */
@@ -13,9 +13,6 @@
 
 /* yajl callbacks that accept every token and do nothing. */
 extern const yajl_callbacks bench_empty_callbacks;
-
-/* A string or map key callback that does nothing. */
-int bench_ignore_string(void *ctx, const unsigned char *s, size_t len);
 
 /* 0 when body is one JSON value to yajl with cb (ctx passed to them),
  * -1 otherwise. */

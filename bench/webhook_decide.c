@@ -6,7 +6,12 @@
  *   yajl     one yajl callback parse with empty callbacks (the parse
  *            ceiling of bench/webhook_ref.c, without the transport)
  *   jcheck   the strict pass alone (webhook/jcheck.c)
- *   decode   review_decode(): jcheck + the streaming decode
+ *   scan     webhook/jscan.c with every value skipped: the strict check of
+ *            the whole body with no callback, what the fast path pays for
+ *            the bytes the decoder does not read
+ *   ref      review_decode_reference(): jcheck + yajl's streaming decode
+ *   decode   review_decode(): the fast path (webhook/jscan.c), which serves
+ *            every body it accepts
  *   admit    admit_review(): decode, rules, patch and response encoding,
  *            with an arena per request as the server has
  * each repeated for about --ms milliseconds (default 300), best of 3.
@@ -22,12 +27,19 @@
 #include "admit.h"
 #include "arena.h"
 #include "jcheck.h"
+#include "jscan.h"
 #include "review.h"
 
 #include "bench_util.h"
 
-enum step { S_YAJL, S_JCHECK, S_DECODE, S_ADMIT, S_N };
-static const char *const step_names[S_N] = {"yajl", "jcheck", "decode", "admit"};
+enum step { S_YAJL, S_JCHECK, S_SCAN, S_REF, S_DECODE, S_ADMIT, S_N };
+static const char *const step_names[S_N] = {"yajl", "jcheck", "scan", "ref", "decode", "admit"};
+
+static int skip_all(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
 
 static volatile int sink;
 
@@ -39,11 +51,17 @@ static int run_once(enum step s, const char *body, size_t len, admit_phase phase
         return bench_yajl_parse(body, len, &bench_empty_callbacks, NULL);
     case S_JCHECK:
         return jcheck_body(body, len, err, sizeof(err));
+    case S_SCAN: {
+        jscan_sink check = {.skips = skip_all};
+        return jscan_parse(body, len, REVIEW_MAX_DEPTH, &check);
+    }
+    case S_REF:
     case S_DECODE: {
         arena a;
         arena_init(&a);
         review rv;
-        int r = review_decode(&rv, body, len, &a, err, sizeof(err));
+        int r = s == S_REF ? review_decode_reference(&rv, body, len, &a, err, sizeof(err))
+                           : review_decode(&rv, body, len, &a, err, sizeof(err));
         arena_free(&a);
         return r;
     }

@@ -33,10 +33,7 @@ static uint64_t has_byte(uint64_t w, unsigned char c)
     return (x - ONES) & ~x & HIGHS;
 }
 
-/* The length of the RFC 3629 sequence at s[0..n) (s[0] >= 0x80), or 0 when
- * it is not one: overlong forms, encoded UTF-16 surrogates, code points past
- * U+10FFFF, stray continuation bytes, C0, C1, F5..FF, cut sequences. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t jcheck_utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0], lo = 0x80, hi = 0xbf;
     size_t len;
@@ -65,8 +62,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-/* The UTF-16 code unit of the four hex digits at s[0..n), or -1. */
-static long hex4(const unsigned char *s, size_t n)
+long jcheck_hex4(const unsigned char *s, size_t n)
 {
     if (n < 4)
         return -1;
@@ -157,7 +153,7 @@ int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
         }
         unsigned char c = s[i];
         if (c >= 0x80) {
-            size_t n = utf8_seq(s + i, len - i);
+            size_t n = jcheck_utf8_seq(s + i, len - i);
             if (n == 0)
                 return fail(err, errlen,
                             "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu",
@@ -171,7 +167,7 @@ int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
                 i += i + 1 < len && s[i + 1] < 0x80 ? 2 : 1;
                 continue;
             }
-            long u = hex4(s + i + 2, len - i - 2);
+            long u = jcheck_hex4(s + i + 2, len - i - 2);
             if (u < 0)
                 return 0; /* a bad escape: the parser's to name */
             if (u >= 0xdc00 && u <= 0xdfff)
@@ -181,7 +177,7 @@ int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
                             body + i + 2, i);
             if (u >= 0xd800 && u <= 0xdbff) {
                 long low = i + 7 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
-                               ? hex4(s + i + 8, len - i - 8)
+                               ? jcheck_hex4(s + i + 8, len - i - 8)
                                : -1;
                 if (low < 0xdc00 || low > 0xdfff)
                     return fail(err, errlen,

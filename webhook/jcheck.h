@@ -34,6 +34,14 @@
  */
 int jcheck_body(const char *s, size_t len, char *err, size_t errlen);
 
+/* The length of the RFC 3629 sequence at s[0..n) (s[0] >= 0x80), or 0 when
+ * it is not one: overlong forms, encoded UTF-16 surrogates, code points past
+ * U+10FFFF, stray continuation bytes, C0, C1, F5..FF, cut sequences. */
+size_t jcheck_utf8_seq(const unsigned char *s, size_t n);
+
+/* The UTF-16 code unit of the four hex digits at s[0..n), or -1. */
+long jcheck_hex4(const unsigned char *s, size_t n);
+
 /* The first byte of s[from..len) that is not JSON whitespace, or len. */
 size_t jcheck_skip_space(const char *s, size_t len, size_t from);
 

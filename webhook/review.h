@@ -1,8 +1,8 @@
 /*
  * review.h - the admission.k8s.io/v1 AdmissionReview as the webhook sees it.
  *
- * review_decode() reads a request body in one streaming pass (yajl's callback
- * parser, no tree) and keeps only what the OTA decisions read: who asks, what
+ * review_decode() reads a request body in one streaming pass (no tree) and
+ * keeps only what the OTA decisions read: who asks, what
  * resource, and a few fields of `object` and `oldObject`.  Strings point into
  * the body where they have no escapes and into the arena otherwise, so the
  * body must outlive the review.  Each OTA condition also records where its
@@ -99,8 +99,22 @@ static inline ota_pod review_pod_view(const review_object *o)
  * problem in err (at most errlen bytes, NUL-terminated).  Memory comes from
  * a, which also backs yajl's own allocations; nothing needs freeing besides
  * the arena.
+ *
+ * Two paths, one answer.  The fast one (jscan.h) hands the decoder only the
+ * values it reads and checks the rest without callbacks; it serves every
+ * body it accepts.  Any body it refuses, or that the decoder refuses on
+ * it, is decoded again by review_decode_reference(), whose messages are
+ * the ones returned.  Both fill *rv the same (tests/unit/test_jscan.c,
+ * tests/fuzz/fuzz_review.c).
  */
 int review_decode(review *rv, const char *body, size_t len, arena *a, char *err, size_t errlen);
+
+/*
+ * The reference path alone: jcheck_body(), then yajl's parser over every
+ * token.  For the tests and benchmarks that hold the fast path to it.
+ */
+int review_decode_reference(review *rv, const char *body, size_t len, arena *a, char *err,
+                            size_t errlen);
 
 /* The verdict and patch to send back; see review_encode_response(). */
 typedef struct review_response {

@@ -78,6 +78,19 @@ def jcheck_seeds():
     return seeds
 
 
+def jscan_seeds():
+    """The reviews and the byte shapes, and a review whose read fields carry
+    escapes (keys, the masters group, an annotation, a condition message)."""
+    seeds = review_seeds() + [("shape-" + n, b) for n, b in jcheck_seeds() if n.startswith("shape")]
+    seeds.append(("escaped-fields", b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",'
+                  b'"request":{"uid":"u\\u002d1","userInfo":{"us\\u0065rname":"a","groups":'
+                  b'["system\\u003amasters"]},"object":{"metadata":{"name":"p\\/1",'
+                  b'"annotations":{"apps.openyurt.io/update-strategy":"O\\u0054A"}},'
+                  b'"spec":{"nodeName":"n\\t1"},"status":{"conditions":[null,{"type":'
+                  b'"PodNeedUpgrade","status":"True","message":"say \\"hi\\"\\u0000"}]}}}}'))
+    return seeds
+
+
 def watch_events():
     events = []
     for path in sorted(glob.glob(os.path.join(FIXTURES, "objects", "*.json"))):
@@ -138,6 +151,7 @@ def imageref_seeds():
 if __name__ == "__main__":
     write("review", review_seeds())
     write("jcheck", jcheck_seeds())
+    write("jscan", jscan_seeds())
     write("linesplit", linesplit_seeds())
     write("listsplit", listsplit_seeds())
     write("kube_config", kube_config_seeds())

@@ -1,0 +1,366 @@
+/*
+ * jscan.c - see jscan.h.
+ *
+ * One loop over the text with an explicit stack of open containers.  Each
+ * turn reads a value (an opening bracket counts as one and goes on with its
+ * first member), then closes what ends after it and reads the comma and key
+ * that lead to the next.  While a value the consumer skips is open, `quiet`
+ * holds the depth it began at, and no callback is made until the loop is
+ * back at that depth.
+ */
+#include "jscan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jcheck.h"
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+typedef struct scanner {
+    const unsigned char *base, *end;
+    jscan_sink *k;
+    const yajl_callbacks *cb;
+    unsigned char *buf; /* unescaped strings, grown as needed */
+    size_t cap;
+    int rc;             /* the answer when the loop stops early */
+} scanner;
+
+static const yajl_callbacks no_callbacks;
+
+static const unsigned char *skip_space(const unsigned char *s, const unsigned char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t'))
+        s++;
+    return s;
+}
+
+static unsigned char closer(unsigned char open)
+{
+    return open == '{' ? '}' : ']';
+}
+
+/* A string, s just past its opening quote: past its closing quote, or NULL
+ * when it is not RFC 8259 + RFC 3629 (a raw control character, a bad
+ * escape, a lone surrogate escape, bad UTF-8, no closing quote).  *escaped
+ * is set when it holds an escape. */
+static const unsigned char *string_end(const unsigned char *s, const unsigned char *end,
+                                       int *escaped)
+{
+    for (;;) {
+        /* eight bytes at a time to the first quote, backslash, control
+         * character or byte from 0x80 (the lowest flagged byte is exact: a
+         * borrow only carries upwards) */
+        while (end - s >= 8) {
+            uint64_t w;
+            memcpy(&w, s, 8);
+            uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+            uint64_t m = ((w - ONES * 0x20) | w | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+            if (m != 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                s += __builtin_ctzll(m) >> 3;
+#endif
+                break;
+            }
+            s += 8;
+        }
+        if (s >= end)
+            return NULL;
+        unsigned char c = *s;
+        if (c == '"')
+            return s + 1;
+        if (c < 0x20)
+            return NULL;
+        if (c >= 0x80) {
+            size_t n = jcheck_utf8_seq(s, (size_t)(end - s));
+            if (n == 0)
+                return NULL;
+            s += n;
+            continue;
+        }
+        if (c != '\\') {
+            s++;
+            continue;
+        }
+        *escaped = 1;
+        if (end - s < 2)
+            return NULL;
+        c = s[1];
+        if (c != 'u') {
+            if (memchr("\"\\/bfnrt", c, 8) == NULL)
+                return NULL;
+            s += 2;
+            continue;
+        }
+        long v = jcheck_hex4(s + 2, (size_t)(end - s - 2));
+        if (v < 0 || (v >= 0xdc00 && v <= 0xdfff))
+            return NULL;
+        s += 6;
+        if (v >= 0xd800 && v <= 0xdbff) { /* a high surrogate wants its low half */
+            if (end - s < 2 || s[0] != '\\' || s[1] != 'u')
+                return NULL;
+            long lo = jcheck_hex4(s + 2, (size_t)(end - s - 2));
+            if (lo < 0xdc00 || lo > 0xdfff)
+                return NULL;
+            s += 6;
+        }
+    }
+}
+
+static size_t put_utf8(unsigned char *o, unsigned long cp)
+{
+    if (cp < 0x80) {
+        o[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (unsigned char)(0xc0 | cp >> 6);
+        o[1] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (unsigned char)(0xe0 | cp >> 12);
+        o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+        o[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    o[0] = (unsigned char)(0xf0 | cp >> 18);
+    o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+    o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+    o[3] = (unsigned char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* The string s[0..n), which string_end() passed, with its escapes decoded
+ * (never longer: an escape is at least as long as what it stands for), in
+ * sc->buf; NULL when out of memory.  An escaped NUL is a NUL byte, as yajl
+ * decodes it. */
+static const unsigned char *unescape(scanner *sc, const unsigned char *s, size_t n, size_t *out)
+{
+    if (n > sc->cap) {
+        unsigned char *b = realloc(sc->buf, n);
+        if (b == NULL)
+            return NULL;
+        sc->buf = b;
+        sc->cap = n;
+    }
+    unsigned char *o = sc->buf;
+    const unsigned char *e = s + n;
+    while (s < e) {
+        const unsigned char *bs = memchr(s, '\\', (size_t)(e - s));
+        size_t plain = bs != NULL ? (size_t)(bs - s) : (size_t)(e - s);
+        memcpy(o, s, plain);
+        o += plain;
+        s += plain;
+        if (bs == NULL)
+            break;
+        unsigned char c = s[1];
+        if (c != 'u') {
+            *o++ = c == 'b'   ? '\b'
+                   : c == 'f' ? '\f'
+                   : c == 'n' ? '\n'
+                   : c == 'r' ? '\r'
+                   : c == 't' ? '\t'
+                              : c; /* " \ / */
+            s += 2;
+            continue;
+        }
+        unsigned long cp = (unsigned long)jcheck_hex4(s + 2, 4);
+        s += 6;
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+            cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)jcheck_hex4(s + 2, 4) - 0xdc00);
+            s += 6;
+        }
+        o += put_utf8(o, cp);
+    }
+    *out = (size_t)(o - sc->buf);
+    return sc->buf;
+}
+
+/* A number at s: past it, or NULL (RFC 8259 section 6). */
+static const unsigned char *number_end(const unsigned char *s, const unsigned char *end)
+{
+    if (s < end && *s == '-')
+        s++;
+    if (s >= end)
+        return NULL;
+    if (*s == '0')
+        s++;
+    else if (*s >= '1' && *s <= '9')
+        while (s < end && *s >= '0' && *s <= '9')
+            s++;
+    else
+        return NULL;
+    if (s < end && *s == '.') {
+        const unsigned char *d = ++s;
+        while (s < end && *s >= '0' && *s <= '9')
+            s++;
+        if (s == d)
+            return NULL;
+    }
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        s++;
+        if (s < end && (*s == '+' || *s == '-'))
+            s++;
+        const unsigned char *d = s;
+        while (s < end && *s >= '0' && *s <= '9')
+            s++;
+        if (s == d)
+            return NULL;
+    }
+    return s;
+}
+
+/* Calls f, when there is one, with the bytes up to at consumed: 0 when it
+ * stopped the scan. */
+static int emit(scanner *sc, const unsigned char *at, int (*f)(void *))
+{
+    if (f == NULL)
+        return 1;
+    sc->k->consumed = (size_t)(at - sc->base);
+    if (f(sc->k->ctx))
+        return 1;
+    sc->rc = JSCAN_STOPPED;
+    return 0;
+}
+
+/* The string at s (its opening quote), handed to f when there is one: past
+ * it, or NULL. */
+static const unsigned char *string_token(scanner *sc, const unsigned char *s,
+                                         int (*f)(void *, const unsigned char *, size_t))
+{
+    int escaped = 0;
+    const unsigned char *e = string_end(s + 1, sc->end, &escaped);
+    if (e == NULL || f == NULL)
+        return e;
+    const unsigned char *str = s + 1;
+    size_t n = (size_t)(e - 1 - str);
+    if (escaped && (str = unescape(sc, str, n, &n)) == NULL)
+        return NULL;
+    sc->k->consumed = (size_t)(e - sc->base);
+    if (f(sc->k->ctx, str, n))
+        return e;
+    sc->rc = JSCAN_STOPPED;
+    return NULL;
+}
+
+/* A member's key and colon, s at the key: the start of its value, or NULL. */
+static const unsigned char *member_key(scanner *sc, const unsigned char *s,
+                                       const yajl_callbacks *cb)
+{
+    if (s >= sc->end || *s != '"' || (s = string_token(sc, s, cb->yajl_map_key)) == NULL)
+        return NULL;
+    s = skip_space(s, sc->end);
+    if (s >= sc->end || *s != ':')
+        return NULL;
+    return skip_space(s + 1, sc->end);
+}
+
+int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
+{
+    scanner sc = {(const unsigned char *)text, (const unsigned char *)text + len, k,
+                  k->cb != NULL ? k->cb : &no_callbacks, NULL, 0, JSCAN_REFUSED};
+    const unsigned char *s = skip_space(sc.base, sc.end), *end = sc.end;
+    unsigned char open[JSCAN_MAX_DEPTH]; /* '{' or '[' of each open container */
+    int depth = 0;
+    int quiet = -1; /* the depth a skipped value began at, while it is open */
+    if (max_depth > JSCAN_MAX_DEPTH)
+        max_depth = JSCAN_MAX_DEPTH;
+    for (;;) {
+        /* a value */
+        if (s >= end)
+            goto done;
+        if (quiet < 0 && k->skips != NULL && k->skips(k->ctx))
+            quiet = depth;
+        const yajl_callbacks *cb = quiet < 0 ? sc.cb : &no_callbacks;
+        unsigned char c = *s;
+        switch (c) {
+        case '{':
+        case '[':
+            if (depth >= max_depth)
+                goto done;
+            open[depth++] = c;
+            s++;
+            if (!emit(&sc, s, c == '{' ? cb->yajl_start_map : cb->yajl_start_array))
+                goto done;
+            s = skip_space(s, end);
+            if (s < end && *s == closer(c))
+                break; /* empty: closed below */
+            if (c == '{' && (s = member_key(&sc, s, cb)) == NULL)
+                goto done;
+            continue; /* the first member's value */
+        case '"':
+            s = string_token(&sc, s, cb->yajl_string);
+            break;
+        case 't':
+        case 'f': {
+            size_t n = c == 't' ? 4 : 5;
+            if ((size_t)(end - s) < n || memcmp(s, c == 't' ? "true" : "false", n) != 0)
+                goto done;
+            s += n;
+            k->consumed = (size_t)(s - sc.base);
+            if (cb->yajl_boolean != NULL && !cb->yajl_boolean(k->ctx, c == 't')) {
+                sc.rc = JSCAN_STOPPED;
+                goto done;
+            }
+            break;
+        }
+        case 'n':
+            if (end - s < 4 || memcmp(s, "null", 4) != 0)
+                goto done;
+            s += 4;
+            if (!emit(&sc, s, cb->yajl_null))
+                goto done;
+            break;
+        default: {
+            const unsigned char *num = s;
+            s = number_end(s, end);
+            if (s == NULL)
+                goto done;
+            k->consumed = (size_t)(s - sc.base);
+            if (cb->yajl_number != NULL &&
+                !cb->yajl_number(k->ctx, (const char *)num, (size_t)(s - num))) {
+                sc.rc = JSCAN_STOPPED;
+                goto done;
+            }
+            break;
+        }
+        }
+        if (s == NULL)
+            goto done;
+        /* after a value: the containers that close, then a comma and the
+         * next member */
+        for (;;) {
+            s = skip_space(s, end);
+            if (quiet == depth)
+                quiet = -1; /* the skipped value is over */
+            if (depth == 0) {
+                if (s == end)
+                    sc.rc = JSCAN_OK;
+                goto done;
+            }
+            if (s >= end)
+                goto done;
+            unsigned char o = open[depth - 1];
+            if (*s == closer(o)) {
+                depth--;
+                s++;
+                if (quiet < 0 &&
+                    !emit(&sc, s, o == '{' ? sc.cb->yajl_end_map : sc.cb->yajl_end_array))
+                    goto done;
+                continue;
+            }
+            if (*s != ',')
+                goto done;
+            s = skip_space(s + 1, end);
+            if (o == '{' && (s = member_key(&sc, s, quiet < 0 ? sc.cb : &no_callbacks)) == NULL)
+                goto done;
+            break;
+        }
+    }
+done:
+    free(sc.buf);
+    return sc.rc;
+}
