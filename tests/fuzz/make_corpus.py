@@ -81,7 +81,7 @@ def jcheck_seeds():
 def jscan_seeds():
     """The reviews and the byte shapes, and a review whose read fields carry
     escapes (keys, the masters group, an annotation, a condition message)."""
-    seeds = review_seeds() + [("shape-" + n, b) for n, b in jcheck_seeds() if n.startswith("shape")]
+    seeds = review_seeds() + [(n, b) for n, b in jcheck_seeds() if n.startswith("shape")]
     seeds.append(("escaped-fields", b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",'
                   b'"request":{"uid":"u\\u002d1","userInfo":{"us\\u0065rname":"a","groups":'
                   b'["system\\u003amasters"]},"object":{"metadata":{"name":"p\\/1",'
