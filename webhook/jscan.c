@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "jcheck.h"
 
 #define ONES UINT64_C(0x0101010101010101)
@@ -50,9 +54,25 @@ static const unsigned char *string_end(const unsigned char *s, const unsigned ch
                                        int *escaped)
 {
     for (;;) {
-        /* eight bytes at a time to the first quote, backslash, control
-         * character or byte from 0x80 (the lowest flagged byte is exact: a
-         * borrow only carries upwards) */
+#if defined(__SSE2__)
+        /* sixteen bytes at a time to the first quote, backslash, control
+         * character or byte from 0x80 (one signed compare flags both of the
+         * last): most keys and values of a Kubernetes object in one step */
+        while (end - s >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            unsigned bits = (unsigned)_mm_movemask_epi8(m);
+            if (bits != 0) {
+                s += __builtin_ctz(bits);
+                goto look;
+            }
+            s += 16;
+        }
+#endif
+        /* eight bytes at a time to the same (the lowest flagged byte is
+         * exact: a borrow only carries upwards) */
         while (end - s >= 8) {
             uint64_t w;
             memcpy(&w, s, 8);
@@ -66,6 +86,9 @@ static const unsigned char *string_end(const unsigned char *s, const unsigned ch
             }
             s += 8;
         }
+#if defined(__SSE2__)
+    look:
+#endif
         if (s >= end)
             return NULL;
         unsigned char c = *s;

@@ -2,11 +2,11 @@
  * review.h - the admission.k8s.io/v1 AdmissionReview as the webhook sees it.
  *
  * review_decode() reads a request body in one streaming pass (no tree) and
- * keeps only what the OTA decisions read: who asks, what
- * resource, and a few fields of `object` and `oldObject`.  Strings point into
- * the body where they have no escapes and into the arena otherwise, so the
- * body must outlive the review.  Each OTA condition also records where its
- * JSON object lies in the body, so a mutation can copy it back verbatim.
+ * keeps only what the OTA decisions read: who asks, what resource, and a few
+ * fields of `object` and `oldObject`.  Strings point into the body where they
+ * have no escapes and into the arena otherwise, so the body must outlive the
+ * review.  Each OTA condition also records where its JSON object lies in the
+ * body, so a mutation can copy it back verbatim.
  *
  * The body is hostile: nesting is bounded by REVIEW_MAX_DEPTH, every field we
  * read must have the JSON type Kubernetes gives it (null counts as absent),
