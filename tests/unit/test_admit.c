@@ -8,6 +8,7 @@
  * test_daemonset.c, and applied to the objects by tests/integration/.
  */
 #include "review_fixture.h"
+#include "fixture_file.h"
 
 #include "admit_podstatus.h"
 
@@ -44,24 +45,6 @@ static const fixture_row fixtures[] = {
      "need-upgrade-owned-by-controller"},
 };
 
-/* The whole file in an exactly sized malloc buffer. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s (run from the repository's top directory)", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    char *b = malloc((size_t)n);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 static void test_fixtures(void **state)
 {
     (void)state;
@@ -70,7 +53,7 @@ static void test_fixtures(void **state)
         char path[256];
         snprintf(path, sizeof(path), "%s/%s.json", FIXTURES_DIR, row->file);
         size_t len;
-        char *body = read_file(path, &len);
+        char *body = fixture_file_read(path, &len);
 
         /* the uid to echo, read independently */
         arena a;
@@ -124,7 +107,7 @@ static void test_outcome_fields(void **state)
 {
     (void)state;
     size_t len;
-    char *body = read_file(FIXTURES_DIR "/pod-status-prepull-yurthub.json", &len);
+    char *body = fixture_file_read(FIXTURES_DIR "/pod-status-prepull-yurthub.json", &len);
     arena a;
     arena_init(&a);
     const admit_config cfg = {FX_CONTROLLER};
@@ -154,7 +137,7 @@ static void test_damaged_fixtures(void **state)
         char path[256];
         snprintf(path, sizeof(path), "%s/%s.json", FIXTURES_DIR, fixtures[i].file);
         size_t len;
-        char *orig = read_file(path, &len);
+        char *orig = fixture_file_read(path, &len);
         for (int round = 0; round < 1000; round++) {
             char *body = malloc(len * 2 + 16);
             memcpy(body, orig, len);

@@ -29,30 +29,12 @@
 #include <cmocka.h>
 
 #include "arena.h"
+#include "fixture_file.h"
 #include "row_check.h"
 
 #include "jscan_ref.h"
 
 #define DEPTH JREF_DEPTH
-
-/* ---- inputs ------------------------------------------------------------ */
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s (run from the repository's top directory)", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    rewind(f);
-    char *b = malloc(n > 0 ? (size_t)n : 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
 
 /* Every request fixture and every fuzz input the decoder has met. */
 static const char *const corpus_globs[] = {
@@ -133,7 +115,7 @@ static void each_input(const char *const *cases, size_t n_cases, long mutants, i
         assert_int_equal(glob(corpus_globs[g], 0, NULL, &gl), 0);
         for (size_t i = 0; i < gl.gl_pathc; i++) {
             size_t len;
-            char *b = slurp(gl.gl_pathv[i], &len);
+            char *b = fixture_file_read(gl.gl_pathv[i], &len);
             with_mutants(gl.gl_pathv[i], b, len, mutants, f, ctx);
             free(b);
         }
