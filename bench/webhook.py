@@ -12,13 +12,20 @@ ROUNDS rounds of DURATION seconds.  Prints the medians: requests/s, p50,
 p99, p99.9, peak RSS (VmHWM) of each server, and ota-webhook's ratios to the
 parse ceiling.  Run it as `make bench-webhook` (builds what it needs).
 
+CALLGRIND=1 instead runs every server under valgrind's callgrind and
+prints user-space instructions per request (the counters are zeroed after a
+warm-up, dumped after DURATION seconds of load, and divided by wrk's
+request count): exact and independent of other load on the machine, where
+requests/s and latency are not.
+
 Environment: BUILD (build), ROUNDS (3), DURATION (5), CONNECTIONS (8),
 SERVER_CPU (0), LOADER_CPU (1), FIXTURES (comma-separated names),
 SERVERS (comma-separated, of transport,parse,webhook), BASELINE (the path
 of another ota-webhook build, e.g. of the commit before an optimisation:
 loaded in the same turns as server "baseline", so before and after share
 one run).
-Installs wrk with apt-get when it is missing (not part of make deps).
+Installs wrk (and valgrind for CALLGRIND=1) with apt-get when missing (not
+part of make deps).
 Everything is bounded in time; only the processes it started are stopped.
 """
 import os
@@ -35,6 +42,7 @@ BUILD = os.environ.get("BUILD", "build")
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 DURATION = int(os.environ.get("DURATION", "5"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "8"))
+CALLGRIND = os.environ.get("CALLGRIND") == "1"
 SERVER_CPU = os.environ.get("SERVER_CPU", "0")
 LOADER_CPU = os.environ.get("LOADER_CPU", "1")
 
@@ -51,10 +59,13 @@ SERVERS = ["transport", "parse", "webhook"]
 
 
 def ensure_tools():
-    missing = [t for t in ("wrk", "taskset", "curl") if shutil.which(t) is None]
+    tools = ("wrk", "taskset", "curl") + (("valgrind", "callgrind_control") if CALLGRIND else ())
+    missing = [t for t in tools if shutil.which(t) is None]
     if not missing:
         return
-    pkgs = {"wrk": "wrk", "taskset": "util-linux", "curl": "curl"}
+    pkgs = {"wrk": "wrk", "taskset": "util-linux", "curl": "curl", "valgrind": "valgrind",
+            "callgrind_control": "valgrind"}
+    missing = sorted(set(missing), key=missing.index)
     print("installing:", " ".join(pkgs[t] for t in missing), flush=True)
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     subprocess.run(sudo + ["apt-get", "update", "-qq"], check=True, timeout=600)
@@ -84,6 +95,11 @@ def start_servers(certs, logdir, names):
     crt, key = os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key")
     procs, ports = {}, {}
     pin = ["taskset", "-c", SERVER_CPU]
+    start_s = 10
+    if CALLGRIND:
+        start_s = 120
+        pin = pin + ["valgrind", "--tool=callgrind", "--callgrind-out-file=" +
+                     os.path.join(logdir, "callgrind.%p")]
     for name in names:
         if name in ("webhook", "baseline"):
             binary = os.environ["BASELINE"] if name == "baseline" else os.path.join(BUILD, "ota-webhook")
@@ -99,10 +115,11 @@ def start_servers(certs, logdir, names):
                                  stderr=open(os.path.join(logdir, name + ".log"), "wb")
                                  if os.environ.get("BENCH_KEEP_LOG") else subprocess.DEVNULL)
             procs[name] = p
-            wait_port(port, p, time.monotonic() + 10)
+            wait_port(port, p, time.monotonic() + start_s)
         else:
             cmd = pin + [os.path.join(BUILD, "bench", "webhook_ref_" + name), crt, key]
-            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL if CALLGRIND else None)
             procs[name] = p
             line = p.stdout.readline().decode()
             if not line.startswith("port "):
@@ -163,6 +180,40 @@ def vm_hwm_kib(pid):
     return 0
 
 
+def callgrind_total(pid, logdir):
+    """Dumps pid's counters and returns the instructions since they were
+    last zeroed (the dump's `totals:` line)."""
+    subprocess.run(["callgrind_control", "-d", str(pid)], check=True, timeout=120,
+                   capture_output=True)
+    dumps = [f for f in os.listdir(logdir) if f.startswith("callgrind.%d." % pid)]
+    newest = max(dumps, key=lambda f: int(f.rsplit(".", 1)[1]))
+    with open(os.path.join(logdir, newest)) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError("no totals in " + newest)
+
+
+def measure_instructions(procs, ports, names, fixtures, logdir):
+    """CALLGRIND=1: instructions per request of each server and fixture."""
+    print("| fixture | server | requests | instructions/request | ÷ parse |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for fx, path in fixtures:
+        body = os.path.join(ROOT, "bench", "fixtures", fx + ".json")
+        per = {}
+        for name in names:
+            pid = procs[name].pid
+            run_wrk(ports[name], path, body, 3)  # warm-up
+            subprocess.run(["callgrind_control", "-z", str(pid)], check=True, timeout=120,
+                           capture_output=True)
+            r = run_wrk(ports[name], path, body, DURATION)
+            per[name] = (callgrind_total(pid, logdir) / max(r["requests"], 1), r["requests"])
+        for name in names:
+            ratio = "%.2f" % (per[name][0] / per["parse"][0]) if "parse" in per else ""
+            print("| %s | %s | %d | %.0f | %s |" % (fx, name, per[name][1], per[name][0], ratio),
+                  flush=True)
+
+
 def main():
     ensure_tools()
     names = [s for s in os.environ.get("SERVERS", ",".join(SERVERS)).split(",") if s]
@@ -176,6 +227,9 @@ def main():
         subprocess.run([os.path.join(ROOT, "certs", "gen-certs.sh"), tmp], check=True, timeout=60)
         procs, ports = start_servers(tmp, tmp, names)
         check_answers(ports, tmp, fixtures)
+        if CALLGRIND:
+            measure_instructions(procs, ports, names, fixtures, tmp)
+            return 0
         print("servers on cpu %s, wrk on cpu %s: -t1 -c%d, %d rounds of %d s, fixtures: %s"
               % (SERVER_CPU, LOADER_CPU, CONNECTIONS, ROUNDS, DURATION,
                  ", ".join("%s (%d B, %s)" % (f, os.path.getsize(
