@@ -7,8 +7,10 @@
  * pieces in order and calls back once per complete line, without its "\n"
  * or "\r\n"; empty lines are skipped.  A line that lies whole inside one
  * piece is passed as a pointer into that piece (no copy); only a line that
- * straddles pieces is gathered in the splitter's buffer, which is bounded by
- * the longest line allowed.  A longer line is an error (a watch that sends
+ * straddles pieces is gathered in the splitter's buffer, which grows as such
+ * a line needs, up to the longest line allowed, and is given back after a
+ * line that took it past LINESPLIT_KEEP: a watch allowed 8 MiB objects
+ * holds a few KiB between them.  A longer line is an error (a watch that sends
  * one cannot be followed and must be restarted), after which the splitter
  * takes no input until linesplit_reset().
  */
@@ -22,15 +24,19 @@
  * is dropped and the splitter needs a reset). */
 typedef int (*linesplit_fn)(void *data, const char *line, size_t len);
 
+/* The buffer kept between lines; past this it is freed after each line. */
+#define LINESPLIT_KEEP ((size_t)64 * 1024)
+
 typedef struct linesplit {
-    char *buf;       /* the start of a line that straddles pieces; malloc */
+    char *buf;       /* the start of a line that straddles pieces; malloc, or NULL */
     size_t len;      /* bytes in buf */
+    size_t cap;      /* bytes allocated at buf */
     size_t max_line; /* longest line allowed, terminator not counted */
     int state;       /* 0 taking input, 1 stopped by the callback, -1 line too long */
 } linesplit;
 
-/* Prepares a splitter for lines of at most max_line bytes (max_line > 0).
- * Returns 0, or -1 when out of memory. */
+/* Prepares a splitter for lines of at most max_line bytes (0 < max_line <
+ * SIZE_MAX); allocates nothing yet.  Returns 0, or -1 for a bad max_line. */
 int linesplit_init(linesplit *ls, size_t max_line);
 
 /* Releases the buffer; the splitter can be initialised again. */
@@ -43,7 +49,8 @@ void linesplit_reset(linesplit *ls);
  * Feeds the next piece p[0..n) of the stream.  Returns 0 when all of it was
  * taken (a trailing partial line is kept for the next piece), 1 when the
  * callback stopped, or -1 with the reason in err (at most errlen bytes) when
- * a line is longer than max_line or the splitter already failed or stopped.
+ * a line is longer than max_line, there is no memory to gather it, or the
+ * splitter already failed or stopped.
  */
 int linesplit_feed(linesplit *ls, const char *p, size_t n, linesplit_fn fn, void *data, char *err,
                    size_t errlen);

@@ -2,7 +2,8 @@
  * test_linesplit.c - watch streams cut into lines: pieces of any size (a
  * line split across reads, several lines in one read), CRLF, empty lines,
  * the bound on line length and the reset after it, no copy for lines that
- * lie whole inside one piece, and a callback that stops the stream.
+ * lie whole inside one piece, a callback that stops the stream, and the
+ * buffer grown only as far as a line needs and given back after a large one.
  */
 #include "review_fixture.h"
 
@@ -29,6 +30,13 @@ static int collect(void *data, const char *line, size_t len)
         s->where[s->n] = inside ? 'p' : 'c';
     s->n++;
     return s->stop_after != 0 && s->n >= s->stop_after;
+}
+
+static int count_line(void *data, const char *line, size_t len)
+{
+    (void)line;
+    *(size_t *)data = len;
+    return 0;
 }
 
 static int feed(linesplit *ls, seen *s, const char *p, size_t n, char *err, size_t errlen)
@@ -216,12 +224,56 @@ static void test_init_bounds(void **state)
     linesplit_free(&ls); /* twice is harmless */
 }
 
+/* A line of n bytes ('a'...) fed in pieces of k, then "\n": what the
+ * callback saw, the length only. */
+static size_t straddle(linesplit *ls, size_t n, size_t k)
+{
+    char *line = malloc(n + 1);
+    assert_non_null(line);
+    memset(line, 'a', n);
+    line[n] = '\n';
+    char err[64];
+    size_t got = 0;
+    for (size_t at = 0; at < n + 1; at += k) {
+        size_t take = n + 1 - at < k ? n + 1 - at : k;
+        /* the line itself is too long for seen.lines: count it instead */
+        assert_int_equal(linesplit_feed(ls, line + at, take, count_line, &got, err, sizeof(err)), 0);
+    }
+    free(line);
+    return got;
+}
+
+static void test_buffer_grows_and_is_given_back(void **state)
+{
+    (void)state;
+    linesplit ls;
+    assert_int_equal(linesplit_init(&ls, (size_t)8 << 20), 0);
+    assert_null(ls.buf); /* nothing until a line straddles pieces */
+    assert_int_equal(straddle(&ls, 100, 30), 100);
+    assert_int_equal(ls.cap, LINESPLIT_KEEP / 16); /* 8 MiB allowed, 4 KiB taken */
+    assert_int_equal(straddle(&ls, 5000, 1000), 5000);
+    assert_int_equal(ls.cap, LINESPLIT_KEEP / 8);
+    /* a 1 MiB object: the buffer grows for it, then is given back */
+    assert_int_equal(straddle(&ls, (size_t)1 << 20, 65536), (size_t)1 << 20);
+    assert_null(ls.buf);
+    assert_int_equal(ls.cap, 0);
+    assert_int_equal(straddle(&ls, 100, 30), 100);
+    assert_int_equal(ls.cap, LINESPLIT_KEEP / 16);
+    /* the cap never passes max_line + 1 */
+    linesplit_free(&ls);
+    assert_int_equal(linesplit_init(&ls, 5000), 0);
+    assert_int_equal(straddle(&ls, 5000, 999), 5000);
+    assert_true(ls.cap <= 5001);
+    linesplit_free(&ls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),          cmocka_unit_test(test_every_split),
         cmocka_unit_test(test_byte_by_byte),   cmocka_unit_test(test_reset_after_error),
         cmocka_unit_test(test_callback_stops), cmocka_unit_test(test_init_bounds),
+        cmocka_unit_test(test_buffer_grows_and_is_given_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
