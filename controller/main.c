@@ -244,23 +244,14 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_METRICS:
             o->metrics_address = optarg;
             break;
-        case OPT_LOG_LEVEL: {
-            log_level level;
-            if (log_level_parse(optarg, &level) != 0) {
-                fprintf(stderr, "ota-controller: --log-level wants debug, info, warn or error\n");
-                exit(2);
-            }
-            log_set_level(level);
-            break;
-        }
+        case OPT_LOG_LEVEL:
         case OPT_LOG_FORMAT: {
-            log_format format;
-            if (log_format_parse(optarg, &format) != 0) {
-                fprintf(stderr, "ota-controller: --log-format wants text or json, got \"%s\"\n",
-                        optarg);
+            char err[160];
+            if (log_set_from_flag(c == OPT_LOG_LEVEL ? "log-level" : "log-format", optarg, err,
+                                  sizeof(err)) != 0) {
+                fprintf(stderr, "ota-controller: %s\n", err);
                 exit(2);
             }
-            log_set_format(format);
             break;
         }
         case OPT_VERSION:

@@ -49,6 +49,26 @@ int log_format_parse(const char *name, log_format *out)
     return 0;
 }
 
+int log_set_from_flag(const char *flag, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(flag, "log-level") == 0) {
+        log_level level;
+        if (log_level_parse(value, &level) == 0) {
+            log_set_level(level);
+            return 0;
+        }
+        snprintf(err, errlen, "--log-level wants debug, info, warn or error, got \"%s\"", value);
+    } else {
+        log_format format;
+        if (log_format_parse(value, &format) == 0) {
+            log_set_format(format);
+            return 0;
+        }
+        snprintf(err, errlen, "--log-format wants text or json, got \"%s\"", value);
+    }
+    return -1;
+}
+
 /* ---- text ---------------------------------------------------------------- */
 
 static void put(log_line *l, const char *s, size_t n)

@@ -239,23 +239,14 @@ static void parse_options(int argc, char **argv, options *o)
             o->server.write_timeout_ms =
                 (unsigned)parse_number("write-timeout-seconds", optarg, 1, 3600) * 1000;
             break;
-        case OPT_LOG_LEVEL: {
-            log_level level;
-            if (log_level_parse(optarg, &level) != 0) {
-                fprintf(stderr, "ota-webhook: --log-level wants debug, info, warn or error\n");
-                exit(2);
-            }
-            log_set_level(level);
-            break;
-        }
+        case OPT_LOG_LEVEL:
         case OPT_LOG_FORMAT: {
-            log_format format;
-            if (log_format_parse(optarg, &format) != 0) {
-                fprintf(stderr, "ota-webhook: --log-format wants text or json, got \"%s\"\n",
-                        optarg);
+            char err[160];
+            if (log_set_from_flag(c == OPT_LOG_LEVEL ? "log-level" : "log-format", optarg, err,
+                                  sizeof(err)) != 0) {
+                fprintf(stderr, "ota-webhook: %s\n", err);
                 exit(2);
             }
-            log_set_format(format);
             break;
         }
         case OPT_VERSION:
