@@ -19,88 +19,32 @@ policies, credentials and back-offs, container status, image GC) and changes how
 The DaemonSet and Job controllers and the garbage collector are the default ones.
 """
 
-import heapq
-import itertools
 import logging
-import threading
-import traceback
 
 from .imagestore import ImageStore
 from .kubelet import IMAGE_GC_KEY, IMAGE_GC_PERIOD, NODE_KEY, Kubelet
 from .registry import ImageRef
-from .workqueue import RESYNC, meta
+from .workqueue import RESYNC, DueQueue, meta
 
 log = logging.getLogger("kubesim.sim.light")
 
 
-class Scheduler:
+class Scheduler(DueQueue):
     """One thread running every light kubelet: keys queued per (kubelet, key), handled once
     however often they were queued before their turn, and callbacks due at a simulated
     time. A failed sync is retried with the Worker's back-off."""
 
     def __init__(self, clock):
-        self.clock = clock
-        self._cv = threading.Condition()
-        self._pending = {}          # insertion-ordered set of (kubelet, key) or callables
-        self._timers = []           # heap of (due simulated time, seq, item)
-        self._seq = itertools.count()
-        self._failures = {}
-        self._stopped = False
-        self._thread = threading.Thread(target=self._loop, name="kubesim-light-kubelets",
-                                        daemon=True)
+        super().__init__(clock, "kubesim-light-kubelets", log, "light kubelet")
 
     def start(self):
-        self._thread.start()
+        self.start_thread()
 
-    def stop(self):
-        with self._cv:
-            self._stopped = True
-            self._cv.notify_all()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-
-    def enqueue(self, item):
-        with self._cv:
-            self._pending[item] = None
-            self._cv.notify()
-
-    def enqueue_at(self, due, item):
-        with self._cv:
-            heapq.heappush(self._timers, (due, next(self._seq), item))
-            self._cv.notify()
-
-    def _next(self):
-        with self._cv:
-            while not self._stopped:
-                now = self.clock.now()
-                while self._timers and self._timers[0][0] <= now:
-                    self._pending[heapq.heappop(self._timers)[2]] = None
-                if self._pending:
-                    item = next(iter(self._pending))
-                    del self._pending[item]
-                    return item
-                timeout = None
-                if self._timers:
-                    timeout = max(0.001, self.clock.real_seconds(self._timers[0][0] - now))
-                self._cv.wait(timeout)
-            return None
-
-    def _loop(self):
-        while True:
-            item = self._next()
-            if item is None:
-                return
-            try:
-                if callable(item):
-                    item()
-                else:
-                    item[0].sync(item[1])
-                self._failures.pop(item, None)
-            except Exception:
-                n = self._failures[item] = self._failures.get(item, 0) + 1
-                log.error("light kubelet %s failed (%d): %s", item, n, traceback.format_exc())
-                delay = max(min(2.0 ** (n - 1), 60.0), 0.2 * self.clock.scale)
-                self.enqueue_at(self.clock.now() + delay, item)
+    def handle(self, item):
+        if callable(item):
+            item()
+        else:
+            item[0].sync(item[1])
 
 
 class _Call:

@@ -17,50 +17,103 @@ import traceback
 RESYNC = ("*resync*",)
 
 
-class Worker:
-    name = "worker"
-    # light mode (light.py): list only what a selector picks, react only to what matters
-    light = False
+class DueQueue:
+    """One thread handling queued items one at a time: items queued now (an item queued
+    twice before its turn is handled once) and items due at a simulated time. A failed
+    handle() is retried with back-off: 1 s doubling to 60 s simulated, never faster than
+    0.2 real seconds (a high time scale must not turn this into a busy loop). Worker and
+    the light mode's Scheduler (light.py) are the two kinds."""
 
-    def __init__(self, api, user):
-        self.api = api
-        self.clock = api.clock
-        self.user = user
-        self.log = logging.getLogger("kubesim.sim." + self.name)
+    def __init__(self, clock, thread_name, log, what):
+        self.clock = clock
+        self._thread_name = thread_name
+        self._log = log
+        self._what = what           # names a failed item in the log
         self._cv = threading.Condition()
-        self._pending = {}          # insertion-ordered set of keys
-        self._timers = []           # heap of (due simulated time, seq, key)
+        self._pending = {}          # insertion-ordered set of items
+        self._timers = []           # heap of (due simulated time, seq, item)
         self._seq = itertools.count()
         self._stopped = False
         self._thread = None
-        self._failures = {}         # key -> consecutive failed syncs
+        self._failures = {}         # item -> consecutive failed handles
 
-    # -- lifecycle ------------------------------------------------------------------------
-    def start(self):
-        self.api.subscribe(self._on_event)
-        self._thread = threading.Thread(target=self._loop, name="kubesim-" + self.name,
-                                        daemon=True)
+    def handle(self, item):
+        raise NotImplementedError
+
+    def start_thread(self):
+        self._thread = threading.Thread(target=self._loop, name=self._thread_name, daemon=True)
         self._thread.start()
-        self.enqueue(RESYNC)
 
     def stop(self):
         with self._cv:
             self._stopped = True
             self._cv.notify_all()
-        if self._thread and self._thread is not threading.current_thread():
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
-    # -- queueing ---------------------------------------------------------------------------
-    def enqueue(self, key):
+    def enqueue(self, item):
         with self._cv:
-            self._pending[key] = None
+            self._pending[item] = None
             self._cv.notify()
 
-    def enqueue_after(self, key, sim_seconds):
+    def enqueue_at(self, due, item):
         with self._cv:
-            heapq.heappush(self._timers, (self.clock.now() + max(0.0, sim_seconds),
-                                          next(self._seq), key))
+            heapq.heappush(self._timers, (due, next(self._seq), item))
             self._cv.notify()
+
+    def _next(self):
+        with self._cv:
+            while not self._stopped:
+                now = self.clock.now()
+                while self._timers and self._timers[0][0] <= now:
+                    self._pending[heapq.heappop(self._timers)[2]] = None
+                if self._pending:
+                    item = next(iter(self._pending))
+                    del self._pending[item]
+                    return item
+                timeout = None
+                if self._timers:
+                    timeout = max(0.001, self.clock.real_seconds(self._timers[0][0] - now))
+                self._cv.wait(timeout)
+            return None
+
+    def _loop(self):
+        while True:
+            item = self._next()
+            if item is None:
+                return
+            try:
+                self.handle(item)
+                self._failures.pop(item, None)
+            except Exception:
+                n = self._failures[item] = self._failures.get(item, 0) + 1
+                self._log.error("%s %s failed (%d): %s", self._what, item, n,
+                                traceback.format_exc())
+                delay = max(min(2.0 ** (n - 1), 60.0), 0.2 * self.clock.scale)
+                self.enqueue_at(self.clock.now() + delay, item)
+
+
+class Worker(DueQueue):
+    name = "worker"
+    # light mode (light.py): list only what a selector picks, react only to what matters
+    light = False
+
+    def __init__(self, api, user):
+        super().__init__(api.clock, "kubesim-" + self.name,
+                         logging.getLogger("kubesim.sim." + self.name), "sync")
+        self.api = api
+        self.user = user
+        self.log = self._log
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self):
+        self.api.subscribe(self._on_event)
+        self.start_thread()
+        self.enqueue(RESYNC)
+
+    # -- queueing ---------------------------------------------------------------------------
+    def enqueue_after(self, key, sim_seconds):
+        self.enqueue_at(self.clock.now() + max(0.0, sim_seconds), key)
 
     def _on_event(self, event_type, resource, obj):
         if self._stopped:
@@ -71,37 +124,8 @@ class Worker:
         except Exception:  # a bad object must not break the writer
             self.log.error("keys_for failed: %s", traceback.format_exc())
 
-    def _next_key(self):
-        with self._cv:
-            while not self._stopped:
-                now = self.clock.now()
-                while self._timers and self._timers[0][0] <= now:
-                    self._pending[heapq.heappop(self._timers)[2]] = None
-                if self._pending:
-                    key = next(iter(self._pending))
-                    del self._pending[key]
-                    return key
-                timeout = None
-                if self._timers:
-                    timeout = max(0.001, self.clock.real_seconds(self._timers[0][0] - now))
-                self._cv.wait(timeout)
-            return None
-
-    def _loop(self):
-        while True:
-            key = self._next_key()
-            if key is None:
-                return
-            try:
-                self.sync(key)
-                self._failures.pop(key, None)
-            except Exception:
-                # retry with back-off: 1 s doubling to 60 s simulated, never faster than
-                # 0.2 real seconds (a high time scale must not turn this into a busy loop)
-                n = self._failures[key] = self._failures.get(key, 0) + 1
-                self.log.error("sync %s failed (%d): %s", key, n, traceback.format_exc())
-                delay = max(min(2.0 ** (n - 1), 60.0), 0.2 * self.clock.scale)
-                self.enqueue_after(key, delay)
+    def handle(self, key):
+        self.sync(key)
 
     # -- for subclasses -----------------------------------------------------------------------
     def keys_for(self, event_type, resource, obj):
