@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "duration.h"
+
 /* Writes the message into err; returns -1. */
 static int set_error(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -34,62 +36,6 @@ int cli_name_valid(const char *s, size_t max, int dots)
             return 0;
     }
     return 1;
-}
-
-int cli_duration_parse(const char *s, uint64_t *ns)
-{
-    static const struct {
-        const char *unit;
-        double ns;
-    } units[] = {
-        /* longest first, so that "ms" is not read as "m" */
-        {"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
-    };
-    if (s == NULL || *s == '\0' || strlen(s) > 64)
-        return -1;
-    double total = 0;
-    const char *p = s;
-    int plain = 1;
-    while (*p != '\0') {
-        /* a number: digits, at most one '.', at least one digit */
-        double v = 0, scale = 0;
-        int digits = 0;
-        for (; (*p >= '0' && *p <= '9') || (*p == '.' && scale == 0); p++) {
-            if (*p == '.') {
-                scale = 1;
-                continue;
-            }
-            if (scale != 0)
-                v += (*p - '0') * (scale /= 10);
-            else
-                v = v * 10 + (*p - '0');
-            digits++;
-        }
-        if (digits == 0)
-            return -1;
-        if (*p == '\0' && plain) {
-            total = v * 1e9; /* a plain number: seconds */
-            break;
-        }
-        plain = 0;
-        size_t best = 0;
-        double mult = 0;
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-            size_t n = strlen(units[i].unit);
-            if (n > best && strncmp(p, units[i].unit, n) == 0) {
-                best = n;
-                mult = units[i].ns;
-            }
-        }
-        if (best == 0)
-            return -1;
-        total += v * mult;
-        p += best;
-    }
-    if (total < 1e6 || total > (double)CLI_TIMEOUT_MAX_NS)
-        return -1; /* under a millisecond, or over a week: a typo */
-    *ns = (uint64_t)total;
-    return 0;
 }
 
 typedef enum flag_id {
@@ -212,7 +158,7 @@ static int set_flag(cli_args *o, const struct flag *f, const char *value, int se
         o->force = 1;
         break;
     case F_TIMEOUT:
-        if (cli_duration_parse(value, &o->timeout_ns) != 0)
+        if (duration_parse(value, 1, CLI_TIMEOUT_MAX_NS, &o->timeout_ns, err, errlen) != 0)
             return set_error(err, errlen,
                              "--timeout \"%s\": want a duration such as 90s, 10m or 1h30m "
                              "(at most 168h)",

@@ -51,9 +51,6 @@ typedef struct cli_args {
  * exits CLI_EXIT_USAGE).  Strings in out point into argv. */
 int cli_args_parse(int argc, char *const *argv, cli_args *out, char *err, size_t errlen);
 
-/* A duration as Go and kubectl spell it ("90s", "10m", "1h30m", "1.5h",
- * "500ms"), or a plain number of seconds.  0 and *ns, or -1. */
-int cli_duration_parse(const char *s, uint64_t *ns);
 
 /* A Kubernetes object name kubectl-ota may put in a URL path or a selector:
  * lowercase letters, digits, '-' (and '.' when dots), starting and ending

@@ -150,9 +150,16 @@ static void test_durations(void **state)
         {"0s", 0, 0},               {"1..5s", 0, 0},          {"10m5", 0, 0},
     };
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
-        uint64_t ns = 0;
-        int rc = cli_duration_parse(d[i].in, &ns);
-        ROW_CHECK(d[i].in, (rc == 0) == d[i].ok, "rc %d", rc);
+        /* through the flag, as a user gives it */
+        char *argv[] = {"kubectl-ota", "status", "agent-x7k2p", "--watch", "--timeout",
+                        (char *)d[i].in, NULL};
+        cli_args a;
+        char err[256];
+        int rc = cli_args_parse(6, argv, &a, err, sizeof(err));
+        ROW_CHECK(d[i].in, (rc == 0) == d[i].ok, "rc %d: %s", rc, err);
+        uint64_t ns = a.timeout_ns;
+        if (!d[i].ok)
+            ROW_CHECK(d[i].in, strstr(err, "--timeout") != NULL, "%s", err);
         if (d[i].ok) {
             /* fractions go through a double: within a microsecond */
             uint64_t diff = ns > d[i].ns ? ns - d[i].ns : d[i].ns - ns;

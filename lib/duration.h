@@ -1,12 +1,12 @@
 /*
- * duration.h - ota-controller's duration flags, in the syntax of Go's
- * time.ParseDuration (what controller-runtime and the Kubernetes components
- * accept: "15s", "10m", "1h30m", "500ms", "1.5h") and, as before, plain
- * seconds ("600", "0.5").
+ * duration.h - duration flags in the syntax of Go's time.ParseDuration (what
+ * controller-runtime, the Kubernetes components and kubectl accept: "15s",
+ * "10m", "1h30m", "500ms", "1.5h") and plain seconds ("600", "0.5"):
+ * ota-controller's leader-election and resync flags, kubectl-ota's
+ * --timeout.
  *
  * Pure: no I/O.  The webhook's few time flags are named in seconds
- * (--shutdown-grace-seconds) and keep whole numbers, so this lives with the
- * one program that uses it.
+ * (--shutdown-grace-seconds) and keep whole numbers.
  */
 #ifndef OTA_DURATION_H
 #define OTA_DURATION_H
