@@ -664,6 +664,14 @@ void controller_render_metrics(controller *c, strbuf *t)
         strbuf_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
                       c->informers[i].name, c->informers[i].objects.len);
     kube_stats_render(kube_client_stats(c->client), t);
+    size_t n[3];
+    kube_client_counts(c->client, &n[0], &n[1], &n[2]);
+    metrics_header(t, "ota_controller_api_calls", "gauge",
+                   "Calls to the API server now: waiting for a rate-limit token or a connection "
+                   "slot, delayed for a retry, or in flight.");
+    static const char *const states[3] = {"waiting", "retrying", "in_flight"};
+    for (int i = 0; i < 3; i++)
+        strbuf_printf(t, "ota_controller_api_calls{state=\"%s\"} %zu\n", states[i], n[i]);
     metrics_header(t, "ota_controller_prepull_queue_depth", "gauge",
                    "Pre-pull requests waiting for a free slot (--max-concurrent-pulls).");
     strbuf_printf(t, "ota_controller_prepull_queue_depth %zu\n", c->queue_depth);

@@ -686,6 +686,14 @@ size_t kube_client_pending(const kube_client *c)
     return c->n_waiting + c->n_delayed + c->n_running;
 }
 
+void kube_client_counts(const kube_client *c, size_t *waiting, size_t *retrying,
+                        size_t *in_flight)
+{
+    *waiting = c->n_waiting;
+    *retrying = c->n_delayed;
+    *in_flight = c->n_running;
+}
+
 kube_stats *kube_client_stats(kube_client *c)
 {
     return &c->stats;

@@ -107,6 +107,11 @@ void kube_client_step(kube_client *c, int max_wait_ms);
 /* Calls queued or in progress. */
 size_t kube_client_pending(const kube_client *c);
 
+/* The same by state: waiting to start (for a rate-limit token or a
+ * connection slot), delayed for a retry, in flight.  For a gauge. */
+void kube_client_counts(const kube_client *c, size_t *waiting, size_t *retrying,
+                        size_t *in_flight);
+
 /* Ends at once every waiting call whose wanted() now says no (on_done gets
  * status 0, dropped 1), instead of one by one as their turn comes: a
  * leader that lost its lease drops its queued writes.  Returns how many. */

@@ -84,6 +84,11 @@ class Observability(Base):
         for name in ("process_resident_memory_bytes", "process_cpu_seconds_total",
                      "process_open_fds", "process_start_time_seconds"):
             self.assertGreater(m[name], 0, name)
+        # the calls gauge: an idle controller keeps its watches in flight;
+        # nothing waits for a token but, for a moment, a Lease renewal
+        self.assertLessEqual(m['ota_controller_api_calls{state="waiting"}'], 1)
+        self.assertEqual(m['ota_controller_api_calls{state="retrying"}'], 0)
+        self.assertGreaterEqual(m['ota_controller_api_calls{state="in_flight"}'], 1)
 
     def test_probes(self):
         self.assertEqual(http_probe("/livez", self.ctl.health), (200, "ok\n"))

@@ -338,6 +338,12 @@ static void test_lanes_order(void **state)
         queue(c, "PATCH", "/api/v1/namespaces/a/pods/p/status", 0, &writes);
     queue(c, "GET", "/api/v1/pods?watch=1", 0, &reads);
     queue(c, "PUT", "/apis/coordination.k8s.io/v1/namespaces/a/leases/l", 1, &reads);
+    /* the gauge's view: 22 waiting to start, none retrying */
+    size_t waiting, retrying, in_flight;
+    kube_client_counts(c, &waiting, &retrying, &in_flight);
+    assert_int_equal(waiting, 22);
+    assert_int_equal(retrying, 0);
+    assert_int_equal(waiting + retrying + in_flight, kube_client_pending(c));
     step_until(c, &s, 4, &reads, 2);
     assert_true(stub_count(&s) >= 4);
     /* the two start in the same turn, so either may reach the server first */
@@ -355,6 +361,8 @@ static void test_lanes_order(void **state)
     step_until(c, &s, 0, &writes, 21);
     assert_int_equal(writes.done, 21);
     assert_int_equal(kube_client_pending(c), 0);
+    kube_client_counts(c, &waiting, &retrying, &in_flight);
+    assert_int_equal(waiting + retrying + in_flight, 0);
     kube_client_free(c);
 
     /* The Lease lane has a bucket of its own: with one token per 100 s,
