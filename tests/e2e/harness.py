@@ -85,10 +85,13 @@ SANITIZER = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime er
 # Images no node has pulled yet, one per test that needs one (a node that has
 # the image already short-cuts the pull: no Job).  100 MB: 10 simulated seconds.
 FRESH = [REG + "/e2e/app-%02d:1.0" % i for i in range(1, 41)]
+# The registry answers its first two pulls with 503 Service Unavailable.
+BUSY = REG + "/e2e/busy:1.0"
 
 REGISTRY_CONFIG = {
     "includeDefaults": True,
-    "images": [{"image": PRELOADED, "size": 30_000_000}] + [{"image": i, "size": 100_000_000} for i in FRESH],
+    "images": [{"image": PRELOADED, "size": 30_000_000}, {"image": BUSY, "size": 10_000_000, "failPulls": 2}]
+    + [{"image": i, "size": 100_000_000} for i in FRESH],
     # every node has the pause image (the default) and the "preloaded" one
     "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED],
 }

@@ -4,14 +4,14 @@ An OTA DaemonSet updated to a new revision marks exactly its stale pods
 PodNeedUpgrade; a node user's request becomes one Job on the pod's node with
 the revision's images, and PodImageReady and events report how it ended:
 private images with and without a pull secret, an unknown image failing by
-its deadline, a retry after a failure, a new revision or the pod's deletion
+its deadline, a busy registry (503) backed off and pulled, a retry after a failure, a new revision or the pod's deletion
 while a pull runs, an image the node already has (no Job).
 """
 import base64
 import json
 import time
 
-from harness import (AGENT, BIG, MISSING, PRELOADED, PRIVATE, REG, SCALE, Base, JobTracker,
+from harness import (AGENT, BIG, BUSY, MISSING, PRELOADED, PRIVATE, REG, SCALE, Base, JobTracker,
                      wait_until)
 
 
@@ -125,6 +125,25 @@ class ControllerBehaviour(Base):
         job = self.tracker.jobs_of(pods[0]["metadata"]["uid"])[0]
         self.assertEqual(job["spec"]["activeDeadlineSeconds"], 30)
         self.assertIn(job["metadata"]["name"], c["message"])
+
+    def test_busy_registry_backs_off_then_pulls(self):
+        """A registry that answers the first two pulls with 503: the kubelet
+        backs off and tries again, the controller says why it waits (one
+        PrePullBackOff Warning per message), neither fails the request nor
+        makes a second Job, and the third try pulls."""
+        pods, h = self.upgraded_ds(new=BUSY, nodes=["node-2"])
+        pod = pods[0]
+        self.request_pull(pod, h)
+        self.wait_image_ready(pod, "PullImageSuccess", timeout=40)
+        backoffs = [e for e in self.events(pod) if e["reason"] == "PrePullBackOff"]
+        self.assertEqual(len(backoffs), 1, [e["message"] for e in backoffs])
+        ev = backoffs[0]
+        self.assertEqual(ev["type"], "Warning")
+        self.assertEqual(ev["source"]["component"], "ota-controller")
+        self.assertRegex(ev["message"], r"^pull image job ota-prepull-\S+ is retrying: ErrImagePull: ")
+        self.assertIn("503 Service Unavailable", ev["message"])
+        self.assertEqual(len(self.tracker.jobs_of(pod["metadata"]["uid"])), 1)
+        self.assertNotIn("PrePullFailed", self.event_reasons(pod))
 
     def test_retry_after_failure(self):
         cred = base64.b64encode(b"ota:ota-secret").decode()

@@ -69,6 +69,17 @@ class RegistryTest(unittest.TestCase):
             reg.resolve(ImageRef("example.com/p/app:2"), [])
         self.assertIn("rpc error: code = NotFound", str(e.exception))
 
+    def test_busy_registry_fails_the_first_pulls(self):
+        reg = Registry({"images": [{"image": "example.com/p/app:1", "size": 5, "failPulls": 2}]})
+        ref = ImageRef("example.com/p/app:1")
+        for _ in range(2):
+            with self.assertRaises(PullError) as e:
+                reg.resolve(ref, [])
+            self.assertIn("HEAD request to https://example.com/v2/p/app/manifests/1: "
+                          "503 Service Unavailable", str(e.exception))
+        self.assertEqual(reg.resolve(ref, []).size, 5)
+        self.assertEqual(reg.resolve(ref, []).size, 5)
+
     def test_config_file_and_include_defaults(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump({"includeDefaults": True, "defaultBandwidth": 5,

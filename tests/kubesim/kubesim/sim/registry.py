@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import re
+import threading
 
 DEFAULT_BANDWIDTH = 10_000_000  # bytes per simulated second (a 2 GB image takes ~3.5 min)
 DEFAULT_IMAGE_FS = 100_000_000_000  # bytes of image filesystem per node
@@ -100,6 +101,17 @@ class Image:
         self.pull_secret = entry.get("pullSecret")
         self.username = entry.get("username")
         self.password = entry.get("password")
+        # the registry is busy for the first N pulls of this image (any node): 503
+        self.fail_pulls = int(entry.get("failPulls", 0))
+        self._lock = threading.Lock()
+
+    def take_failure(self):
+        """True while this image still answers a pull with 503 (one answer used up)."""
+        with self._lock:
+            if self.fail_pulls <= 0:
+                return False
+            self.fail_pulls -= 1
+            return True
 
     @property
     def tag_name(self):
@@ -211,6 +223,11 @@ class Registry:
                            "%s: 401 Unauthorized" % (ref.domain, ref.repo.split("/", 1)[1],
                                                      tag))
                 raise PullError("rpc error: code = Unknown desc = " + prefix + why)
+        if img.take_failure():
+            tag = ref.digest or ref.tag
+            raise PullError("rpc error: code = Unknown desc = " + prefix +
+                            "unexpected status from HEAD request to https://%s/v2/%s/manifests/"
+                            "%s: 503 Service Unavailable" % (ref.domain, ref.repo.split("/", 1)[1], tag))
         return img
 
 
