@@ -327,4 +327,4 @@ clean:
 
 -include $(patsubst %.o,%.d,$(LIB_OBJ) $(NET_OBJ) $(KUBE_OBJ) $(WEBHOOK_OBJ) $(CONTROLLER_OBJ) $(CLI_OBJ)) \
 	$(BUILD)/obj/webhook/main.d $(BUILD)/obj/controller/main.d $(BUILD)/obj/cli/main.d \
-	$(UNIT_BIN:=.d)
+	$(UNIT_BIN:=.d) $(FUZZ_BIN:=.d)

@@ -6,13 +6,14 @@
  * managedFields, spec and container statuses.  yajl lexes every token of
  * those into a callback the decoder ignores; this scanner asks the consumer
  * before each value whether it reads it, and when not, only checks the value
- * (grammar, RFC 3629 UTF-8, escapes, nesting), eight bytes at a time inside
- * strings.  A skipped subtree of a hostile body is still checked: a body two
- * decoders could read differently is refused wherever the flaw hides.
+ * (grammar, RFC 3629 UTF-8, escapes, nesting), sixteen bytes at a time
+ * inside strings (eight without SSE2).  A skipped subtree of a hostile body
+ * is still checked: a body two decoders could read differently is refused
+ * wherever the flaw hides.
  *
  * What it accepts is what jcheck_body() + yajl 2.1 accept with nothing but
  * whitespace after the value (checked on the fuzz corpora, the fixtures and
- * their mutants: tests/unit/test_jscan.c, tests/fuzz/fuzz_review.c).  It
+ * their mutants: tests/unit/test_jscan.c, tests/fuzz/fuzz_jscan.c).  It
  * names no errors: a refusal is one return code, and the review decoder then
  * decodes the body again with jcheck + yajl, whose messages it keeps.
  */

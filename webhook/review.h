@@ -105,7 +105,7 @@ static inline ota_pod review_pod_view(const review_object *o)
  * body it accepts.  Any body it refuses, or that the decoder refuses on
  * it, is decoded again by review_decode_reference(), whose messages are
  * the ones returned.  Both fill *rv the same (tests/unit/test_jscan.c,
- * tests/fuzz/fuzz_review.c).
+ * tests/fuzz/fuzz_jscan.c).
  */
 int review_decode(review *rv, const char *body, size_t len, arena *a, char *err, size_t errlen);
 
@@ -115,6 +115,13 @@ int review_decode(review *rv, const char *body, size_t len, arena *a, char *err,
  */
 int review_decode_reference(review *rv, const char *body, size_t len, arena *a, char *err,
                             size_t errlen);
+
+/*
+ * The fast path alone: 0, or -1 (no message) for any body it or the decoder
+ * on it refuses.  It must accept every body the reference accepts: the tests
+ * check that it does not fall back where it need not.
+ */
+int review_decode_fast(review *rv, const char *body, size_t len, arena *a);
 
 /* The verdict and patch to send back; see review_encode_response(). */
 typedef struct review_response {

@@ -9,7 +9,8 @@
  *  - with every value skipped, the same verdict and no callback;
  *  - review_decode() (fast path, reference on refusal) and
  *    review_decode_reference() give the same return, the same message and
- *    the same decoded review.
+ *    the same decoded review, and the fast path alone accepts every body the
+ *    reference accepts.
  */
 #include <stdint.h>
 #include <string.h>
@@ -54,6 +55,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                f, err_fast, r, err_ref);
     FUZZ_CHECK(r != 0 || !jref_review_diff(&fast, &ref, diff, sizeof(diff)), "reviews differ: %s",
                diff);
+    if (r == 0) { /* the fast path took it itself: no needless fall back */
+        review alone;
+        FUZZ_CHECK(review_decode_fast(&alone, text, size, &a) == 0,
+                   "the fast path refuses what the reference accepts");
+        FUZZ_CHECK(!jref_review_diff(&alone, &ref, diff, sizeof(diff)), "fast path alone: %s",
+                   diff);
+    }
     arena_free(&a);
     free(text);
     return 0;

@@ -13,7 +13,8 @@
  *  - skipped values make no callback and are still checked, depth included;
  *  - review_decode() (fast path, reference on refusal) and
  *    review_decode_reference() give the same answer, the same message and
- *    the same decoded review, field by field.
+ *    the same decoded review, field by field; and the fast path alone
+ *    accepts every body the reference accepts, with the same review.
  * Inputs are heap copies of exactly their length, so ASan sees a read past
  * the end.
  */
@@ -300,6 +301,12 @@ static void same_review(const char *name, const char *s, size_t len, void *ctx)
         char diff[512];
         ROW_CHECK(name, !jref_review_diff(&fast, &ref, diff, sizeof(diff)), "%.*s: %s", (int)len,
                   s, diff);
+        /* and the fast path took it itself: no needless fall back */
+        review alone;
+        ROW_CHECK(name, review_decode_fast(&alone, s, len, &a) == 0,
+                  "%.*s: the fast path refuses what the reference accepts", (int)len, s);
+        ROW_CHECK(name, !jref_review_diff(&alone, &ref, diff, sizeof(diff)), "%.*s: %s",
+                  (int)len, s, diff);
         t->accepted++;
     }
     t->inputs++;
