@@ -65,11 +65,11 @@ def ensure_tools():
         return
     pkgs = {"wrk": "wrk", "taskset": "util-linux", "curl": "curl", "valgrind": "valgrind",
             "callgrind_control": "valgrind"}
-    missing = sorted(set(missing), key=missing.index)
-    print("installing:", " ".join(pkgs[t] for t in missing), flush=True)
+    packages = list(dict.fromkeys(pkgs[t] for t in missing))  # valgrind once for two tools
+    print("installing:", " ".join(packages), flush=True)
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     subprocess.run(sudo + ["apt-get", "update", "-qq"], check=True, timeout=600)
-    subprocess.run(sudo + ["apt-get", "install", "-y", "-qq"] + [pkgs[t] for t in missing],
+    subprocess.run(sudo + ["apt-get", "install", "-y", "-qq"] + packages,
                    check=True, timeout=600, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
 
 
