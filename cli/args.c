@@ -158,7 +158,8 @@ static int set_flag(cli_args *o, const struct flag *f, const char *value, int se
         o->force = 1;
         break;
     case F_TIMEOUT:
-        if (duration_parse(value, 1, CLI_TIMEOUT_MAX_NS, &o->timeout_ns, err, errlen) != 0)
+        /* under a millisecond, or over a week: a typo */
+        if (duration_parse(value, 1000000, CLI_TIMEOUT_MAX_NS, &o->timeout_ns, err, errlen) != 0)
             return set_error(err, errlen,
                              "--timeout \"%s\": want a duration such as 90s, 10m or 1h30m "
                              "(at most 168h)",

@@ -51,8 +51,8 @@ static int reserve(linesplit *ls, size_t need, char *err, size_t errlen)
     if (need <= ls->cap)
         return 0;
     size_t cap = ls->cap > 0 ? ls->cap : LINESPLIT_KEEP / 16;
-    while (cap < need)
-        cap *= 2;
+    while (cap < need) /* doubling, up to the bound (need never passes it) */
+        cap = cap > (ls->max_line + 1) / 2 ? ls->max_line + 1 : cap * 2;
     if (cap > ls->max_line + 1)
         cap = ls->max_line + 1;
     char *b = realloc(ls->buf, cap);

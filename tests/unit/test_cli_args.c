@@ -148,6 +148,7 @@ static void test_durations(void **state)
         {"", 0, 0},                 {"s", 0, 0},              {"10x", 0, 0},
         {"-5s", 0, 0},              {"1h 30m", 0, 0},         {"169h", 0, 0},
         {"0s", 0, 0},               {"1..5s", 0, 0},          {"10m5", 0, 0},
+        {"500us", 0, 0},            {"1ms", 1, S / 1000}, /* under a millisecond: a typo */
     };
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
         /* through the flag, as a user gives it */
