@@ -1,6 +1,6 @@
 /*
  * podview.h - what kubectl-ota reads of a pod and decides from it: the OTA
- * state (lib/ota_state's classification, through kube/kobj's pod view: the
+ * state (lib/ota_state's classification, through lib/kobj's pod view: the
  * same rulebook the webhook and the controller ask), the columns of
  * `kubectl ota list`, and whether pull, upgrade or a watch may go on.
  *

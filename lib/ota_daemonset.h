@@ -5,7 +5,7 @@
  *
  * Part of the OTA rulebook: the webhook validates DaemonSets with these
  * (webhook/admit_daemonset.c) and the controller's cache reads them with the
- * same functions (kube/kobj.c), so an annotation means one thing everywhere.
+ * same functions (lib/kobj.c), so an annotation means one thing everywhere.
  */
 #ifndef OTA_DAEMONSET_H
 #define OTA_DAEMONSET_H

@@ -5,7 +5,7 @@
  * This is where "a node may only ask for a pull of its own pods" lives, with
  * every other rule about PodNeedUpgrade and PodImageReady.  The rules read a
  * pod through ota_pod, a few string views that both the webhook's review
- * decoder (webhook/review.h) and the controller's cache (kube/kobj.h) fill,
+ * decoder (webhook/review.h) and the controller's cache (lib/kobj.h) fill,
  * so the webhook and the controller ask the same rulebook.  Pure functions;
  * the webhook only turns a verdict into HTTP.
  */

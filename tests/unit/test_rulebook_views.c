@@ -3,7 +3,7 @@
  * (lib/ota_state.h) about the same pod and must get the same answer.
  *
  * The webhook reads a pod from an AdmissionReview (webhook/review.h,
- * review_pod_view), the controller from its cache (kube/kobj.h,
+ * review_pod_view), the controller from its cache (lib/kobj.h,
  * kobj_pod_view).  Each row is one pod's conditions, decoded both ways from
  * the same JSON, classified by ota_state_of_pod; the pull-request test and
  * the node name must agree too.

@@ -48,7 +48,7 @@ const char *kobj_member_str(yajl_val obj, const char *key)
 /* ---- interned strings ----------------------------------------------------
  *
  * A set of reference-counted strings, open addressing with linear probing
- * and backward-shift deletion (as store.c).  A kobj field that points
+ * and backward-shift deletion (as kube/store.c).  A kobj field that points
  * outside the kobj's own block points at an entry's text. */
 
 typedef struct intern_entry {

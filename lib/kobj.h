@@ -1,6 +1,10 @@
 /*
- * kobj.h - the few fields of Kubernetes objects the controller needs, decoded
- * from one object's JSON (a list item or a watch event's object).
+ * kobj.h - the few fields of Kubernetes objects ota-prepull reads, decoded
+ * from one object's JSON (a list item, a watch event's object, a GET's
+ * body): the OTA projection of DaemonSets, ControllerRevisions, pods, the
+ * pre-pull Jobs and their pods, and Nodes.  The controller's informers
+ * cache these and kubectl-ota reads the same objects through them, so both
+ * see a pod as the rulebook does (kobj_pod_view).
  *
  * Caches hold these, never whole objects: a pod here is a few hundred bytes
  * where client-go's cached Pod is tens of kilobytes, which is what lets the
