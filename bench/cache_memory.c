@@ -102,7 +102,7 @@ static int run(size_t n, const char *tmpl, size_t tmpl_len)
     struct mallinfo2 before = mallinfo2();
     double t0 = now_s();
     sink s = {0};
-    store_init(&s.pods);
+    store_init(&s.pods, kobj_free_any, kobj_uid);
     listsplit ls;
     if (listsplit_init(&ls, 8u << 20, on_item, &s) != 0)
         return -1;

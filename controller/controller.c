@@ -14,20 +14,48 @@
 
 #define PASS_MIN_INTERVAL_NS (100ull * 1000000ull)
 
-static const struct {
-    kobj_kind kind;
-    const char *name, *path, *selector;
-} informer_specs[INF_COUNT] = {
-    [INF_DAEMONSETS] = {KOBJ_DAEMONSET, "daemonsets", "/apis/apps/v1/daemonsets", NULL},
-    [INF_REVISIONS] = {KOBJ_REVISION, "controllerrevisions", "/apis/apps/v1/controllerrevisions",
-                       NULL},
+/* The decoders of the resources the controller watches: each caches a
+ * kobj of its kind (lib/kobj.h), keyed by uid. */
+static void *decode_daemonset(yajl_val obj)
+{
+    return kobj_decode(KOBJ_DAEMONSET, obj);
+}
+
+static void *decode_revision(yajl_val obj)
+{
+    return kobj_decode(KOBJ_REVISION, obj);
+}
+
+static void *decode_pod(yajl_val obj)
+{
+    return kobj_decode(KOBJ_POD, obj);
+}
+
+static void *decode_job(yajl_val obj)
+{
+    return kobj_decode(KOBJ_JOB, obj);
+}
+
+static void *decode_job_pod(yajl_val obj)
+{
+    return kobj_decode(KOBJ_JOB_POD, obj);
+}
+
+static void keep_pull_error(const void *old_obj, void *fresh_obj);
+
+static const informer_spec informer_specs[INF_COUNT] = {
+    [INF_DAEMONSETS] = {"daemonsets", "apps/v1", "daemonsets", NULL, NULL, decode_daemonset,
+                        kobj_free_any, kobj_uid, NULL},
+    [INF_REVISIONS] = {"controllerrevisions", "apps/v1", "controllerrevisions", NULL, NULL,
+                       decode_revision, kobj_free_any, kobj_uid, NULL},
     /* DaemonSet pods carry both labels; nothing else does */
-    [INF_PODS] = {KOBJ_POD, "pods", "/api/v1/pods",
-                  "controller-revision-hash%2Cpod-template-generation"},
-    [INF_JOBS] = {KOBJ_JOB, "jobs", "/apis/batch/v1/jobs",
-                  "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
-    [INF_JOB_PODS] = {KOBJ_JOB_POD, "prepull-pods", "/api/v1/pods",
-                      "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+    [INF_PODS] = {"pods", "v1", "pods", NULL, "controller-revision-hash%2Cpod-template-generation",
+                  decode_pod, kobj_free_any, kobj_uid, NULL},
+    [INF_JOBS] = {"jobs", "batch/v1", "jobs", NULL, "app.kubernetes.io%2Fmanaged-by%3Dota-prepull",
+                  decode_job, kobj_free_any, kobj_uid, NULL},
+    [INF_JOB_PODS] = {"prepull-pods", "v1", "pods", NULL,
+                      "app.kubernetes.io%2Fmanaged-by%3Dota-prepull", decode_job_pod,
+                      kobj_free_any, kobj_uid, keep_pull_error},
 };
 
 static void mark_dirty(void *data)
@@ -56,8 +84,10 @@ int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fres
     return 1;
 }
 
-static void keep_pull_error(const kobj *old, kobj *fresh)
+static void keep_pull_error(const void *old_obj, void *fresh_obj)
 {
+    const kobj *old = old_obj;
+    kobj *fresh = fresh_obj;
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
     n->failed_attempts = controller_failed_attempts(o, n);
@@ -83,20 +113,19 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     memset(c, 0, sizeof(*c));
     c->cfg = *cfg;
     c->client = client;
-    for (int i = 0; i < INF_COUNT; i++)
-        informer_init(&c->informers[i], client, informer_specs[i].kind, informer_specs[i].name,
-                      informer_specs[i].path, informer_specs[i].selector, mark_dirty, c);
-    c->informers[INF_JOB_PODS].merge = keep_pull_error;
-    store_init(&c->nodes);
+    int rc = 0;
+    for (int i = 0; i < INF_COUNT; i++) /* the table's paths fit (tests build it) */
+        rc |= informer_init(&c->informers[i], client, &informer_specs[i], mark_dirty, c);
+    store_init(&c->nodes, kobj_free_any, NULL);
     strset_init(&c->events_sent);
-    store_init(&c->job_waiting);
+    store_init(&c->job_waiting, kobj_free_any, NULL);
     strset_init(&c->in_flight);
     strset_init(&c->recent);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
     else
         c->leading = 1;
-    return 0;
+    return rc;
 }
 
 void controller_stop(controller *c)
@@ -398,8 +427,8 @@ int controller_revision_event_key_live(const char *key, const store *daemonsets,
     id[n] = '\0';
     if (store_get(daemonsets, id) == NULL)
         return 0; /* the DaemonSet is gone */
-    kobj *o;
-    for (size_t i = 0; store_next(revisions, &i, &o);)
+    const kobj *o;
+    for (size_t i = 0; (o = store_next(revisions, &i)) != NULL;)
         if (o->u.rev.hash != NULL && strcmp(o->u.rev.hash, bar + 1) == 0)
             return 1;
     return 0; /* its revision is gone */
@@ -534,7 +563,7 @@ static void remember_job_waiting(controller *c)
     const store *jobs = &c->informers[INF_JOBS].objects;
     kobj *o;
     char key[512];
-    for (size_t i = 0; store_next(job_pods, &i, &o);) {
+    for (size_t i = 0; (o = store_next(job_pods, &i)) != NULL;) {
         if (o->u.job_pod.waiting_reason == NULL || o->u.job_pod.job_name == NULL)
             continue;
         snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->u.job_pod.job_name);
@@ -547,13 +576,13 @@ static void remember_job_waiting(controller *c)
     if (c->job_waiting.len == 0)
         return;
     store live;
-    store_init(&live);
-    for (size_t i = 0; store_next(jobs, &i, &o);) {
+    store_init(&live, NULL, NULL);
+    for (size_t i = 0; (o = store_next(jobs, &i)) != NULL;) {
         snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->meta.name);
         store_put(&live, key, NULL);
     }
     store kept;
-    store_init(&kept);
+    store_init(&kept, kobj_free_any, NULL);
     for (size_t i = 0; i < c->job_waiting.cap; i++) {
         store_slot *s = &c->job_waiting.slots[i];
         if (s->key != NULL && store_has(&live, s->key)) {
@@ -636,7 +665,6 @@ void controller_tick(controller *c, uint64_t now)
         if (resync) {
             /* what nodes hold changes: read them again when next needed */
             store_free(&c->nodes);
-            store_init(&c->nodes);
         }
         c->dirty = 0;
         c->last_pass = now;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "informer.h"
+#include "kobj.h"
 #include "kube_client.h"
 #include "leader.h"
 #include "metrics.h"

@@ -305,12 +305,12 @@ static int index_daemonsets(pass *p)
     if (p->views == NULL)
         return -1;
     kobj *ds;
-    for (size_t i = 0; store_next(in->daemonsets, &i, &ds);) {
+    for (size_t i = 0; (ds = store_next(in->daemonsets, &i)) != NULL;) {
         if (!ds->u.ds.ota || ds->meta.deleting)
             continue;
         const kobj *newest = NULL;
         kobj *rev;
-        for (size_t j = 0; store_next(in->revisions, &j, &rev);) {
+        for (size_t j = 0; (rev = store_next(in->revisions, &j)) != NULL;) {
             if (rev->meta.owner_uid == NULL || strcmp(rev->meta.owner_uid, ds->meta.uid) != 0 ||
                 rev->u.rev.hash == NULL)
                 continue;
@@ -346,7 +346,7 @@ static int index_jobs(pass *p)
     if (p->jobs == NULL)
         return -1;
     kobj *job;
-    for (size_t i = 0; store_next(jobs, &i, &job);) {
+    for (size_t i = 0; (job = store_next(jobs, &i)) != NULL;) {
         if (job->u.job.pod_uid == NULL)
             continue;
         p->jobs[p->n_jobs++] = job;
@@ -435,7 +435,7 @@ static const kobj *waiting_pod_of(const pass *p, const kobj *job)
     if (remembered != NULL)
         return remembered;
     kobj *jp;
-    for (size_t i = 0; store_next(p->in->job_pods, &i, &jp);)
+    for (size_t i = 0; (jp = store_next(p->in->job_pods, &i)) != NULL;)
         if (jp->u.job_pod.waiting_reason != NULL && same(jp->u.job_pod.job_name, job->meta.name) &&
             same(jp->meta.namespace, job->meta.namespace))
             return jp;
@@ -892,7 +892,7 @@ int reconcile(const reconcile_input *in, action_list *out)
     if (p.cands == NULL || p.marks == NULL)
         goto cleanup;
     kobj *pod;
-    for (size_t i = 0; store_next(in->pods, &i, &pod);)
+    for (size_t i = 0; (pod = store_next(in->pods, &i)) != NULL;)
         reconcile_pod(&p, pod);
     start_jobs(&p);
     /* Marks in store order, which does not change between passes while

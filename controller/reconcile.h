@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "kobj.h"
 #include "store.h"
 #include "strset.h"
 

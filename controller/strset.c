@@ -8,7 +8,7 @@
 
 void strset_init(strset *s)
 {
-    store_init(&s->map);
+    store_init(&s->map, NULL, NULL);
 }
 
 void strset_free(strset *s)

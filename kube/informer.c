@@ -18,22 +18,34 @@
 static void start_list(informer *inf, const char *continue_token);
 static void start_watch(informer *inf);
 
-void informer_init(informer *inf, kube_client *client, kobj_kind kind, const char *name,
-                   const char *path, const char *label_selector, informer_changed_fn on_changed,
-                   void *data)
+/* The collection's path from the spec's parts: the core group under /api,
+ * the others under /apis; namespaced when the spec names a namespace. */
+static int resource_path(const informer_spec *spec, char *buf, size_t size)
+{
+    int core = strchr(spec->group_version, '/') == NULL;
+    int n = spec->namespace != NULL
+                ? snprintf(buf, size, "/%s/%s/namespaces/%s/%s", core ? "api" : "apis",
+                           spec->group_version, spec->namespace, spec->resource)
+                : snprintf(buf, size, "/%s/%s/%s", core ? "api" : "apis", spec->group_version,
+                           spec->resource);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+int informer_init(informer *inf, kube_client *client, const informer_spec *spec,
+                  informer_changed_fn on_changed, void *data)
 {
     memset(inf, 0, sizeof(*inf));
     inf->client = client;
-    inf->kind = kind;
-    inf->name = name;
-    inf->path = path;
-    inf->label_selector = label_selector;
+    inf->spec = spec;
+    inf->name = spec->name;
+    inf->label_selector = spec->label_selector;
     inf->watch_timeout_s = 240;
     inf->on_changed = on_changed;
     inf->data = data;
-    store_init(&inf->objects);
-    store_init(&inf->fresh);
+    store_init(&inf->objects, spec->free, spec->key);
+    store_init(&inf->fresh, spec->free, spec->key);
     backoff_init(&inf->retry, 500 * 1000000ull, 30 * 1000000000ull, NULL, NULL);
+    return resource_path(spec, inf->path, sizeof(inf->path));
 }
 
 void informer_free(informer *inf)
@@ -83,17 +95,29 @@ static char *build_path(const informer *inf, const char *extra)
     return p;
 }
 
-static kobj *decode(informer *inf, yajl_val obj)
+static void *decode(informer *inf, yajl_val obj)
 {
-    kobj *o = kobj_decode(inf->kind, obj);
+    void *o = inf->spec->decode(obj);
     if (o == NULL) {
         log_msg(LOG_WARN, "skipping an object without name or uid", "%s", inf->name);
         return NULL;
     }
-    const kobj *old = inf->merge != NULL ? store_get(&inf->objects, o->meta.uid) : NULL;
+    const void *old =
+        inf->spec->merge != NULL ? store_get(&inf->objects, inf->spec->key(o)) : NULL;
     if (old != NULL)
-        inf->merge(old, o);
+        inf->spec->merge(old, o);
     return o;
+}
+
+const char *informer_object_ref(yajl_val obj, char *buf, size_t size)
+{
+    static const char *const p_ns[] = {"metadata", "namespace", NULL};
+    static const char *const p_name[] = {"metadata", "name", NULL};
+    yajl_val ns = yajl_tree_get(obj, (const char **)p_ns, yajl_t_string);
+    yajl_val name = yajl_tree_get(obj, (const char **)p_name, yajl_t_string);
+    snprintf(buf, size, "%s/%s", ns != NULL ? YAJL_GET_STRING(ns) : "",
+             name != NULL ? YAJL_GET_STRING(name) : "");
+    return buf;
 }
 
 /* The cache cannot be followed from here: the next start lists. */
@@ -111,22 +135,21 @@ void informer_lost_object(informer *inf, const char *ref)
     ask_relist(inf, "the cache lost an object (out of memory)");
 }
 
-/* Puts a decoded object into s: 0, or -1 when s could not take it (o is
- * gone, informer_lost_object has asked for a relist): the caller ends its
- * list or watch. */
-static int keep(informer *inf, store *s, kobj *o)
+/* Puts o, decoded from obj, into s: 0, or -1 when s could not take it (o
+ * is gone, informer_lost_object has asked for a relist): the caller ends
+ * its list or watch. */
+static int keep(informer *inf, store *s, void *o, yajl_val obj)
 {
-    char ref[300];
-    kobj_ref(o, ref, sizeof(ref)); /* store_put frees o when it fails */
-    if (store_put(s, o->meta.uid, o) == 0)
+    if (store_put(s, inf->spec->key(o), o) == 0)
         return 0;
-    informer_lost_object(inf, ref);
+    char ref[300];
+    informer_lost_object(inf, informer_object_ref(obj, ref, sizeof(ref)));
     return -1;
 }
 
 /* ---- list --------------------------------------------------------------- */
 
-static int on_list_item(void *data, const char *json, size_t len)
+int informer_list_item(void *data, const char *json, size_t len)
 {
     informer *inf = data;
     char err[256];
@@ -135,11 +158,10 @@ static int on_list_item(void *data, const char *json, size_t len)
         log_msg(LOG_WARN, "skipping a list item that does not parse", "%s: %s", inf->name, err);
         return 1;
     }
-    kobj *o = decode(inf, tree);
+    void *o = decode(inf, tree);
+    int lost = o != NULL && keep(inf, &inf->fresh, o, tree) != 0;
     yajl_tree_free(tree);
-    if (o != NULL && keep(inf, &inf->fresh, o) != 0)
-        return 0; /* ends the list; on_list_done relists */
-    return 1;
+    return !lost; /* a lost object ends the list; on_list_done relists */
 }
 
 static int on_list_chunk(void *data, const char *chunk, size_t n)
@@ -153,7 +175,7 @@ static void commit_list(informer *inf)
 {
     store_free(&inf->objects);
     inf->objects = inf->fresh;
-    store_init(&inf->fresh);
+    store_init(&inf->fresh, inf->spec->free, inf->spec->key);
     snprintf(inf->resource_version, sizeof(inf->resource_version), "%s",
              inf->list.resource_version);
     inf->synced = 1;
@@ -178,7 +200,6 @@ static void on_list_done(void *data, const kube_result *r)
             snprintf(why, sizeof(why), "list answered HTTP %ld", r->status);
         listsplit_free(&inf->list);
         store_free(&inf->fresh);
-        store_init(&inf->fresh);
         inf->want_relist = 1;
         retry_later(inf, why);
         return;
@@ -224,17 +245,15 @@ char *informer_list_query(unsigned limit, const char *continue_token)
 
 static void start_list(informer *inf, const char *continue_token)
 {
-    if (continue_token == NULL) {
+    if (continue_token == NULL)
         store_free(&inf->fresh);
-        store_init(&inf->fresh);
-    }
     char *extra = informer_list_query(INFORMER_PAGE, continue_token);
     char *path = extra != NULL ? build_path(inf, extra) : NULL;
     free(extra);
-    if (path == NULL || listsplit_init(&inf->list, INFORMER_MAX_OBJECT, on_list_item, inf) != 0) {
+    if (path == NULL ||
+        listsplit_init(&inf->list, INFORMER_MAX_OBJECT, informer_list_item, inf) != 0) {
         free(path);
         store_free(&inf->fresh);
-        store_init(&inf->fresh);
         inf->want_relist = 1;
         retry_later(inf, "out of memory");
         return;
@@ -264,7 +283,7 @@ static void note_resource_version(informer *inf, yajl_val obj)
 
 /* One watch event: {"type": ..., "object": {...}}.  Returns 0 to go on,
  * 1 to stop the watch (an ERROR event, such as 410 Gone). */
-static int on_watch_line(void *data, const char *line, size_t len)
+int informer_watch_line(void *data, const char *line, size_t len)
 {
     informer *inf = data;
     char err[256];
@@ -290,19 +309,21 @@ static int on_watch_line(void *data, const char *line, size_t len)
         note_resource_version(inf, obj);
     } else if (obj != NULL && (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0)) {
         note_resource_version(inf, obj);
-        kobj *o = decode(inf, obj);
+        void *o = decode(inf, obj);
         if (o != NULL) {
-            if (keep(inf, &inf->objects, o) == 0)
+            if (keep(inf, &inf->objects, o, obj) == 0)
                 changed = 1;
             else
                 stop = 1; /* lost: on_watch_done relists */
         }
     } else if (obj != NULL && strcmp(t, "DELETED") == 0) {
         note_resource_version(inf, obj);
-        static const char *const p_uid[] = {"metadata", "uid", NULL};
-        yajl_val uid = yajl_tree_get(obj, (const char **)p_uid, yajl_t_string);
-        if (uid != NULL)
-            changed = store_delete(&inf->objects, YAJL_GET_STRING(uid));
+        /* the object's last state, keyed as the cache keys it */
+        void *o = inf->spec->decode(obj);
+        if (o != NULL) {
+            changed = store_delete(&inf->objects, inf->spec->key(o));
+            inf->spec->free(o);
+        }
     }
     yajl_tree_free(ev);
     if (changed && inf->on_changed != NULL)
@@ -314,7 +335,7 @@ static int on_watch_chunk(void *data, const char *chunk, size_t n)
 {
     informer *inf = data;
     char err[128];
-    int rc = linesplit_feed(&inf->lines, chunk, n, on_watch_line, inf, err, sizeof(err));
+    int rc = linesplit_feed(&inf->lines, chunk, n, informer_watch_line, inf, err, sizeof(err));
     if (rc < 0)
         log_msg(LOG_WARN, "watch stream broken", "%s: %s", inf->name, err);
     return rc == 0; /* 0 stops the transfer: a restart follows */

@@ -4,9 +4,14 @@
  * The client-go informer's loop in C: a paginated list (limit + continue,
  * items decoded as the body streams), a watch from the list's
  * resourceVersion with bookmarks, 410 Gone -> relist, any other failure ->
- * re-watch from the last resourceVersion after a jittered backoff.  The cache
- * maps uid -> kobj (the few fields the controller needs); an object it
- * cannot keep (out of memory) -> relist.
+ * re-watch from the last resourceVersion after a jittered backoff.  An object
+ * the cache cannot keep (out of memory) -> relist.
+ *
+ * It knows no resource: as client-go's generic informer, it is given one
+ * (informer_spec): where it lives, and how to decode an object into what the
+ * cache keeps, free it and key it.  The cache maps key -> decoded object, so
+ * it holds only what the decoder kept (a few fields: the controller's
+ * caches hold lib/kobj.h's, a few hundred bytes a pod).
  */
 #ifndef OTA_INFORMER_H
 #define OTA_INFORMER_H
@@ -14,7 +19,7 @@
 #include <stdint.h>
 
 #include "backoff.h"
-#include "kobj.h"
+#include "json.h"
 #include "kube_client.h"
 #include "linesplit.h"
 #include "listsplit.h"
@@ -22,10 +27,31 @@
 #include "store.h"
 
 typedef void (*informer_changed_fn)(void *data);
-/* Called when a new version of a cached object arrives, before it replaces
- * the old one: what the old version knew that the new one no longer says
- * can be carried over. */
-typedef void (*informer_merge_fn)(const kobj *old, kobj *fresh);
+
+/* One resource to follow, as client-go's generic informer is given one.  A
+ * new resource is one of these and its decoder, nothing more. */
+typedef struct informer_spec {
+    const char *name;           /* for logs and metrics: "pods" */
+    /* the path's parts: /api/v1/... for group_version "v1" (the core
+     * group), /apis/<group_version>/... for the others */
+    const char *group_version;  /* "v1", "apps/v1" */
+    const char *resource;       /* the plural: "pods" */
+    const char *namespace;      /* NULL: every namespace */
+    const char *label_selector; /* URL-encoded, or NULL */
+    /* What the cache keeps of one object (a list item or a watch event's
+     * object, as a parsed tree that lives only during the call): a new
+     * object, or NULL to skip it (logged: an object without name or uid,
+     * or no memory). */
+    void *(*decode)(yajl_val obj);
+    void (*free)(void *obj);
+    /* The cache key: a string inside the object (the store keeps no copy
+     * of it), the same for every version of one object: its uid. */
+    const char *(*key)(const void *obj);
+    /* Optional: called when a new version of a cached object arrives,
+     * before it replaces the old one: what the old version knew that the
+     * new one no longer says can be carried over. */
+    void (*merge)(const void *old, void *fresh);
+} informer_spec;
 
 typedef enum informer_state {
     INFORMER_IDLE,
@@ -63,12 +89,12 @@ char *informer_list_query(unsigned limit, const char *continue_token);
 
 typedef struct informer {
     kube_client *client;
-    kobj_kind kind;
-    const char *name;           /* for logs and metrics: "pods" */
-    const char *path;           /* "/api/v1/pods" */
-    const char *label_selector; /* URL-encoded, or NULL */
+    const informer_spec *spec;  /* outlives the informer */
+    const char *name;           /* spec->name */
+    char path[256];             /* "/api/v1/pods", from the spec's parts */
+    const char *label_selector; /* spec->label_selector */
     unsigned watch_timeout_s;   /* the server ends a watch after this */
-    store objects;              /* uid -> kobj */
+    store objects;              /* spec->key -> what spec->decode made */
     store fresh;                /* the list being read */
     char resource_version[128];
     informer_state state;
@@ -83,16 +109,15 @@ typedef struct informer {
     backoff retry;
     uint64_t retry_at;
     informer_changed_fn on_changed;
-    informer_merge_fn merge;    /* optional, set after informer_init */
     void *data;
     metrics_counter restarts;   /* watches re-opened after a failure or 410 */
     metrics_counter relists;
     metrics_counter store_failures; /* objects the cache could not keep */
 } informer;
 
-void informer_init(informer *inf, kube_client *client, kobj_kind kind, const char *name,
-                   const char *path, const char *label_selector, informer_changed_fn on_changed,
-                   void *data);
+/* 0, or -1 when the spec's path parts do not fit inf->path. */
+int informer_init(informer *inf, kube_client *client, const informer_spec *spec,
+                  informer_changed_fn on_changed, void *data);
 /* Starts listing, or restarts after a backoff once it is due. */
 void informer_tick(informer *inf, uint64_t now);
 void informer_free(informer *inf);
@@ -107,5 +132,17 @@ void informer_stop(informer *inf);
  * cache; the caller ends its list or watch, as after 410 Gone.  ref names
  * the object for the log. */
 void informer_lost_object(informer *inf, const char *ref);
+
+/* "namespace/name" of an object's tree into buf (a cluster-scoped
+ * object's is "/name"), bounded by size; for the log. */
+const char *informer_object_ref(yajl_val obj, char *buf, size_t size);
+
+/* The list and watch callbacks (listsplit's and linesplit's), which tests
+ * drive with bodies of their own.  informer_list_item: one list item into
+ * the list being read; 1 to go on, 0 to end the list (an object lost).
+ * informer_watch_line: one watch event; 0 to go on, 1 to stop the watch
+ * (an ERROR event, such as 410 Gone, or an object lost). */
+int informer_list_item(void *inf, const char *json, size_t len);
+int informer_watch_line(void *inf, const char *line, size_t len);
 
 #endif

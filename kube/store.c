@@ -17,28 +17,36 @@ static uint64_t hash_key(const char *k)
     return h;
 }
 
-/* The key is the object's own uid (the informers' caches): not a copy. */
-static int borrowed(const store_slot *slot)
+/* The key is the object's own (the informers' caches): not a copy. */
+static int borrowed(const store *s, const store_slot *slot)
 {
-    return slot->obj != NULL && slot->key == slot->obj->meta.uid;
+    return slot->obj != NULL && s->key_of != NULL && slot->key == s->key_of(slot->obj);
 }
 
-void store_init(store *s)
+static void drop(const store *s, void *obj)
+{
+    if (obj != NULL && s->free_obj != NULL)
+        s->free_obj(obj);
+}
+
+void store_init(store *s, store_free_fn free_obj, store_key_fn key_of)
 {
     memset(s, 0, sizeof(*s));
+    s->free_obj = free_obj;
+    s->key_of = key_of;
 }
 
 void store_free(store *s)
 {
     for (size_t i = 0; i < s->cap; i++) {
         if (s->slots[i].key != NULL) {
-            if (!borrowed(&s->slots[i]))
+            if (!borrowed(s, &s->slots[i]))
                 free(s->slots[i].key);
-            kobj_free(s->slots[i].obj);
+            drop(s, s->slots[i].obj);
         }
     }
     free(s->slots);
-    store_init(s);
+    store_init(s, s->free_obj, s->key_of);
 }
 
 static size_t find(const store *s, const char *key)
@@ -49,7 +57,7 @@ static size_t find(const store *s, const char *key)
     return i;
 }
 
-kobj *store_get(const store *s, const char *key)
+void *store_get(const store *s, const char *key)
 {
     if (s->cap == 0)
         return NULL;
@@ -80,32 +88,34 @@ static int grow(store *s)
     return 0;
 }
 
-int store_put(store *s, const char *key, kobj *obj)
+int store_put(store *s, const char *key, void *obj)
 {
     if ((s->len + 1) * 4 > s->cap * 3 && grow(s) != 0) {
-        kobj_free(obj);
+        drop(s, obj);
         return -1;
     }
     size_t i = find(s, key);
-    /* Borrow the key when it is the object's uid (obj outlives its slot);
-     * copy it otherwise. */
-    char *k = obj != NULL && key == obj->meta.uid ? obj->meta.uid : NULL;
+    /* Borrow the key when it is the object's own (obj outlives its slot);
+     * copy it otherwise.  The cast: slots hold keys as char * for the
+     * copies they own, and never write through a borrowed one. */
+    char *k = obj != NULL && s->key_of != NULL && key == s->key_of(obj) ? (char *)(uintptr_t)key
+                                                                          : NULL;
     store_slot *slot = &s->slots[i];
     if (slot->key != NULL) {
-        if (k == NULL && borrowed(slot) && (k = strdup(key)) == NULL) {
-            kobj_free(obj);
+        if (k == NULL && borrowed(s, slot) && (k = strdup(key)) == NULL) {
+            drop(s, obj);
             return -1;
         }
-        if (k != NULL && !borrowed(slot))
+        if (k != NULL && !borrowed(s, slot))
             free(slot->key);
         if (k != NULL)
             slot->key = k;
-        kobj_free(slot->obj);
+        drop(s, slot->obj);
         slot->obj = obj;
         return 0;
     }
     if (k == NULL && (k = strdup(key)) == NULL) {
-        kobj_free(obj);
+        drop(s, obj);
         return -1;
     }
     s->slots[i] = (store_slot){k, obj};
@@ -113,15 +123,15 @@ int store_put(store *s, const char *key, kobj *obj)
     return 0;
 }
 
-kobj *store_take(store *s, const char *key)
+void *store_take(store *s, const char *key)
 {
     if (s->cap == 0)
         return NULL;
     size_t mask = s->cap - 1, i = find(s, key);
     if (s->slots[i].key == NULL)
         return NULL;
-    kobj *obj = s->slots[i].obj;
-    if (!borrowed(&s->slots[i]))
+    void *obj = s->slots[i].obj;
+    if (!borrowed(s, &s->slots[i]))
         free(s->slots[i].key);
     s->slots[i] = (store_slot){NULL, NULL};
     s->len--;
@@ -144,18 +154,15 @@ int store_delete(store *s, const char *key)
     /* A set's members hold NULL: take's result cannot say it was there. */
     if (!store_has(s, key))
         return 0;
-    kobj_free(store_take(s, key));
+    drop(s, store_take(s, key));
     return 1;
 }
 
-int store_next(const store *s, size_t *i, kobj **obj)
+void *store_next(const store *s, size_t *i)
 {
     for (; *i < s->cap; (*i)++) {
-        if (s->slots[*i].key != NULL) {
-            *obj = s->slots[*i].obj;
-            (*i)++;
-            return 1;
-        }
+        if (s->slots[*i].obj != NULL)
+            return s->slots[(*i)++].obj;
     }
-    return 0;
+    return NULL;
 }

@@ -639,6 +639,16 @@ const char *kobj_ref(const kobj *o, char *buf, size_t size)
     return buf;
 }
 
+void kobj_free_any(void *o)
+{
+    kobj_free(o);
+}
+
+const char *kobj_uid(const void *o)
+{
+    return ((const kobj *)o)->meta.uid;
+}
+
 long long kobj_parse_time(const char *s)
 {
     struct tm tm;

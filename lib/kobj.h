@@ -3,8 +3,9 @@
  * from one object's JSON (a list item, a watch event's object, a GET's
  * body): the OTA projection of DaemonSets, ControllerRevisions, pods, the
  * pre-pull Jobs and their pods, and Nodes.  The controller's informers
- * cache these and kubectl-ota reads the same objects through them, so both
- * see a pod as the rulebook does (kobj_pod_view).
+ * cache these (kube/informer.h takes kobj_decode as their decoder) and
+ * kubectl-ota reads the same objects through them, so both see a pod as
+ * the rulebook does (kobj_pod_view).
  *
  * Caches hold these, never whole objects: a pod here is a few hundred bytes
  * where client-go's cached Pod is tens of kilobytes, which is what lets the
@@ -149,6 +150,11 @@ int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message);
 size_t kobj_interned(void);
 
 void kobj_free(kobj *o);
+
+/* kobj_free and the object's uid in the shape a generic cache takes
+ * (kube/store.h holds objects as void *): an informer's free and key. */
+void kobj_free_any(void *o);
+const char *kobj_uid(const void *o);
 
 /* Seconds since 1970 of an RFC 3339 UTC time ("2026-11-21T21:00:00Z"), or
  * 0 when it does not parse. */

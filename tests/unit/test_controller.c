@@ -258,7 +258,7 @@ static void test_event_key_gc_table(void **state)
 {
     (void)state;
     store pods;
-    store_init(&pods);
+    store_init(&pods, kobj_free_any, kobj_uid);
     add_pod(&pods, "u-a",
             "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"WaitPullImage\","
             "\"lastTransitionTime\":\"" RT_A "\",\"message\":\"controllerrevision: h\"}");
@@ -293,8 +293,8 @@ static void test_revision_event_key_gc(void **state)
 {
     (void)state;
     store daemonsets, revisions;
-    store_init(&daemonsets);
-    store_init(&revisions);
+    store_init(&daemonsets, kobj_free_any, kobj_uid);
+    store_init(&revisions, kobj_free_any, kobj_uid);
     kobj *ds = kf_decode_text(KOBJ_DAEMONSET, "{\"metadata\":{\"name\":\"agent\",\"namespace\":"
                                               "\"edge\",\"uid\":\"ds-1\"}}");
     assert_non_null(ds);

@@ -1,5 +1,12 @@
 /*
- * test_informer.c - an object the cache could not keep (store_put out of
+ * test_informer.c - the generic informer with a toy resource of its own (a
+ * decoder that keeps a name, a uid and a number): list items go into the
+ * list being read, watch events add, replace (merge first), delete and move
+ * the resourceVersion, ERROR 410 asks for a relist, and every object decoded
+ * is freed once.  The path comes from the spec's parts, and the
+ * controller's specs give the paths it always asked for.
+ *
+ * An object the cache could not keep (store_put out of
  * memory) is not lost silently: informer_lost_object counts it, logs it at
  * error level and makes the next start a list, not a watch, as 410 Gone
  * does; /metrics exports the count per resource.
@@ -33,6 +40,68 @@
 #include "row_check.h"
 
 static kube_config cfg = {.server = "http://127.0.0.1:1"};
+
+/* ---- the toy resource ----------------------------------------------------- */
+
+/* What the toy decoder keeps: one allocation, the uid inside it (the cache
+ * key, borrowed by the store). */
+typedef struct toy {
+    long long n;     /* spec.n */
+    long long prev;  /* merge: the n of the version it replaced, else -1 */
+    char uid[40];
+    char name[40];
+} toy;
+
+static int toys_live;   /* decoded and not freed */
+static int toys_merged; /* merge calls */
+
+static void *toy_decode(yajl_val obj)
+{
+    static const char *const p_uid[] = {"metadata", "uid", NULL};
+    static const char *const p_name[] = {"metadata", "name", NULL};
+    static const char *const p_n[] = {"spec", "n", NULL};
+    yajl_val uid = yajl_tree_get(obj, (const char **)p_uid, yajl_t_string);
+    yajl_val name = yajl_tree_get(obj, (const char **)p_name, yajl_t_string);
+    yajl_val n = yajl_tree_get(obj, (const char **)p_n, yajl_t_number);
+    if (uid == NULL || name == NULL)
+        return NULL;
+    toy *t = calloc(1, sizeof(*t));
+    assert_non_null(t);
+    snprintf(t->uid, sizeof(t->uid), "%s", YAJL_GET_STRING(uid));
+    snprintf(t->name, sizeof(t->name), "%s", YAJL_GET_STRING(name));
+    t->n = n != NULL && YAJL_IS_INTEGER(n) ? YAJL_GET_INTEGER(n) : 0;
+    t->prev = -1;
+    toys_live++;
+    return t;
+}
+
+static void toy_free(void *obj)
+{
+    toys_live--;
+    free(obj);
+}
+
+static const char *toy_key(const void *obj)
+{
+    return ((const toy *)obj)->uid;
+}
+
+static void toy_merge(const void *old, void *fresh)
+{
+    toys_merged++;
+    ((toy *)fresh)->prev = ((const toy *)old)->n;
+}
+
+static const informer_spec toy_spec = {"toys", "toys.example.com/v1", "toys", NULL, "tier%3Dedge",
+                                       toy_decode, toy_free, toy_key, toy_merge};
+
+static int changes;
+
+static void count_change(void *data)
+{
+    (void)data;
+    changes++;
+}
 
 /* What fn(arg) wrote to stderr (malloc'd, NUL-terminated). */
 static char *stderr_of(void (*fn)(void *), void *arg)
@@ -86,7 +155,9 @@ static void test_lost_object_relists(void **state)
         kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
         assert_non_null(client);
         informer inf;
-        informer_init(&inf, client, KOBJ_POD, "pods", "/api/v1/pods", NULL, NULL, NULL);
+        static const informer_spec pods = {"pods", "v1", "pods", NULL, NULL, toy_decode,
+                                           toy_free, toy_key, NULL};
+        assert_int_equal(informer_init(&inf, client, &pods, NULL, NULL), 0);
         inf.synced = r->synced;
         for (int k = 0; k < r->lost; k++) {
             char *log = stderr_of(lose_one, &inf);
@@ -235,6 +306,204 @@ static void test_list_query(void **state)
     free(t);
 }
 
+/* ---- the path from the spec's parts --------------------------------------- */
+
+static void test_spec_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *group_version, *resource, *namespace, *want;
+    } path_rows[] = {
+        {"core group: /api", "v1", "pods", NULL, "/api/v1/pods"},
+        {"named group: /apis", "apps/v1", "daemonsets", NULL, "/apis/apps/v1/daemonsets"},
+        {"a CRD", "kruise.io/v1alpha1", "imagepulljobs", NULL,
+         "/apis/kruise.io/v1alpha1/imagepulljobs"},
+        {"namespaced, core", "v1", "pods", "edge", "/api/v1/namespaces/edge/pods"},
+        {"namespaced, named group", "batch/v1", "jobs", "ota-system",
+         "/apis/batch/v1/namespaces/ota-system/jobs"},
+    };
+    char err[128];
+    kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
+    assert_non_null(client);
+    for (size_t i = 0; i < sizeof(path_rows) / sizeof(path_rows[0]); i++) {
+        informer_spec spec = toy_spec;
+        spec.group_version = path_rows[i].group_version;
+        spec.resource = path_rows[i].resource;
+        spec.namespace = path_rows[i].namespace;
+        informer inf;
+        int rc = informer_init(&inf, client, &spec, NULL, NULL);
+        ROW_CHECK(path_rows[i].name, rc == 0 && strcmp(inf.path, path_rows[i].want) == 0,
+                  "got %d, %s", rc, inf.path);
+        informer_free(&inf);
+    }
+    /* parts that do not fit: refused, not cut */
+    char long_ns[300];
+    memset(long_ns, 'n', sizeof(long_ns) - 1);
+    long_ns[sizeof(long_ns) - 1] = '\0';
+    informer_spec spec = toy_spec;
+    spec.namespace = long_ns;
+    informer inf;
+    assert_int_equal(informer_init(&inf, client, &spec, NULL, NULL), -1);
+    informer_free(&inf);
+    kube_client_free(client);
+}
+
+/* The controller's resources are specs like any other, and ask the paths
+ * and selectors they always did. */
+static void test_controller_specs(void **state)
+{
+    (void)state;
+    static const struct {
+        int index;
+        const char *name, *path, *selector;
+    } want[] = {
+        {INF_DAEMONSETS, "daemonsets", "/apis/apps/v1/daemonsets", NULL},
+        {INF_REVISIONS, "controllerrevisions", "/apis/apps/v1/controllerrevisions", NULL},
+        {INF_PODS, "pods", "/api/v1/pods", "controller-revision-hash%2Cpod-template-generation"},
+        {INF_JOBS, "jobs", "/apis/batch/v1/jobs", "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+        {INF_JOB_PODS, "prepull-pods", "/api/v1/pods",
+         "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+    };
+    char err[128];
+    kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
+    assert_non_null(client);
+    controller_config ccfg;
+    memset(&ccfg, 0, sizeof(ccfg));
+    controller c;
+    assert_int_equal(controller_init(&c, client, &ccfg), 0);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const informer *inf = &c.informers[want[i].index];
+        ROW_CHECK(want[i].name, strcmp(inf->name, want[i].name) == 0, "name %s", inf->name);
+        ROW_CHECK(want[i].name, strcmp(inf->path, want[i].path) == 0, "path %s", inf->path);
+        ROW_CHECK(want[i].name,
+                  (want[i].selector == NULL && inf->label_selector == NULL) ||
+                      (want[i].selector != NULL && inf->label_selector != NULL &&
+                       strcmp(inf->label_selector, want[i].selector) == 0),
+                  "selector %s", inf->label_selector != NULL ? inf->label_selector : "(none)");
+    }
+    kube_client_free(client);
+    controller_free(&c);
+}
+
+/* ---- list items and watch events through the toy decoder ----------------- */
+
+static int list_item(informer *inf, const char *json)
+{
+    return informer_list_item(inf, json, strlen(json));
+}
+
+static void test_list_items(void **state)
+{
+    (void)state;
+    toys_live = 0;
+    informer inf;
+    assert_int_equal(informer_init(&inf, NULL, &toy_spec, count_change, NULL), 0);
+    assert_int_equal(list_item(&inf, "{\"metadata\":{\"name\":\"a\",\"uid\":\"u-a\"},"
+                                     "\"spec\":{\"n\":1}}"),
+                     1);
+    assert_int_equal(list_item(&inf, "{\"metadata\":{\"name\":\"b\",\"uid\":\"u-b\"}}"), 1);
+    /* no uid: the decoder skips it, the list goes on */
+    assert_int_equal(list_item(&inf, "{\"metadata\":{\"name\":\"c\"}}"), 1);
+    /* does not parse: skipped too */
+    assert_int_equal(list_item(&inf, "{\"metadata\":"), 1);
+    /* into the list being read, not the cache; no change said yet */
+    assert_int_equal(inf.fresh.len, 2);
+    assert_int_equal(inf.objects.len, 0);
+    assert_int_equal(changes, 0);
+    const toy *a = store_get(&inf.fresh, "u-a");
+    assert_non_null(a);
+    assert_int_equal(a->n, 1);
+    assert_int_equal(a->prev, -1); /* nothing cached to merge from */
+    assert_int_equal(toys_live, 2);
+    informer_free(&inf);
+    assert_int_equal(toys_live, 0);
+}
+
+typedef struct watch_row {
+    const char *name;
+    const char *line;
+    int want_stop;
+    size_t want_len;      /* objects cached after the line */
+    int want_changes;     /* on_changed calls so far */
+    const char *want_rv;  /* resourceVersion after the line */
+    int want_relist;
+} watch_row;
+
+#define EVENT(type, object) "{\"type\":\"" type "\",\"object\":" object "}"
+#define OBJ(name, uid, n, rv)                                                                      \
+    "{\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv   \
+    "\"},\"spec\":{\"n\":" #n "}}"
+
+static const watch_row watch_rows[] = {
+    {"ADDED a", EVENT("ADDED", OBJ("a", "u-a", 1, "11")), 0, 1, 1, "11", 0},
+    {"ADDED b", EVENT("ADDED", OBJ("b", "u-b", 7, "12")), 0, 2, 2, "12", 0},
+    {"MODIFIED a: replaced, merged", EVENT("MODIFIED", OBJ("a", "u-a", 2, "13")), 0, 2, 3, "13", 0},
+    {"BOOKMARK: the resourceVersion only",
+     "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"20\"}}}", 0, 2, 3,
+     "20", 0},
+    {"ADDED without uid: skipped",
+     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"21\"}}}",
+     0, 2, 3, "21", 0},
+    {"does not parse: skipped", "{\"type\":\"ADDED\",", 0, 2, 3, "21", 0},
+    {"DELETED b", EVENT("DELETED", OBJ("b", "u-b", 7, "22")), 0, 1, 4, "22", 0},
+    {"DELETED again: no change", EVENT("DELETED", OBJ("b", "u-b", 7, "23")), 0, 1, 4, "23", 0},
+    {"ERROR 500: stops, no relist",
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500}}", 1, 1, 4, "23", 0},
+    {"ERROR 410: stops, relists",
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}", 1, 1, 4, "23", 1},
+};
+
+static void test_watch_events(void **state)
+{
+    (void)state;
+    toys_live = 0;
+    toys_merged = 0;
+    changes = 0;
+    informer inf;
+    assert_int_equal(informer_init(&inf, NULL, &toy_spec, count_change, NULL), 0);
+    for (size_t i = 0; i < sizeof(watch_rows) / sizeof(watch_rows[0]); i++) {
+        const watch_row *r = &watch_rows[i];
+        int stop = informer_watch_line(&inf, r->line, strlen(r->line));
+        ROW_CHECK(r->name, stop == r->want_stop, "stop %d", stop);
+        ROW_CHECK(r->name, inf.objects.len == r->want_len, "%zu cached", inf.objects.len);
+        ROW_CHECK(r->name, changes == r->want_changes, "%d changes", changes);
+        ROW_CHECK(r->name, strcmp(inf.resource_version, r->want_rv) == 0, "resourceVersion %s",
+                  inf.resource_version);
+        ROW_CHECK(r->name, inf.want_relist == r->want_relist, "want_relist %d", inf.want_relist);
+        ROW_CHECK(r->name, toys_live == (int)inf.objects.len, "%d toys live", toys_live);
+    }
+    /* a's second version replaced the first, told what it knew */
+    const toy *a = store_get(&inf.objects, "u-a");
+    assert_non_null(a);
+    assert_int_equal(a->n, 2);
+    assert_int_equal(a->prev, 1);
+    assert_int_equal(toys_merged, 1);
+    /* the slot's key is the object's own uid, not a copy */
+    for (size_t i = 0; i < inf.objects.cap; i++)
+        if (inf.objects.slots[i].key != NULL)
+            assert_ptr_equal(inf.objects.slots[i].key, ((toy *)inf.objects.slots[i].obj)->uid);
+    informer_free(&inf);
+    assert_int_equal(toys_live, 0);
+}
+
+static void test_object_ref(void **state)
+{
+    (void)state;
+    char err[128], buf[64], small[8];
+    static const char pod_json[] =
+        "{\"metadata\":{\"namespace\":\"edge\",\"name\":\"edge-agent-x7k2p\"}}";
+    static const char node_json[] = "{\"metadata\":{\"name\":\"edge-node-1\"}}";
+    yajl_val pod = json_parse_tree(pod_json, sizeof(pod_json) - 1, 8, err, sizeof(err));
+    yajl_val node = json_parse_tree(node_json, sizeof(node_json) - 1, 8, err, sizeof(err));
+    assert_non_null(pod);
+    assert_non_null(node);
+    assert_string_equal(informer_object_ref(pod, buf, sizeof(buf)), "edge/edge-agent-x7k2p");
+    assert_string_equal(informer_object_ref(node, buf, sizeof(buf)), "/edge-node-1");
+    assert_string_equal(informer_object_ref(pod, small, sizeof(small)), "edge/ed");
+    yajl_tree_free(pod);
+    yajl_tree_free(node);
+}
+
 int main(void)
 {
     /* calls that kube_client_free ends warn; the errors are what is tested */
@@ -244,6 +513,11 @@ int main(void)
         cmocka_unit_test(test_metrics_export),
         cmocka_unit_test(test_after_watch),
         cmocka_unit_test(test_list_query),
+        cmocka_unit_test(test_spec_path),
+        cmocka_unit_test(test_controller_specs),
+        cmocka_unit_test(test_list_items),
+        cmocka_unit_test(test_watch_events),
+        cmocka_unit_test(test_object_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,7 @@ static void world_init(world *w)
     store *all[] = {&w->ds,       &w->revs,  &w->pods,
                     &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        store_init(all[i]);
+        store_init(all[i], kobj_free_any, kobj_uid);
     strset_init(&w->events_sent);
     w->cfg = (reconcile_config){
         .max_concurrent_pulls = 10, .pull_timeout_s = 600, .helper_image = HELPER, .backoff_limit = 0};
@@ -1015,9 +1015,9 @@ static void test_job_failed(void **state)
     add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT1));
     add_job(&w, name, "u-x7k2p", H, RT1, JOB_DEADLINE, 0);
     add_job_pod(&w, name, "ImagePullBackOff", "Back-off pulling image");
-    kobj *jp = NULL;
     size_t it = 0;
-    assert_int_equal(store_next(&w.job_pods, &it, &jp), 1);
+    kobj *jp = store_next(&w.job_pods, &it);
+    assert_non_null(jp);
     char key[128];
     snprintf(key, sizeof(key), NS "/%s", name);
     assert_int_equal(store_put(&w.job_waiting, key, kobj_copy_job_pod(jp)), 0);
@@ -1218,7 +1218,7 @@ static void test_fail_fast(void **state)
         add_pod(&w, "edge-agent-x7k2p", "u-x7k2p", OLD, PULLING(RT1));
         add_job(&w, name, "u-x7k2p", H, RT1, JOB_RUNNING, 0);
         add_job_pod(&w, name, rows[i].reason, rows[i].message);
-        store_get(&w.job_pods, jp_uid)->u.job_pod.failed_attempts = rows[i].attempts;
+        ((kobj *)store_get(&w.job_pods, jp_uid))->u.job_pod.failed_attempts = rows[i].attempts;
         run(&w);
         if (rows[i].fails) {
             char why[1024];
@@ -1478,8 +1478,8 @@ static void test_fifo_tie(void **state)
     }
     /* not the order the store is walked in, or this would prove nothing */
     size_t it = 0;
-    kobj *first = NULL;
-    assert_int_equal(store_next(&w.pods, &it, &first), 1);
+    const kobj *first = store_next(&w.pods, &it);
+    assert_non_null(first);
     assert_string_not_equal(first->meta.uid, "0d2f4b6d-8f1a");
     run(&w);
     expect_count(&w, ACTION_CREATE_JOB, 1);

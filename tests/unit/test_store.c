@@ -1,48 +1,75 @@
 /*
- * test_store.c - the controller's hash map: put/get/replace/delete/take/has,
- * NULL values (a store used as a set), growth past thousands of keys,
- * deletion inside probe runs (backward shift, including runs that wrap
- * around the end of the table) checked against a plain reference with a
- * fixed seed, and iteration that visits every entry once.
+ * test_store.c - the generic hash map the informers' caches and the
+ * controller's maps are made of, with a toy object of its own: put/get/
+ * replace/delete/take/has, NULL values (a store used as a set), growth past
+ * thousands of keys, deletion inside probe runs (backward shift, including
+ * runs that wrap around the end of the table) checked against a plain
+ * reference with a fixed seed, iteration that visits every object once, an
+ * object's own key borrowed rather than copied, and every object freed
+ * once with the store's free function.  Then the informers' real pairing:
+ * kobj under its uid.
  */
 #include "kobj_fixture.h"
 
 #include "store.h"
 
-/* A value that says which key it was stored under. */
-static kobj *mk(const char *tag)
+/* The toy object: its own key (which a store may borrow) and a tag that
+ * says which put it came from. */
+typedef struct item {
+    char key[48];
+    char tag[48];
+} item;
+
+static int items_live; /* made and not freed */
+
+static item *mk_keyed(const char *key, const char *tag)
 {
-    kobj d;
-    memset(&d, 0, sizeof(d));
-    d.kind = KOBJ_NODE;
-    d.meta.name = (char *)(uintptr_t)tag;
-    kobj *o = kobj_pack(&d);
+    item *o = calloc(1, sizeof(*o));
     assert_non_null(o);
+    snprintf(o->key, sizeof(o->key), "%s", key);
+    snprintf(o->tag, sizeof(o->tag), "%s", tag);
+    items_live++;
     return o;
+}
+
+/* A value that says which key it was stored under. */
+static item *mk(const char *tag)
+{
+    return mk_keyed("", tag);
+}
+
+static void item_free(void *o)
+{
+    items_live--;
+    free(o);
+}
+
+static const char *item_key(const void *o)
+{
+    return ((const item *)o)->key;
 }
 
 static void assert_tag(const store *s, const char *key, const char *tag)
 {
-    kobj *o = store_get(s, key);
+    item *o = store_get(s, key);
     if (o == NULL)
         fail_msg("%s: not found", key);
-    if (strcmp(o->meta.name, tag) != 0)
-        fail_msg("%s: holds %s, want %s", key, o->meta.name, tag);
+    if (strcmp(o->tag, tag) != 0)
+        fail_msg("%s: holds %s, want %s", key, o->tag, tag);
 }
 
 static void test_basics(void **state)
 {
     (void)state;
     store s;
-    store_init(&s);
+    store_init(&s, item_free, item_key);
     /* an empty store answers without a table */
     assert_null(store_get(&s, "a"));
     assert_int_equal(store_has(&s, "a"), 0);
     assert_int_equal(store_delete(&s, "a"), 0);
     assert_null(store_take(&s, "a"));
     size_t it = 0;
-    kobj *o;
-    assert_int_equal(store_next(&s, &it, &o), 0);
+    assert_null(store_next(&s, &it));
 
     assert_int_equal(store_put(&s, "edge/a", mk("a1")), 0);
     assert_int_equal(store_put(&s, "edge/b", mk("b1")), 0);
@@ -70,10 +97,10 @@ static void test_basics(void **state)
     assert_null(store_get(&s, "edge/x"));
 
     /* take hands the object over */
-    kobj *taken = store_take(&s, "edge/b");
+    item *taken = store_take(&s, "edge/b");
     assert_non_null(taken);
-    assert_string_equal(taken->meta.name, "b1");
-    kobj_free(taken);
+    assert_string_equal(taken->tag, "b1");
+    item_free(taken);
     assert_null(store_take(&s, "edge/b"));
     assert_int_equal(store_has(&s, "edge/b"), 0);
     assert_int_equal(s.len, 2);
@@ -95,13 +122,14 @@ static void test_basics(void **state)
     assert_int_equal(store_put(&s, "again", mk("again")), 0);
     assert_tag(&s, "again", "again");
     store_free(&s);
+    assert_int_equal(items_live, 0);
 }
 
 static void test_set(void **state)
 {
     (void)state;
     store s;
-    store_init(&s);
+    store_init(&s, item_free, item_key);
     assert_int_equal(store_put(&s, "event:u1:PrePullQueued:x", NULL), 0);
     assert_int_equal(store_put(&s, "event:u2:PrePullQueued:x", NULL), 0);
     assert_int_equal(s.len, 2);
@@ -128,6 +156,7 @@ static void test_set(void **state)
     assert_int_equal(store_has(&s, "k"), 1);
     assert_null(store_get(&s, "k"));
     store_free(&s);
+    assert_int_equal(items_live, 0);
 }
 
 static void test_growth(void **state)
@@ -135,7 +164,7 @@ static void test_growth(void **state)
     (void)state;
     enum { N = 5000 };
     store s;
-    store_init(&s);
+    store_init(&s, item_free, item_key);
     char key[64];
     for (int i = 0; i < N; i++) {
         snprintf(key, sizeof(key), "kube-system/pod-%d", i);
@@ -152,6 +181,7 @@ static void test_growth(void **state)
     snprintf(key, sizeof(key), "kube-system/pod-%d", N);
     assert_int_equal(store_has(&s, key), 0);
     store_free(&s);
+    assert_int_equal(items_live, 0);
 }
 
 /* The store's hash today (FNV-1a), to build keys that collide on purpose.
@@ -188,7 +218,7 @@ static void test_collisions(void **state)
         for (size_t home = 12; home < 16; home++) {
             for (size_t victim = 0; victim < 5; victim++) {
                 store s;
-                store_init(&s);
+                store_init(&s, item_free, item_key);
                 char a[5][16], b[3][16];
                 colliding(a, 5, home);           /* run from home, past slot 15 */
                 colliding(b, 3, (home + 2) & 15); /* interleaved, home inside the run */
@@ -244,7 +274,7 @@ static void random_run(size_t n, size_t steps, uint64_t seed)
 {
     rng_state = seed;
     store s;
-    store_init(&s);
+    store_init(&s, item_free, item_key);
     int *present = calloc(n, sizeof(int));
     unsigned *version = calloc(n, sizeof(unsigned));
     assert_non_null(present);
@@ -266,9 +296,10 @@ static void random_run(size_t n, size_t steps, uint64_t seed)
             len -= (size_t)present[k];
             present[k] = 0;
         } else {
-            kobj *o = store_take(&s, key);
+            item *o = store_take(&s, key);
             assert_int_equal(o != NULL, present[k]);
-            kobj_free(o);
+            if (o != NULL)
+                item_free(o);
             len -= (size_t)present[k];
             present[k] = 0;
         }
@@ -287,6 +318,7 @@ static void random_run(size_t n, size_t steps, uint64_t seed)
         }
     }
     store_free(&s);
+    assert_int_equal(items_live, 0);
     free(present);
     free(version);
 }
@@ -307,7 +339,7 @@ static void test_iteration(void **state)
     (void)state;
     enum { N = 3000 };
     store s;
-    store_init(&s);
+    store_init(&s, item_free, item_key);
     char key[32];
     for (int i = 0; i < N; i++) {
         snprintf(key, sizeof(key), "%d", i);
@@ -321,9 +353,9 @@ static void test_iteration(void **state)
     int *seen = calloc(N, sizeof(int));
     assert_non_null(seen);
     size_t visits = 0;
-    kobj *o;
-    for (size_t it = 0; store_next(&s, &it, &o);) {
-        int i = atoi(o->meta.name);
+    const item *o;
+    for (size_t it = 0; (o = store_next(&s, &it)) != NULL;) {
+        int i = atoi(o->tag);
         assert_true(i >= 0 && i < N);
         assert_int_not_equal(i % 3, 0);
         seen[i]++;
@@ -332,33 +364,23 @@ static void test_iteration(void **state)
     assert_int_equal(visits, s.len);
     for (int i = 0; i < N; i++)
         assert_int_equal(seen[i], i % 3 != 0);
-    /* a set's members are visited too, with NULL */
+    /* a set's members hold no object: not visited */
     store set;
-    store_init(&set);
+    store_init(&set, NULL, NULL);
     assert_int_equal(store_put(&set, "a", NULL), 0);
     assert_int_equal(store_put(&set, "b", NULL), 0);
+    size_t it = 0;
+    assert_null(store_next(&set, &it));
+    /* nor between objects */
+    assert_int_equal(store_put(&s, "no object", NULL), 0);
     visits = 0;
-    for (size_t it = 0; store_next(&set, &it, &o);) {
-        assert_null(o);
+    for (it = 0; store_next(&s, &it) != NULL;)
         visits++;
-    }
-    assert_int_equal(visits, 2);
+    assert_int_equal(visits, s.len - 1);
     store_free(&set);
     free(seen);
     store_free(&s);
-}
-
-/* A pod with the given uid and tag (its name). */
-static kobj *mk_uid(const char *uid, const char *tag)
-{
-    kobj d;
-    memset(&d, 0, sizeof(d));
-    d.kind = KOBJ_POD;
-    d.meta.name = (char *)(uintptr_t)tag;
-    d.meta.uid = (char *)(uintptr_t)uid;
-    kobj *o = kobj_pack(&d);
-    assert_non_null(o);
-    return o;
+    assert_int_equal(items_live, 0);
 }
 
 static const store_slot *slot_of(const store *s, const char *key)
@@ -370,7 +392,7 @@ static const store_slot *slot_of(const store *s, const char *key)
     return NULL;
 }
 
-/* A key that is the object's own uid is borrowed, not copied; every way a
+/* A key that is the object's own key is borrowed, not copied; every way a
  * slot changes hands (replace borrowed by borrowed, by copied and back,
  * take, delete, growth, store_free) keeps the key alive and frees each
  * copy once (ASan's use-after-free and leak checks see the rest). */
@@ -378,46 +400,78 @@ static void test_uid_keys(void **state)
 {
     (void)state;
     store s;
-    store_init(&s);
-    kobj *a = mk_uid("uid-1", "a");
-    assert_int_equal(store_put(&s, a->meta.uid, a), 0);
-    assert_ptr_equal(slot_of(&s, "uid-1")->key, a->meta.uid);
+    store_init(&s, item_free, item_key);
+    item *a = mk_keyed("uid-1", "a");
+    assert_int_equal(store_put(&s, a->key, a), 0);
+    assert_ptr_equal(slot_of(&s, "uid-1")->key, a->key);
     /* borrowed -> borrowed: the key follows the new object */
-    kobj *b = mk_uid("uid-1", "b");
-    assert_int_equal(store_put(&s, b->meta.uid, b), 0);
-    assert_ptr_equal(slot_of(&s, "uid-1")->key, b->meta.uid);
+    item *b = mk_keyed("uid-1", "b");
+    assert_int_equal(store_put(&s, b->key, b), 0);
+    assert_ptr_equal(slot_of(&s, "uid-1")->key, b->key);
     assert_tag(&s, "uid-1", "b");
-    /* borrowed -> copied: a key that is not the object's uid */
-    assert_int_equal(store_put(&s, "uid-1", mk_uid("uid-1", "c")), 0);
+    /* borrowed -> copied: a key that is not the object's own string */
+    assert_int_equal(store_put(&s, "uid-1", mk_keyed("uid-1", "c")), 0);
     const store_slot *sl = slot_of(&s, "uid-1");
-    assert_ptr_not_equal(sl->key, sl->obj->meta.uid);
+    assert_ptr_not_equal(sl->key, ((const item *)sl->obj)->key);
     assert_tag(&s, "uid-1", "c");
     /* copied -> borrowed: the copy is freed */
-    kobj *d = mk_uid("uid-1", "d");
-    assert_int_equal(store_put(&s, d->meta.uid, d), 0);
-    assert_ptr_equal(slot_of(&s, "uid-1")->key, d->meta.uid);
+    item *d = mk_keyed("uid-1", "d");
+    assert_int_equal(store_put(&s, d->key, d), 0);
+    assert_ptr_equal(slot_of(&s, "uid-1")->key, d->key);
     assert_int_equal(s.len, 1);
     /* growth moves borrowed keys with their objects */
     char uid[32];
     for (int i = 0; i < 500; i++) {
         snprintf(uid, sizeof(uid), "uid-x%d", i);
-        kobj *o = mk_uid(uid, uid);
-        assert_int_equal(store_put(&s, o->meta.uid, o), 0);
+        item *o = mk_keyed(uid, uid);
+        assert_int_equal(store_put(&s, o->key, o), 0);
     }
     assert_int_equal(s.len, 501);
     assert_tag(&s, "uid-1", "d");
     assert_tag(&s, "uid-x499", "uid-x499");
     /* take hands over the object, whose uid the key was */
-    kobj *taken = store_take(&s, "uid-x7");
+    item *taken = store_take(&s, "uid-x7");
     assert_non_null(taken);
-    assert_string_equal(taken->meta.uid, "uid-x7");
-    kobj_free(taken);
+    assert_string_equal(taken->key, "uid-x7");
+    item_free(taken);
     assert_int_equal(store_delete(&s, "uid-x8"), 1);
     assert_int_equal(store_has(&s, "uid-x8"), 0);
     assert_int_equal(s.len, 499);
     store_free(&s);
+    assert_int_equal(items_live, 0);
+}
+
+/* The informers' pairing: a kobj under its uid (kobj_uid borrowed, kobj_free_any
+ * releasing its interned strings). */
+static void test_kobj_cache(void **state)
+{
+    (void)state;
+    store s;
+    store_init(&s, kobj_free_any, kobj_uid);
+    for (int i = 0; i < 100; i++) {
+        char json[256];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"namespace\":\"edge\",\"name\":\"p%d\",\"uid\":\"u-%d\"},"
+                 "\"spec\":{\"nodeName\":\"n%d\"}}",
+                 i, i, i);
+        kobj *o = kf_decode_text(KOBJ_POD, json);
+        assert_non_null(o);
+        assert_int_equal(store_put(&s, kobj_uid(o), o), 0);
+        assert_ptr_equal(slot_of(&s, o->meta.uid)->key, o->meta.uid);
+    }
+    assert_true(kobj_interned() > 0);
+    /* replaced by a newer version: the old one released */
+    kobj *o = kf_decode_text(KOBJ_POD, "{\"metadata\":{\"namespace\":\"edge\",\"name\":\"p7\","
+                                       "\"uid\":\"u-7\"},\"spec\":{\"nodeName\":\"m\"}}");
+    assert_non_null(o);
+    assert_int_equal(store_put(&s, kobj_uid(o), o), 0);
+    assert_string_equal(((const kobj *)store_get(&s, "u-7"))->u.pod.node_name, "m");
+    assert_int_equal(store_delete(&s, "u-8"), 1);
+    store_free(&s);
     assert_int_equal(kobj_interned(), 0);
 }
+
+
 
 int main(void)
 {
@@ -429,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_random_against_reference),
         cmocka_unit_test(test_iteration),
         cmocka_unit_test(test_uid_keys),
+        cmocka_unit_test(test_kobj_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
