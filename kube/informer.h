@@ -41,11 +41,13 @@ typedef struct informer_spec {
     /* What the cache keeps of one object (a list item or a watch event's
      * object, as a parsed tree that lives only during the call): a new
      * object, or NULL to skip it (logged: an object without name or uid,
-     * or no memory). */
+     * or no memory).  A DELETED event's object is decoded too, for its
+     * key. */
     void *(*decode)(yajl_val obj);
     void (*free)(void *obj);
-    /* The cache key: a string inside the object (the store keeps no copy
-     * of it), the same for every version of one object: its uid. */
+    /* The cache key: a string inside the object (the store borrows it,
+     * keeping no copy), the same for every version of one object (the
+     * controller's caches: the uid). */
     const char *(*key)(const void *obj);
     /* Optional: called when a new version of a cached object arrives,
      * before it replaces the old one: what the old version knew that the

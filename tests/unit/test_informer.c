@@ -177,16 +177,24 @@ static void test_lost_object_relists(void **state)
     }
 }
 
-static void test_metrics_export(void **state)
+/* A controller with its informers set up, on a client whose calls are only
+ * queued. */
+static kube_client *controller_up(controller *c)
 {
-    (void)state;
     char err[128];
     kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
     assert_non_null(client);
     controller_config ccfg;
     memset(&ccfg, 0, sizeof(ccfg));
+    assert_int_equal(controller_init(c, client, &ccfg), 0);
+    return client;
+}
+
+static void test_metrics_export(void **state)
+{
+    (void)state;
     controller c;
-    assert_int_equal(controller_init(&c, client, &ccfg), 0);
+    kube_client *client = controller_up(&c);
     informer_lost_object(&c.informers[INF_PODS], "a/b");
     informer_lost_object(&c.informers[INF_PODS], "a/c");
     informer_lost_object(&c.informers[INF_JOBS], "a/d");
@@ -364,13 +372,8 @@ static void test_controller_specs(void **state)
         {INF_JOB_PODS, "prepull-pods", "/api/v1/pods",
          "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
     };
-    char err[128];
-    kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
-    assert_non_null(client);
-    controller_config ccfg;
-    memset(&ccfg, 0, sizeof(ccfg));
     controller c;
-    assert_int_equal(controller_init(&c, client, &ccfg), 0);
+    kube_client *client = controller_up(&c);
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         const informer *inf = &c.informers[want[i].index];
         ROW_CHECK(want[i].name, strcmp(inf->name, want[i].name) == 0, "name %s", inf->name);

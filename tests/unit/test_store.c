@@ -441,6 +441,20 @@ static void test_uid_keys(void **state)
     assert_int_equal(items_live, 0);
 }
 
+/* Pod i on node `node`, put under its uid as an informer puts it: the slot
+ * borrows the kobj's own uid. */
+static void put_pod(store *s, int i, const char *node)
+{
+    static const char fmt[] = "{\"metadata\":{\"namespace\":\"edge\",\"name\":\"p%d\","
+                              "\"uid\":\"u-%d\"},\"spec\":{\"nodeName\":\"%s\"}}";
+    char json[256];
+    snprintf(json, sizeof(json), fmt, i, i, node);
+    kobj *o = kf_decode_text(KOBJ_POD, json);
+    assert_non_null(o);
+    assert_int_equal(store_put(s, kobj_uid(o), o), 0);
+    assert_ptr_equal(slot_of(s, o->meta.uid)->key, o->meta.uid);
+}
+
 /* The informers' pairing: a kobj under its uid (kobj_uid borrowed, kobj_free_any
  * releasing its interned strings). */
 static void test_kobj_cache(void **state)
@@ -448,23 +462,11 @@ static void test_kobj_cache(void **state)
     (void)state;
     store s;
     store_init(&s, kobj_free_any, kobj_uid);
-    for (int i = 0; i < 100; i++) {
-        char json[256];
-        snprintf(json, sizeof(json),
-                 "{\"metadata\":{\"namespace\":\"edge\",\"name\":\"p%d\",\"uid\":\"u-%d\"},"
-                 "\"spec\":{\"nodeName\":\"n%d\"}}",
-                 i, i, i);
-        kobj *o = kf_decode_text(KOBJ_POD, json);
-        assert_non_null(o);
-        assert_int_equal(store_put(&s, kobj_uid(o), o), 0);
-        assert_ptr_equal(slot_of(&s, o->meta.uid)->key, o->meta.uid);
-    }
+    for (int i = 0; i < 100; i++)
+        put_pod(&s, i, "n1");
     assert_true(kobj_interned() > 0);
     /* replaced by a newer version: the old one released */
-    kobj *o = kf_decode_text(KOBJ_POD, "{\"metadata\":{\"namespace\":\"edge\",\"name\":\"p7\","
-                                       "\"uid\":\"u-7\"},\"spec\":{\"nodeName\":\"m\"}}");
-    assert_non_null(o);
-    assert_int_equal(store_put(&s, kobj_uid(o), o), 0);
+    put_pod(&s, 7, "m");
     assert_string_equal(((const kobj *)store_get(&s, "u-7"))->u.pod.node_name, "m");
     assert_int_equal(store_delete(&s, "u-8"), 1);
     store_free(&s);
