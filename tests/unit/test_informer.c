@@ -450,10 +450,16 @@ static const watch_row watch_rows[] = {
     {"does not parse: skipped", "{\"type\":\"ADDED\",", 0, 2, 3, "21", 0},
     {"DELETED b", EVENT("DELETED", OBJ("b", "u-b", 7, "22")), 0, 1, 4, "22", 0},
     {"DELETED again: no change", EVENT("DELETED", OBJ("b", "u-b", 7, "23")), 0, 1, 4, "23", 0},
+    {"DELETED without uid: nothing to key, no change",
+     "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"24\"}}}",
+     0, 1, 4, "24", 0},
+    {"MODIFIED of one not cached: added", EVENT("MODIFIED", OBJ("c", "u-c", 3, "25")), 0, 2, 5, "25",
+     0},
+    {"DELETED c", EVENT("DELETED", OBJ("c", "u-c", 3, "26")), 0, 1, 6, "26", 0},
     {"ERROR 500: stops, no relist",
-     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500}}", 1, 1, 4, "23", 0},
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500}}", 1, 1, 6, "26", 0},
     {"ERROR 410: stops, relists",
-     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}", 1, 1, 4, "23", 1},
+     "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}", 1, 1, 6, "26", 1},
 };
 
 static void test_watch_events(void **state)
