@@ -2,14 +2,14 @@
 kubesim started on a free loopback port (--no-sim, or its simulated cluster),
 the OTA DaemonSet, its ControllerRevisions and pods created through the API,
 the controller's /metrics, VmRSS sampling and stopping the processes.
-Python 3 standard library only; loopback only.
+kubesim's launcher and the /metrics parser are tests/lib's (kubesim_launch,
+promtext).  Python 3 standard library only; loopback only.
 """
 
 import http.client
 import json
 import os
 import re
-import select
 import signal
 import socket
 import ssl
@@ -19,7 +19,10 @@ import threading
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import kubesim_launch  # noqa: E402
+import promtext  # noqa: E402
+
 NS = "bench"
 MSG = "controllerrevision: "
 OTA_ANN = "apps.openyurt.io/update-strategy"
@@ -122,40 +125,29 @@ class Api:
         return None
 
 
-class Kubesim:
-    """tests/kubesim/run on a free port, its state in work/state.  registry:
-    None for --no-sim (API server only), else the simulated cluster with this
+class Kubesim(kubesim_launch.Kubesim):
+    """kubesim (tests/lib/kubesim_launch.py) on a free port, its state in
+    work/state and its stderr in work/kubesim.err.  registry: None for
+    --no-sim (API server only), else the simulated cluster with this
     --registry-config.  bookmark, scale: --bookmark-interval, --time-scale
     (None: kubesim's default).  The process goes into procs."""
 
     def __init__(self, work, procs, nodes, registry=None, extra=(), scale=None, bookmark=None,
                  api_timeout=300, wait=120):
-        self.state = os.path.join(work, "state")
-        self.err = open(os.path.join(work, "kubesim.err"), "w")
-        args = [sys.executable, KUBESIM, "--port", "0", "--nodes", str(nodes), "--state-dir", self.state]
+        args = ["--nodes", str(nodes)]
         if bookmark is not None:
             args += ["--bookmark-interval", str(bookmark)]
         if scale is not None:
             args += ["--time-scale", str(scale)]
         if registry is None:
             args.append("--no-sim")
-        else:
-            path = os.path.join(work, "registry.json")
-            with open(path, "w") as f:
-                json.dump(registry, f)
-            args += ["--registry-config", path]
-        self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE, stderr=self.err, text=True)
+        try:
+            super().__init__(os.path.join(work, "state"), args + list(extra), registry=registry,
+                             log=os.path.join(work, "kubesim.err"), wait=wait)
+        except kubesim_launch.KubesimError as e:
+            raise Setup(str(e)) from None
         procs.append(self.proc)
-        ready = select.select([self.proc.stdout], [], [], wait)[0]
-        line = self.proc.stdout.readline() if ready else ""
-        m = re.search(r"kubesim ready: https://[\d.]+:(\d+)", line)
-        if not m:
-            raise Setup("kubesim did not start: %r (see %s)" % (line, self.err.name))
-        self.port = int(m.group(1))
         self.api_timeout = api_timeout
-        with open(os.path.join(self.state, "tokens.json")) as f:
-            self.tokens = {k: v["token"] for k, v in json.load(f).items()}
-        self.ca = os.path.join(self.state, "ca.crt")
         self.api = self.client("admin")
 
     def client(self, who):
@@ -258,19 +250,7 @@ def marked(api, h):
 def metrics(port):
     """The controller's /metrics as {sample with its labels: value}, None
     when unreachable."""
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        conn.request("GET", "/metrics")
-        text = conn.getresponse().read().decode()
-        conn.close()
-    except (OSError, http.client.HTTPException):
-        return None
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, _, v = line.rpartition(" ")
-            out[k] = float(v)
-    return out
+    return promtext.scrape(port)
 
 
 def calls(m):

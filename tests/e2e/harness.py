@@ -37,10 +37,8 @@ import http.client
 import json
 import os
 import re
-import select
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -52,7 +50,10 @@ import urllib.parse
 from proxy import Proxy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import kubesim_launch  # noqa: E402
+import promtext  # noqa: E402
+
 CONTROLLER = os.environ.get("OTA_CONTROLLER", os.path.join(ROOT, "build", "ota-controller"))
 WEBHOOK = os.environ.get("OTA_WEBHOOK", os.path.join(ROOT, "build", "ota-webhook"))
 GEN_CERTS = os.path.join(ROOT, "certs", "gen-certs.sh")
@@ -145,63 +146,27 @@ class ApiError(Exception):
         self.body = body
 
 
-class Kubesim:
+class Kubesim(kubesim_launch.Kubesim):
+    """kubesim (tests/lib/kubesim_launch.py) with its simulated cluster of
+    `nodes` nodes at SCALE, its state and log in a directory of STATE_DIRS,
+    and the tests' HTTPS client of it."""
+
     def __init__(self, nodes, registry_config=None, webhook=None):
         self.dir = tempfile.mkdtemp(prefix="ota-e2e-")
         STATE_DIRS.append(self.dir)
-        self.state = os.path.join(self.dir, "state")
-        args = [sys.executable, KUBESIM, "--port", "0", "--nodes", str(nodes), "--time-scale",
-                str(SCALE), "--state-dir", self.state, "--bookmark-interval", "1"]
-        if registry_config is not None:
-            path = os.path.join(self.dir, "registry.json")
-            with open(path, "w") as f:
-                json.dump(registry_config, f)
-            args += ["--registry-config", path]
+        args = ["--nodes", str(nodes), "--time-scale", str(SCALE), "--bookmark-interval", "1"]
         if webhook is not None:  # the manifests' Service name -> the local webhook
             args += ["--webhook-host", "%s=127.0.0.1:%d" % (WEBHOOK_SERVICE, webhook.port)]
-        self.err = open(os.path.join(self.dir, "kubesim.err"), "w")
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err, text=True)
-        CHILDREN.append(self.proc)
-        ready = select.select([self.proc.stdout], [], [], 60)[0]
-        line = self.proc.stdout.readline() if ready else ""
-        m = re.search(r"kubesim ready: (https://[\d.]+:(\d+))", line)
-        if not m:
-            self.stop()
-            raise RuntimeError("kubesim did not start: %r (see %s)" % (line, self.err.name))
-        self.url, self.port = m.group(1), int(m.group(2))
-        with open(os.path.join(self.state, "tokens.json")) as f:
-            self.tokens = {k: v["token"] for k, v in json.load(f).items()}
-        self.ca = os.path.join(self.state, "ca.crt")
-        self.cert = os.path.join(self.state, "apiserver.crt")
-        self.key = os.path.join(self.state, "apiserver.key")
-        self.ctx = ssl.create_default_context(cafile=self.ca)
+        super().__init__(os.path.join(self.dir, "state"), args, registry=registry_config,
+                         log=os.path.join(self.dir, "kubesim.err"))
         self.nodes = nodes
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc.stdout.close()
-        self.err.close()
 
     def kubectl(self, who, *args, stdin=None, timeout=60):
         """The real kubectl as who (admin, controller, node-<i>, user): its
         CompletedProcess, with text stdout and stderr."""
-        cmd = ["kubectl", "--kubeconfig", os.path.join(self.state, who + ".kubeconfig")] + list(args)
+        cmd = ["kubectl", "--kubeconfig", self.kubeconfig(who)] + list(args)
         log("kubectl as %s:" % who, " ".join(args))
         return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout)
-
-    def kubeconfig(self, identity, server, path):
-        """identity's kubeconfig from the state dir, pointed at server."""
-        with open(os.path.join(self.state, identity + ".kubeconfig")) as f:
-            text = f.read()
-        with open(path, "w") as f:
-            f.write(text.replace(self.url, server))
-        return path
 
     # --- HTTPS, retried through injected faults unless retry=False
     def call(self, method, path, body=None, who="admin", ctype="application/json", retry=True,
@@ -211,7 +176,7 @@ class Kubesim:
         while True:
             status, out = None, None
             try:
-                conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=15)
+                conn = self.connect(15)
                 headers = {"Authorization": "Bearer " + self.tokens[who], "Accept": "application/json"}
                 if data is not None:
                     headers["Content-Type"] = ctype
@@ -268,19 +233,6 @@ def file_tail(path, n):
         return ""
 
 
-def read_metrics(port):
-    """/metrics as {sample with its labels: value}, or None when unreachable."""
-    status, text = http_probe("/metrics", port)
-    if status != 200:
-        return None
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, _, v = line.rpartition(" ")
-            out[k] = float(v)
-    return out
-
-
 class Controller:
     def __init__(self, sim, name, max_pulls=10, lease=(15, 10, 2), extra=()):
         self.sim, self.name = sim, name
@@ -323,7 +275,7 @@ class Controller:
         return http_probe(path, port)
 
     def metrics(self):
-        return read_metrics(self.metrics_port)
+        return promtext.scrape(self.metrics_port, timeout=5)
 
     def leading(self):
         m = self.metrics()
@@ -418,7 +370,7 @@ class Webhook:
 
     def metrics(self):
         """{sample with its labels: value}, e.g. 'ota_webhook_requests_total{path="/validate",result="allowed"}'."""
-        return read_metrics(self.metrics_port)
+        return promtext.scrape(self.metrics_port, timeout=5)
 
     def requests(self, path=None):
         """ota_webhook_requests_total summed over results (and paths unless path)."""
@@ -558,7 +510,7 @@ class JobTracker(threading.Thread):
                 time.sleep(0.1)
 
     def _watch(self, path, rv):
-        conn = http.client.HTTPSConnection("127.0.0.1", self.sim.port, context=self.sim.ctx, timeout=30)
+        conn = self.sim.connect(30)
         try:
             conn.request("GET", path + "&watch=1&allowWatchBookmarks=true&timeoutSeconds=20&resourceVersion="
                          + rv, headers={"Authorization": "Bearer " + self.sim.tokens["admin"]})

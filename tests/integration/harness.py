@@ -13,7 +13,8 @@ Every test_*.py file of this directory imports from here, and run_all.py
   - the fixtures of tests/fixtures: load_fixture, compact, FIXTURE_CASES
     (what each must produce);
   - diff_objects: a patched object against an <name>.expected.json;
-  - parse_metrics / metric_sum: the Prometheus text of /metrics;
+  - parse_metrics / metric_sum: the Prometheus text of /metrics
+    (tests/lib/promtext.py's parse and sum_of);
   - json_patch and ApiError: kubesim's RFC 6902 JSON Patch applier
     (tests/kubesim/kubesim/patch.py), the one the simulated apiserver applies
     webhook patches with; tests/kubesim is put on sys.path for it.
@@ -67,6 +68,12 @@ CERTS = None
 sys.path.insert(0, os.path.join(ROOT, "tests", "kubesim"))
 from kubesim.errors import ApiError  # noqa: E402
 from kubesim.patch import json_equal, json_patch  # noqa: E402
+
+# The Prometheus text of /metrics is read by tests/lib/promtext.py, the
+# parser every suite uses: parse_metrics(text) -> [(name, labels, value)],
+# metric_sum(samples, name, **labels).
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from promtext import parse as parse_metrics, sum_of as metric_sum  # noqa: E402,F401
 
 # --------------------------------------------------------------------------
 # Comparing a patched object with an expected file.
@@ -517,42 +524,6 @@ FIXTURE_CASES = {
     "ds-create-advanced-rolling-update": dict(patched=False, validate=True),
     "configmap-create": dict(patched=False, validate=True),
 }
-
-# --------------------------------------------------------------------------
-# Prometheus text format (the /metrics port).
-
-METRIC_LINE = re.compile(
-    r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$")
-LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
-
-
-def parse_metrics(text):
-    """Prometheus text format -> [(name, {label: value}, float)]; raises
-    ValueError on a malformed line."""
-    out = []
-    for ln in text.splitlines():
-        if not ln.strip() or ln.startswith("#"):
-            continue
-        m = METRIC_LINE.match(ln)
-        if not m:
-            raise ValueError("bad metrics line %r" % ln)
-        labels = {}
-        rest = m.group(2) or ""
-        pos = 0
-        while pos < len(rest):
-            lm = LABEL.match(rest, pos)
-            if not lm:
-                raise ValueError("bad labels in %r" % ln)
-            labels[lm.group(1)] = lm.group(2)
-            pos = lm.end()
-        out.append((m.group(1), labels, float(m.group(3))))
-    return out
-
-
-def metric_sum(samples, name, **match):
-    return sum(v for n, lab, v in samples if n == name and all(
-        f(lab.get(k, "")) if callable(f) else lab.get(k) == f
-        for k, f in match.items()))
 
 # --------------------------------------------------------------------------
 # The base class of tests that share one server.

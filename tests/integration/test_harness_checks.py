@@ -1,7 +1,8 @@
 """Checks of the tools the other files trust, with no server: kubesim's RFC
 6902 JSON Patch applier (the fixture and transition tests apply the webhook's
-patches with it) on RFC 6902's examples and errors, diff_objects, and the
-fixture files of tests/fixtures themselves.
+patches with it) on RFC 6902's examples and errors, diff_objects, the
+fixture files of tests/fixtures themselves, and the Prometheus text parser
+every suite reads /metrics with (tests/lib/promtext.py).
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_harness_checks.*').
@@ -12,7 +13,8 @@ import datetime
 import unittest
 
 from harness import (FIXTURE_CASES, STAMPED, ApiError, compact, diff_objects,
-                     json_equal, json_patch, load_fixture)
+                     json_equal, json_patch, load_fixture, metric_sum, parse_metrics)
+import promtext  # on sys.path through harness
 
 
 class TestJsonPatchApplier(unittest.TestCase):
@@ -118,3 +120,41 @@ class TestJsonPatchApplier(unittest.TestCase):
         routine, _ = load_fixture("pod-status-kubelet-routine")
         size = len(compact(routine))
         self.assertTrue(9000 < size < 14000, size)
+
+
+class TestPromText(unittest.TestCase):
+    TEXT = ('# HELP a_total A.\n# TYPE a_total counter\n'
+            'a_total{path="/mutate",result="allowed"} 3\n'
+            'a_total{path="/validate",result="denied"} 2\n'
+            'b_seconds_bucket{le="+Inf"} 5\n'
+            'c{msg="say \\"hi\\", then go"} 1.5\n'
+            '\n'
+            'd 7\n')
+
+    def test_parse_and_sum(self):
+        s = parse_metrics(self.TEXT)
+        self.assertEqual(len(s), 5)
+        self.assertEqual(s[0], ("a_total", {"path": "/mutate", "result": "allowed"}, 3.0))
+        self.assertEqual(s[3], ("c", {"msg": 'say \\"hi\\", then go'}, 1.5))  # as written
+        self.assertEqual(s[4], ("d", {}, 7.0))
+        self.assertEqual(metric_sum(s, "a_total"), 5)
+        self.assertEqual(metric_sum(s, "a_total", result="denied"), 2)
+        self.assertEqual(metric_sum(s, "a_total", path=lambda p: "mutate" in p), 3)
+        self.assertEqual(metric_sum(s, "nothing"), 0)
+
+    def test_keyed(self):
+        """The keys the e2e tests and the benchmarks look samples up by."""
+        self.assertEqual(promtext.keyed(self.TEXT), {
+            'a_total{path="/mutate",result="allowed"}': 3.0,
+            'a_total{path="/validate",result="denied"}': 2.0,
+            'b_seconds_bucket{le="+Inf"}': 5.0,
+            'c{msg="say \\"hi\\", then go"}': 1.5,
+            "d": 7.0})
+
+    def test_malformed_lines_raise(self):
+        for bad in ("a_total", "a_total{x=1} 2", "9a 1", 'a_total{path="x"} many',
+                    'a_total{path="x" 1'):
+            with self.assertRaises(ValueError, msg=bad):
+                parse_metrics(bad)
+            with self.assertRaises(ValueError, msg=bad):
+                promtext.keyed(bad)

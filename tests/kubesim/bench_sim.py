@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """How many simulated nodes kubesim's cluster keeps up with (a measurement, not a test).
 
-Starts tests/kubesim/run on loopback with --nodes N (and --light when asked), creates one
-DaemonSet (busybox:1.36, pulled by every node) and optionally J Jobs pinned to nodes that
-pull nginx:1.25 in an init container, then every few seconds counts pods Running (DaemonSet)
-and Jobs Complete, and prints kubesim's CPU seconds so far. Ends after --seconds.
+Starts tests/kubesim/run on loopback (tests/lib/kubesim_launch.py) with --nodes N (and
+--light when asked), creates one DaemonSet (busybox:1.36, pulled by every node) and optionally
+J Jobs pinned to nodes that pull nginx:1.25 in an init container, then every few seconds counts
+pods Running (DaemonSet) and Jobs Complete, and prints kubesim's CPU seconds so far. Ends after
+--seconds.
 
     python3 tests/kubesim/bench_sim.py --nodes 1000 --seconds 120 [--light] [--jobs 200]
 
@@ -14,13 +15,13 @@ Prints one line per sample and a last line
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import kubesim_launch  # noqa: E402
 
 
 def call(base, method, path, body=None):
@@ -47,17 +48,16 @@ def main():
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--interval", type=float, default=10)
     a = p.parse_args()
-    state = tempfile.mkdtemp(prefix="kubesim-bench-")
-    cmd = [sys.executable, os.path.join(HERE, "run"), "--port", "0", "--http-port", "0",
-           "--nodes", str(a.nodes), "--time-scale", str(a.time_scale), "--state-dir", state]
+    args = ["--http-port", "0", "--nodes", str(a.nodes), "--time-scale", str(a.time_scale)]
     if a.light:
-        cmd.append("--light")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        args.append("--light")
+    try:  # in a temporary state dir, removed by stop()
+        sim = kubesim_launch.Kubesim(None, args, wait=600)
+    except kubesim_launch.KubesimError as e:
+        sys.exit(str(e))
+    proc = sim.proc
     try:
-        line = proc.stdout.readline()
-        if "kubesim ready" not in line:
-            sys.exit("kubesim did not start: %r" % line)
-        base = line.split("http=")[1].split()[0]
+        base = sim.http_url
         t0 = time.monotonic()
         print("ready after start: cpu_s=%.1f" % cpu_seconds(proc.pid), flush=True)
         call(base, "POST", "/apis/apps/v1/namespaces/default/daemonsets", {
@@ -98,12 +98,7 @@ def main():
             a.nodes, a.light, t, running, a.nodes, complete, a.jobs, cpu_seconds(proc.pid)),
             flush=True)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        subprocess.run(["rm", "-rf", state])
+        sim.stop(grace=30)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(os.path.dirname(HERE), "e2e"))  # the e2e harness, for test_rbac
+sys.path.insert(2, os.path.join(os.path.dirname(HERE), "lib"))  # kubesim_launch, for test_apply
 
 import harness  # noqa: E402
 from manifests import CONTROLLER_BIN, WEBHOOK_BIN  # noqa: E402

@@ -4,16 +4,12 @@ through, and what kubesim stores is what was rendered."""
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import unittest
 
-import harness
+import kubesim_launch
 from manifests import CONFIG_KINDS_ALL, MANIFESTS, NS, ROOT, render, run, yaml_to_objects
 
-KUBESIM = os.path.join(ROOT, "tests", "kubesim", "run")
 PATHS = {  # kind -> collection path (namespaced ones in ota-system)
     "Namespace": "/api/v1/namespaces",
     "ServiceAccount": "/api/v1/namespaces/%s/serviceaccounts" % NS,
@@ -50,28 +46,17 @@ class Apply(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="ota-apply-")
-        state = os.path.join(cls.dir, "state")
-        cls.err = open(os.path.join(cls.dir, "kubesim.err"), "w")
-        cls.proc = subprocess.Popen([sys.executable, KUBESIM, "--port", "0", "--no-sim", "--state-dir", state],
-                                    stdout=subprocess.PIPE, stderr=cls.err, text=True)
-        harness.CHILDREN.append(cls.proc)
-        line = cls.proc.stdout.readline()
-        if "kubesim ready" not in line:
-            cls.tearDownClass()
-            raise RuntimeError("kubesim did not start: %r" % line)
-        cls.env = dict(os.environ, KUBECONFIG=os.path.join(state, "admin.kubeconfig"))
+        try:
+            cls.sim = kubesim_launch.Kubesim(os.path.join(cls.dir, "state"), ["--no-sim"],
+                                             log=os.path.join(cls.dir, "kubesim.err"))
+        except BaseException:
+            shutil.rmtree(cls.dir, ignore_errors=True)
+            raise
+        cls.env = dict(os.environ, KUBECONFIG=cls.sim.kubeconfig("admin"))
 
     @classmethod
     def tearDownClass(cls):
-        if cls.proc.poll() is None:
-            cls.proc.send_signal(signal.SIGTERM)
-            try:
-                cls.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                cls.proc.kill()
-                cls.proc.wait(5)
-        cls.proc.stdout.close()
-        cls.err.close()
+        cls.sim.stop()
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def kubectl(self, *args, stdin=None):

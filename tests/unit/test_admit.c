@@ -4,8 +4,8 @@
  * webhooks, and the names admit.c gives rules, results and mutations for
  * logs and metrics.
  *
- * The patches themselves are checked op by op in test_podstatus.c and
- * test_daemonset.c, and applied to the objects by tests/integration/.
+ * The patches themselves are checked op by op in test_admit_podstatus.c and
+ * test_admit_daemonset.c, and applied to the objects by tests/integration/.
  */
 #include "review_fixture.h"
 #include "fixture_file.h"

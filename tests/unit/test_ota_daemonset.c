@@ -1,7 +1,7 @@
 /*
  * test_ota_daemonset.c - the OTA rulebook's DaemonSet annotations
  * (lib/ota_daemonset.h), one table per rule.  The webhook's validation
- * (test_daemonset.c) and the controller's cache (test_kobj.c) read the
+ * (test_admit_daemonset.c) and the controller's cache (test_kobj.c) read the
  * annotations through these two functions; this is their table.
  */
 #include <setjmp.h>

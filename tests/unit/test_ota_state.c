@@ -520,7 +520,7 @@ static void test_table_covers_every_requester(void **state)
 }
 
 /* Every pod-status rule of admit_rule_names (the metrics' rule label) has a
- * row that produces it; the DaemonSet ones are in test_daemonset.c. */
+ * row that produces it; the DaemonSet ones are in test_admit_daemonset.c. */
 static void test_every_rule_has_a_row(void **state)
 {
     (void)state;
@@ -884,7 +884,7 @@ static void test_pod_status_needs_both_objects(void **state)
 }
 
 /* ota_state_request_time, rule by rule (the webhook's rows in
- * test_podstatus.c show the same through a review). */
+ * test_admit_podstatus.c show the same through a review). */
 typedef struct rt_row {
     const char *name;
     const char *was_status, *was_reason, *was_msg, *was_time; /* status NULL: none */

@@ -1,15 +1,12 @@
 """Shared fixtures for kubesim's API tests: an in-process Api, a tiny TLS
 admission webhook (standard library ssl + http.server) and a running
-`run` process with an HTTPS client for it. Everything binds 127.0.0.1 and
-port 0, and every wait has a timeout."""
+`run` process (started by tests/lib/kubesim_launch.py) with an HTTPS client
+for it. Everything binds 127.0.0.1 and port 0, and every wait has a timeout."""
 import base64
-import http.client
 import json
 import os
 import shutil
-import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -18,9 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+LIB = os.path.join(os.path.dirname(ROOT), "lib")  # tests/lib: kubesim_launch
+for _p in (ROOT, LIB):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
 
+import kubesim_launch  # noqa: E402
 from kubesim import admission, api, certs  # noqa: E402
 from kubesim.clock import Clock  # noqa: E402
 
@@ -127,45 +127,18 @@ def webhook_config(kind, name, webhooks):
             "webhooks": webhooks}
 
 
-class Kubesim:
-    """`tests/kubesim/run` as a subprocess, with an HTTPS client."""
+class Kubesim(kubesim_launch.Kubesim):
+    """`tests/kubesim/run` as a subprocess (tests/lib/kubesim_launch.py), its
+    state in a temporary directory that stop() removes, with an HTTPS client."""
 
     def __init__(self, *args, timeout=30):
-        self.state = tempfile.mkdtemp(prefix="kubesim-state-")
-        cmd = [sys.executable, os.path.join(ROOT, "run"), "--port", "0", "--state-dir", self.state] + list(args)
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.ready_line = self._wait_ready(timeout)
-        self.url = self.ready_line.split()[2]
-        self.port = int(self.url.rsplit(":", 1)[1])
-        with open(os.path.join(self.state, "tokens.json")) as f:
-            self.tokens = json.load(f)
-        self.ctx = ssl.create_default_context(cafile=os.path.join(self.state, "ca.crt"))
-
-    def _wait_ready(self, timeout):
-        out = []
-
-        def reader():
-            out.append(self.proc.stdout.readline())
-
-        t = threading.Thread(target=reader, daemon=True)
-        t.start()
-        t.join(timeout)
-        if not out or "ready" not in out[0]:
-            self.proc.kill()
-            raise RuntimeError("kubesim did not start: %r %s" % (out, self.proc.stderr.read()[-2000:]))
-        return out[0].strip()
-
-    def kubeconfig(self, ident="admin"):
-        return os.path.join(self.state, "%s.kubeconfig" % ident)
-
-    def conn(self, timeout=10):
-        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=timeout)
+        super().__init__(None, args, wait=timeout)
 
     def request(self, method, path, body=None, ident="admin", headers=None, ctype="application/json",
                 timeout=10, token=None):
-        c = self.conn(timeout)
+        c = self.connect(timeout)
         h = {"Accept": "application/json"}
-        tok = token if token is not None else self.tokens[ident]["token"]
+        tok = token if token is not None else self.tokens[ident]
         if tok:
             h["Authorization"] = "Bearer " + tok
         if body is not None:
@@ -180,16 +153,3 @@ class Kubesim:
         except ValueError:
             parsed = data.decode("utf-8", "replace")
         return r.status, parsed, r
-
-    def stop(self, timeout=10):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        shutil.rmtree(self.state, ignore_errors=True)
-        return self.proc.returncode

@@ -52,9 +52,9 @@ class FaultsTest(unittest.TestCase):
         self.assertEqual((st, body["reason"]), (410, "Expired"))
         # a watch hit by 410 gets it as an ERROR event, as from the watch cache
         self.configure({"error": {"code": 410, "count": 1}})
-        c = self.ks.conn(10)
+        c = self.ks.connect(10)
         c.request("GET", PODS + "?watch=1&resourceVersion=1",
-                  headers={"Authorization": "Bearer " + self.ks.tokens["admin"]["token"]})
+                  headers={"Authorization": "Bearer " + self.ks.tokens["admin"]})
         r = c.getresponse()
         self.assertEqual(r.status, 200)
         self.assertIn(b'"code": 410', r.read())
@@ -80,9 +80,9 @@ class FaultsTest(unittest.TestCase):
         """Starts reading a watch; returns (list of (time.monotonic(), event), connection)."""
         st, lst, _ = self.ks.request("GET", path)
         self.assertEqual(st, 200)
-        c = self.ks.conn(30)
+        c = self.ks.connect(30)
         c.request("GET", path + "?watch=1&resourceVersion=" + lst["metadata"]["resourceVersion"],
-                  headers={"Authorization": "Bearer " + self.ks.tokens["admin"]["token"]})
+                  headers={"Authorization": "Bearer " + self.ks.tokens["admin"]})
         r = c.getresponse()
         self.assertEqual(r.status, 200)
         got = []

@@ -26,12 +26,12 @@ class ServerTest(unittest.TestCase):
             with open(path) as f:
                 text = f.read()
             self.assertIn("server: " + self.ks.url, text)
-            self.assertIn("token: " + self.ks.tokens[ident]["token"], text)
-        self.assertEqual(self.ks.tokens["controller"]["user"], "system:serviceaccount:ota-system:ota-controller")
-        self.assertEqual(self.ks.tokens["node-2"]["user"], "system:node:node-2")
-        self.assertIn("system:nodes", self.ks.tokens["node-2"]["groups"])
-        self.assertIn("system:masters", self.ks.tokens["admin"]["groups"])
-        self.assertNotIn("system:masters", self.ks.tokens["user"]["groups"])
+            self.assertIn("token: " + self.ks.tokens[ident], text)
+        self.assertEqual(self.ks.identities["controller"]["user"], "system:serviceaccount:ota-system:ota-controller")
+        self.assertEqual(self.ks.identities["node-2"]["user"], "system:node:node-2")
+        self.assertIn("system:nodes", self.ks.identities["node-2"]["groups"])
+        self.assertIn("system:masters", self.ks.identities["admin"]["groups"])
+        self.assertNotIn("system:masters", self.ks.identities["user"]["groups"])
         # an unknown CA fails the handshake
         bad = ssl.create_default_context()
         import http.client

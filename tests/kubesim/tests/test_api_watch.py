@@ -15,8 +15,8 @@ class WatchStream:
     """Reads watch events on a thread; events() waits with a timeout."""
 
     def __init__(self, ks, path, timeout=15):
-        self.conn = ks.conn(timeout)
-        self.conn.request("GET", path, headers={"Authorization": "Bearer " + ks.tokens["admin"]["token"],
+        self.conn = ks.connect(timeout)
+        self.conn.request("GET", path, headers={"Authorization": "Bearer " + ks.tokens["admin"],
                                                 "Accept": "application/json"})
         self.resp = self.conn.getresponse()
         self.items = []

@@ -52,8 +52,10 @@ if ! (cd "$HERE" && python3 -c "import kubesim.sim; kubesim.sim.start") 2>/dev/n
     SIM=no
 fi
 
-# ---- start kubesim
-python3 "$HERE/run" --port 0 --nodes 2 --time-scale 1 --state-dir "$WORK/state" >"$WORK/run.out" 2>"$WORK/run.err" &
+# ---- start kubesim, through the launcher every suite uses (tests/lib/kubesim_launch.py):
+# it prints kubesim's ready line, passes SIGTERM on and exits with kubesim's status
+python3 "$HERE/../lib/kubesim_launch.py" --state-dir "$WORK/state" --nodes 2 --time-scale 1 \
+    >"$WORK/run.out" 2>"$WORK/run.err" &
 KS_PID=$!
 if wait_until 30 grep -q "kubesim ready" "$WORK/run.out"; then
     ok "kubesim started: $(head -1 "$WORK/run.out")"

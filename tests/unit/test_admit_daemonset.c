@@ -1,5 +1,5 @@
 /*
- * test_daemonset.c - the DaemonSet half of the webhook (docs/design.md §2, §4,
+ * test_admit_daemonset.c - the DaemonSet half of the webhook (docs/design.md §2, §4,
  * docs/DECISIONS.md "DaemonSets"): the OnDelete fix-up of OTA DaemonSets as
  * exact JSON Patch operations with the warning, and validation of the
  * update-strategy and image-prepull-timeout-seconds annotations, all through

@@ -1,5 +1,5 @@
 /*
- * test_podstatus.c - the pods/status mutations of docs/design.md §4, each case
+ * test_admit_podstatus.c - the pods/status mutations of docs/design.md §4, each case
  * through admit_review(ADMIT_MUTATE, ...): the response's base64 patch is
  * decoded and compared with the exact RFC 6902 operations (op, path,
  * value) we expect, built against the object the apiserver sent.
