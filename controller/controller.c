@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "log.h"
 #include "ota_names.h"
+#include "pullerr.h"
 
 #define PASS_MIN_INTERVAL_NS (100ull * 1000000ull)
 
@@ -64,39 +65,23 @@ static void mark_dirty(void *data)
     c->dirty = 1;
 }
 
-/* A Job pod's container goes ErrImagePull with the registry's answer (not
- * found, 401 Unauthorized), then ImagePullBackOff until the next try, and
- * kubelets before 1.32 then say only "Back-off pulling image".  Keep the
- * answer, as each version of the pod arrives: at a high rate of change
- * ErrImagePull can last less than the time between two passes. */
-int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh)
-{
-    if (fresh->backing_off)
-        return old != NULL ? old->failed_attempts : 0;
-    if (reconcile_pull_error(fresh->waiting_reason, fresh->waiting_message) != PULL_ERROR_PERMANENT)
-        return 0;
-    if (old == NULL)
-        return 1;
-    if (old->backing_off)
-        return old->failed_attempts + 1;
-    if (old->waiting_reason != NULL && strcmp(old->waiting_reason, fresh->waiting_reason) == 0)
-        return old->failed_attempts > 0 ? old->failed_attempts : 1;
-    return 1;
-}
-
+/* A Job pod's first waiting container, as the pull rules keep it
+ * (pullerr_next) as each version of the pod arrives: at a high rate of
+ * change ErrImagePull can last less than the time between two passes, and
+ * the back-off after it may not repeat its words. */
 static void keep_pull_error(const void *old_obj, void *fresh_obj)
 {
     const kobj *old = old_obj;
     kobj *fresh = fresh_obj;
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
-    n->failed_attempts = controller_failed_attempts(o, n);
-    if (o->waiting_reason == NULL || n->waiting_reason == NULL ||
-        strcmp(n->waiting_reason, "ImagePullBackOff") != 0 ||
-        strcmp(o->waiting_reason, "ImagePullBackOff") == 0)
-        return;
+    pullerr_seen before = {o->waiting_reason, o->waiting_message, o->backing_off,
+                           o->failed_attempts, 0};
+    pullerr_seen now = pullerr_next(&before, n->waiting_reason, n->waiting_message);
+    n->failed_attempts = now.attempts;
     /* out of memory: the back-off is all we say */
-    (void)kobj_job_pod_set_waiting(fresh, o->waiting_reason, o->waiting_message);
+    if (now.kept)
+        (void)kobj_job_pod_set_waiting(fresh, now.reason, now.message);
 }
 
 static void on_leader_change(void *data, int is_leader)
@@ -548,14 +533,6 @@ int controller_pass_may_run(size_t cap, size_t queued, int held_back)
     return held_back ? queued <= cap / 2 : queued < cap;
 }
 
-/* keep_pull_error's rule across the pods of one Job: a back-off says less
- * than the pull error remembered before it. */
-static int says_less(const kobj *now, const kobj *before)
-{
-    return before != NULL && strcmp(now->u.job_pod.waiting_reason, "ImagePullBackOff") == 0 &&
-           strcmp(before->u.job_pod.waiting_reason, "ImagePullBackOff") != 0;
-}
-
 /* Remembers why each Job's pod waits, and forgets Jobs that are gone. */
 static void remember_job_waiting(controller *c)
 {
@@ -567,7 +544,10 @@ static void remember_job_waiting(controller *c)
         if (o->u.job_pod.waiting_reason == NULL || o->u.job_pod.job_name == NULL)
             continue;
         snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->u.job_pod.job_name);
-        if (says_less(o, store_get(&c->job_waiting, key)))
+        /* keep_pull_error's rule across the pods of one Job */
+        const kobj *before = store_get(&c->job_waiting, key);
+        if (before != NULL &&
+            pullerr_says_less(o->u.job_pod.waiting_reason, before->u.job_pod.waiting_reason))
             continue;
         kobj *copy = kobj_copy_job_pod(o);
         if (copy != NULL)

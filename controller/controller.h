@@ -140,13 +140,6 @@ int controller_event_key_live(const char *key, const store *pods);
 int controller_revision_event_key_live(const char *key, const store *daemonsets,
                                        const store *revisions);
 
-/* How many pull attempts in a row have ended in a PULL_ERROR_PERMANENT, for
- * a Job pod's fresh version given the one before (as cached: its reason may
- * be the error remembered through a back-off).  A new attempt is an error
- * that follows a back-off; the same error seen again is the same attempt; a
- * transient error, or anything that is no pull error, starts over. */
-int controller_failed_attempts(const kobj_job_pod *old, const kobj_job_pod *fresh);
-
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or

@@ -22,6 +22,7 @@
 #include "ota_names.h"
 #include "ota_state.h"
 #include "prepull_job.h"
+#include "pullerr.h"
 
 typedef struct ds_view {
     const kobj *ds;
@@ -469,10 +470,8 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job, const ds_v
     char after[300] = "";
     /* A larger deadline helps a pull that was slow or retrying, not one
      * the registry refused. */
-    pull_error cause = jp != NULL ? reconcile_pull_error(jp->u.job_pod.waiting_reason,
-                                                         jp->u.job_pod.waiting_message)
-                                  : PULL_ERROR_NONE;
-    int refused = cause == PULL_ERROR_PERMANENT || cause == PULL_ERROR_FINAL;
+    int refused = jp != NULL &&
+                  pullerr_refused(jp->u.job_pod.waiting_reason, jp->u.job_pod.waiting_message);
     if (!refused && (kind == FAILURE_DEADLINE || (kind == FAILURE_JOB &&
                                                   same(job->u.job.failed_reason, "DeadlineExceeded"))))
         snprintf(after, sizeof(after),
@@ -533,65 +532,6 @@ static int images_on_node(const kobj *node, const kobj_revision *rev)
            all_on_node(node, rev->images, rev->n_images);
 }
 
-/* Case-insensitive: does hay contain needle (lowercase)? */
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *h = hay; *h != '\0'; h++) {
-        size_t i = 0;
-        while (i < n && h[i] != '\0' &&
-               (h[i] >= 'A' && h[i] <= 'Z' ? (char)(h[i] - 'A' + 'a') : h[i]) == needle[i])
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
-}
-
-pull_error reconcile_pull_error(const char *reason, const char *message)
-{
-    if (reason == NULL)
-        return PULL_ERROR_NONE;
-    if (strcmp(reason, "InvalidImageName") == 0 || strcmp(reason, "ErrImageNeverPull") == 0)
-        return PULL_ERROR_FINAL;
-    if (strcmp(reason, "ErrImagePull") != 0 && strcmp(reason, "ImagePullBackOff") != 0)
-        return PULL_ERROR_NONE;
-    if (message == NULL)
-        return PULL_ERROR_TRANSIENT;
-    /* What the network or a busy registry says first: such an answer may
-     * also mention a name (a "not found" in a proxy's 502 page, say). */
-    static const char *const transient[] = {
-        "429", "too many requests", "toomanyrequests", "rate limit", " 500 ", " 502 ",
-        " 503 ", " 504 ", "internal server error", "bad gateway", "service unavailable",
-        "gateway timeout", "timeout", "timed out", "deadline exceeded", "connection refused",
-        "connection reset", "no such host", "network is unreachable", "no route to host",
-        "unexpected eof", "tls handshake", "temporary failure", "broken pipe",
-        /* containerd's own store, not the registry: a layer or blob that a
-         * concurrent pull of the same image moved or removed meanwhile */
-        "content digest", "failed to extract layer", "failed to unpack", "failed to commit",
-    };
-    for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
-        if (contains_ci(message, transient[i]))
-            return PULL_ERROR_TRANSIENT;
-    static const char *const permanent[] = {
-        "not found", "manifest unknown", "name unknown", "401 unauthorized", "unauthorized",
-        "403 forbidden", "pull access denied", "repository does not exist",
-        "requested access to the resource is denied", "authentication required",
-        "insufficient_scope", "invalid reference format", "no matching manifest",
-    };
-    for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
-        if (contains_ci(message, permanent[i]))
-            return PULL_ERROR_PERMANENT;
-    return PULL_ERROR_TRANSIENT;
-}
-
-static int is_image_pull_stuck(const kobj *jp)
-{
-    const char *r = jp->u.job_pod.waiting_reason;
-    return strcmp(r, "ErrImagePull") == 0 || strcmp(r, "ImagePullBackOff") == 0 ||
-           strcmp(r, "InvalidImageName") == 0 || strcmp(r, "ErrImageNeverPull") == 0;
-}
-
 /* A hash of a message, to tell the messages of one pull apart in keys. */
 static unsigned message_hash(const char *s)
 {
@@ -610,28 +550,27 @@ static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_vie
     if (jp == NULL)
         return;
     const kobj_job_pod *w = &jp->u.job_pod;
-    pull_error kind = reconcile_pull_error(w->waiting_reason, w->waiting_message);
+    pullerr_verdict verdict =
+        pullerr_judge(w->waiting_reason, w->waiting_message, w->failed_attempts);
     /* An image that is not there, or not ours to pull, stays so: after
-     * RECONCILE_PERMANENT_ATTEMPTS such answers in a row (one may be a
+     * PULLERR_PERMANENT_ATTEMPTS such answers in a row (one may be a
      * registry's glitch), the request fails now rather than at the
      * deadline, 10 minutes later by default.  The Job is deleted once the
      * pod says Failed (reconcile_pod). */
-    if (kind == PULL_ERROR_FINAL ||
-        (kind == PULL_ERROR_PERMANENT && w->failed_attempts >= RECONCILE_PERMANENT_ATTEMPTS)) {
+    if (verdict == PULLERR_GIVE_UP) {
         report_failure(p, pod, job, v, FAILURE_FAST);
         return;
     }
     /* A pod that cannot pull never fails, so the Job's backoffLimit never
      * sees it; its deadline does, unless the Job controller lags: then
      * this does. */
-    if (is_image_pull_stuck(jp) && job->u.job.start_epoch > 0 &&
+    if (verdict != PULLERR_NOT_STUCK && job->u.job.start_epoch > 0 &&
         p->in->now_epoch > job->u.job.start_epoch + deadline_of(p, v)) {
         report_failure(p, pod, job, v, FAILURE_DEADLINE);
         return;
     }
     /* Backing off for a cause that may heal: say so, once per message. */
-    if (kind == PULL_ERROR_TRANSIENT && w->waiting_message != NULL &&
-        strncmp(w->waiting_message, "Back-off pulling image", 22) != 0) {
+    if (verdict == PULLERR_RETRYING) {
         char text[1100], suffix[120];
         snprintf(text, sizeof(text), "pull image job %s is retrying: %s: %.900s", job->meta.name,
                  w->waiting_reason, w->waiting_message);

@@ -104,26 +104,6 @@ typedef struct reconcile_input {
  * "event-ds:<daemonset uid>|<revision hash>". */
 #define RECONCILE_REVISION_EVENT_KEY "event-ds:"
 
-/* What the kubelet's word on a pull says, as far as waiting goes. */
-typedef enum pull_error {
-    PULL_ERROR_NONE,      /* no pull error (PodInitializing, a crash, ...) */
-    PULL_ERROR_TRANSIENT, /* may heal: a timeout, 429, 5xx, a network error, or unknown */
-    PULL_ERROR_PERMANENT, /* the registry said no (not found, manifest unknown, 401/403,
-                             denied) or the reference is invalid: waiting will not help,
-                             but one answer may be a glitch */
-    PULL_ERROR_FINAL,     /* the kubelet itself will not try again (InvalidImageName,
-                             ErrImageNeverPull) */
-} pull_error;
-
-/* Classifies a Job pod's waiting reason and message (the kubelet's,
- * containerd's or CRI-O's words). */
-pull_error reconcile_pull_error(const char *reason, const char *message);
-
-/* Pull attempts in a row that ended in a PULL_ERROR_PERMANENT before a
- * running Job is ended and PullImageFail reported, not waiting for the
- * deadline. */
-#define RECONCILE_PERMANENT_ATTEMPTS 2
-
 /* Appends the actions of one pass to out.  0, or -1 when out of memory. */
 int reconcile(const reconcile_input *in, action_list *out);
 

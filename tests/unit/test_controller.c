@@ -320,55 +320,6 @@ static void test_revision_event_key_gc(void **state)
     store_free(&revisions);
 }
 
-/* ---- pull attempts in a row that the registry refused ------------------------ */
-
-#define NOT_FOUND "rpc error: code = NotFound desc = failed to resolve reference \"r/a:1\": r/a:1: not found"
-#define TIMEOUT "dial tcp 10.0.0.7:443: i/o timeout"
-
-typedef struct attempt_row {
-    const char *name;
-    int has_old;
-    kobj_job_pod old; /* as cached: reason may be the remembered error */
-    kobj_job_pod fresh;
-    int want;
-} attempt_row;
-
-#define JP(reason, message, backing_off, attempts)                                                 \
-    {NULL, (char *)(reason), (char *)(message), backing_off, attempts}
-
-static const attempt_row attempt_rows[] = {
-    {"first sight of a refusal", 0, JP(NULL, NULL, 0, 0), JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
-    {"first refusal after initializing", 1, JP(NULL, NULL, 0, 0),
-     JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
-    {"the same attempt seen again", 1, JP("ErrImagePull", NOT_FOUND, 0, 1),
-     JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
-    {"its back-off keeps the count", 1, JP("ErrImagePull", NOT_FOUND, 0, 1),
-     JP("ImagePullBackOff", "Back-off pulling image", 1, 0), 1},
-    {"a refusal after the back-off: a second attempt", 1, JP("ErrImagePull", NOT_FOUND, 1, 1),
-     JP("ErrImagePull", NOT_FOUND, 0, 0), 2},
-    {"and a third", 1, JP("ErrImagePull", NOT_FOUND, 1, 2), JP("ErrImagePull", NOT_FOUND, 0, 0), 3},
-    {"a timeout after the back-off: starts over", 1, JP("ErrImagePull", NOT_FOUND, 1, 1),
-     JP("ErrImagePull", TIMEOUT, 0, 0), 0},
-    {"a refusal after a timeout's back-off", 1, JP("ErrImagePull", TIMEOUT, 1, 0),
-     JP("ErrImagePull", NOT_FOUND, 0, 0), 1},
-    {"the next image initializing: starts over", 1, JP("ErrImagePull", NOT_FOUND, 0, 1),
-     JP(NULL, NULL, 0, 0), 0},
-    {"a back-off first seen: nothing known", 0, JP(NULL, NULL, 0, 0),
-     JP("ImagePullBackOff", "Back-off pulling image", 1, 0), 0},
-    {"InvalidImageName is no attempt to count (final at once)", 1, JP(NULL, NULL, 0, 0),
-     JP("InvalidImageName", "bad", 0, 0), 0},
-};
-
-static void test_failed_attempts_table(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < N_ROWS(attempt_rows); i++) {
-        const attempt_row *r = &attempt_rows[i];
-        int got = controller_failed_attempts(r->has_old ? &r->old : NULL, &r->fresh);
-        ROW_CHECK(r->name, got == r->want, "%d attempts, want %d", got, r->want);
-    }
-}
-
 /* ---- the bound on queued writes (docs/DECISIONS.md "Bounded work queue") ---- */
 
 typedef struct cap_row {
@@ -443,7 +394,6 @@ int main(void)
         cmocka_unit_test(test_pull_outcome_table),
         cmocka_unit_test(test_event_key_gc_table),
         cmocka_unit_test(test_revision_event_key_gc),
-        cmocka_unit_test(test_failed_attempts_table),
         cmocka_unit_test(test_write_cap_table),
         cmocka_unit_test(test_queue_table),
     };
