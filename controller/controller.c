@@ -533,6 +533,12 @@ int controller_pass_may_run(size_t cap, size_t queued, int held_back)
     return held_back ? queued <= cap / 2 : queued < cap;
 }
 
+static int job_live(const char *key, const void *waiting, void *live)
+{
+    (void)waiting;
+    return store_has(live, key);
+}
+
 /* Remembers why each Job's pod waits, and forgets Jobs that are gone. */
 static void remember_job_waiting(controller *c)
 {
@@ -561,18 +567,8 @@ static void remember_job_waiting(controller *c)
         snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->meta.name);
         store_put(&live, key, NULL);
     }
-    store kept;
-    store_init(&kept, kobj_free_any, NULL);
-    for (size_t i = 0; i < c->job_waiting.cap; i++) {
-        store_slot *s = &c->job_waiting.slots[i];
-        if (s->key != NULL && store_has(&live, s->key)) {
-            store_put(&kept, s->key, s->obj);
-            s->obj = NULL;
-        }
-    }
-    store_free(&c->job_waiting);
+    store_retain(&c->job_waiting, job_live, &live);
     store_free(&live);
-    c->job_waiting = kept;
 }
 
 static void run_pass(controller *c, uint64_t now)

@@ -3,9 +3,6 @@
  */
 #include "strset.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 void strset_init(strset *s)
 {
     store_init(&s->map, NULL, NULL);
@@ -36,33 +33,21 @@ size_t strset_len(const strset *s)
     return s->map.len;
 }
 
+/* strset_retain's question, as store_retain asks it */
+typedef struct key_filter {
+    int (*keep)(const char *key, void *data);
+    void *data;
+} key_filter;
+
+static int keep_key(const char *key, const void *obj, void *data)
+{
+    (void)obj;
+    const key_filter *f = data;
+    return f->keep(key, f->data);
+}
+
 size_t strset_retain(strset *s, int (*keep)(const char *key, void *data), void *data)
 {
-    /* The store forbids deleting while iterating (backward-shift deletion
-     * moves entries): collect first, then remove. */
-    size_t n = 0;
-    for (size_t i = 0; i < s->map.cap; i++)
-        n += s->map.slots[i].key != NULL && !keep(s->map.slots[i].key, data);
-    if (n == 0)
-        return 0;
-    char **gone = malloc(n * sizeof(*gone));
-    if (gone == NULL)
-        return 0;
-    size_t k = 0;
-    for (size_t i = 0; i < s->map.cap && k < n; i++)
-        if (s->map.slots[i].key != NULL && !keep(s->map.slots[i].key, data))
-            gone[k++] = s->map.slots[i].key;
-    /* gone[] points at keys the store owns: copy each before it is freed */
-    size_t removed = 0;
-    for (size_t i = 0; i < k; i++) {
-        char *copy = strdup(gone[i]);
-        gone[i] = copy;
-    }
-    for (size_t i = 0; i < k; i++) {
-        if (gone[i] != NULL)
-            removed += (size_t)strset_remove(s, gone[i]);
-        free(gone[i]);
-    }
-    free(gone);
-    return removed;
+    key_filter f = {keep, data};
+    return store_retain(&s->map, keep_key, &f);
 }

@@ -29,7 +29,7 @@ int strset_add(strset *s, const char *key);
 int strset_remove(strset *s, const char *key);
 size_t strset_len(const strset *s);
 /* Removes every key for which keep(key, data) is 0; returns how many went.
- * Out of memory: nothing is removed (0). */
+ * keep may be asked twice about a key (store_retain). */
 size_t strset_retain(strset *s, int (*keep)(const char *key, void *data), void *data);
 
 #endif

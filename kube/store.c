@@ -166,3 +166,21 @@ void *store_next(const store *s, size_t *i)
     }
     return NULL;
 }
+
+size_t store_retain(store *s, int (*keep)(const char *key, const void *obj, void *data),
+                    void *data)
+{
+    size_t removed = 0;
+    for (size_t i = 0; i < s->cap;) {
+        const store_slot *slot = &s->slots[i];
+        if (slot->key == NULL || keep(slot->key, slot->obj, data)) {
+            i++;
+            continue;
+        }
+        /* store_delete finds the slot by this very key and reads it no
+         * more once it has freed it.  The backward shift may move a later
+         * member into slot i: i stays, to look at it. */
+        removed += (size_t)store_delete(s, slot->key);
+    }
+    return removed;
+}

@@ -52,6 +52,14 @@ int store_delete(store *s, const char *key);
 /* Removes without freeing and returns the object, or NULL. */
 void *store_take(store *s, const char *key);
 
+/* Removes and frees every entry for which keep(key, obj, data) is 0;
+ * returns how many went.  keep must not change the store and must answer
+ * the same for an entry each time: it may be asked twice about one (a
+ * removal shifts later members of a probe run back, so the walk looks at
+ * the slot again).  Needs no memory, so it cannot fail. */
+size_t store_retain(store *s, int (*keep)(const char *key, const void *obj, void *data),
+                    void *data);
+
 /* Iteration over the objects: for (size_t i = 0; (o = store_next(s, &i)) != NULL;)
  * ... ; a key whose object is NULL (a set's member) is passed over.  Do not
  * insert while iterating (deleting the current entry is not allowed

@@ -6,8 +6,9 @@
  * runs that wrap around the end of the table) checked against a plain
  * reference with a fixed seed, iteration that visits every object once, an
  * object's own key borrowed rather than copied, and every object freed
- * once with the store's free function.  Then the informers' real pairing:
- * kobj under its uid.
+ * once with the store's free function; removal by a predicate of every
+ * subset of two interleaved runs.  Then the informers' real pairing: kobj
+ * under its uid.
  */
 #include "kobj_fixture.h"
 
@@ -473,7 +474,105 @@ static void test_kobj_cache(void **state)
     assert_int_equal(kobj_interned(), 0);
 }
 
+/* ---- store_retain ---------------------------------------------------------- */
 
+typedef struct retain_ctx {
+    char (*keys)[16];
+    size_t n;
+    unsigned drop;  /* bit i: keys[i] goes */
+    int mismatched; /* keep was handed an object not stored under its key */
+} retain_ctx;
+
+static int keep_unless_dropped(const char *key, const void *obj, void *data)
+{
+    retain_ctx *x = data;
+    if (obj == NULL || strcmp(((const item *)obj)->tag, key) != 0)
+        x->mismatched = 1;
+    for (size_t i = 0; i < x->n; i++)
+        if (strcmp(x->keys[i], key) == 0)
+            return !(x->drop >> i & 1);
+    return 1;
+}
+
+/* Every subset of the members of two interleaved probe runs, one wrapping
+ * around the end of a 16-slot table, is removed in one walk: the rest are
+ * all still found (the walk looks again at a slot a removal shifted a
+ * member into, and one shifted back past the end of the table was seen
+ * already). */
+static void test_retain_runs(void **state)
+{
+    (void)state;
+    store s;
+    store_init(&s, item_free, item_key);
+    retain_ctx nothing = {0};
+    assert_int_equal(store_retain(&s, keep_unless_dropped, &nothing), 0);
+    for (size_t home = 12; home < 16; home++) {
+        char keys[8][16];
+        colliding(keys, 5, home);
+        colliding(keys + 5, 3, (home + 2) & 15);
+        for (unsigned drop = 0; drop < 256; drop++) {
+            for (size_t i = 0; i < 8; i++)
+                assert_int_equal(store_put(&s, keys[i], mk(keys[i])), 0);
+            assert_int_equal(s.cap, 16);
+            retain_ctx x = {keys, 8, drop, 0};
+            size_t want = (size_t)__builtin_popcount(drop);
+            assert_int_equal(store_retain(&s, keep_unless_dropped, &x), want);
+            assert_int_equal(x.mismatched, 0);
+            assert_int_equal(s.len, 8 - want);
+            assert_int_equal(items_live, (int)(8 - want));
+            for (size_t i = 0; i < 8; i++) {
+                if (drop >> i & 1) {
+                    if (store_has(&s, keys[i]))
+                        fail_msg("home %zu drop %02x: %s kept", home, drop, keys[i]);
+                } else {
+                    assert_tag(&s, keys[i], keys[i]);
+                }
+            }
+            /* nothing more to remove */
+            assert_int_equal(store_retain(&s, keep_unless_dropped, &x), 0);
+            store_free(&s);
+        }
+    }
+    assert_int_equal(items_live, 0);
+}
+
+static int keep_not_tagged_x(const char *key, const void *obj, void *data)
+{
+    (void)key;
+    (void)data;
+    return obj == NULL || strcmp(((const item *)obj)->tag, "x") != 0;
+}
+
+/* Entries under their object's own key (borrowed), under copies, and a
+ * set's members (NULL) are removed alike, each key and object freed once
+ * (ASan sees the rest). */
+static void test_retain_kinds(void **state)
+{
+    (void)state;
+    store s;
+    store_init(&s, item_free, item_key);
+    char uid[32];
+    for (int i = 0; i < 40; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        item *o = mk_keyed(uid, i % 2 ? "x" : "y");
+        assert_int_equal(store_put(&s, o->key, o), 0);
+    }
+    assert_int_equal(store_put(&s, "copied-x", mk("x")), 0);
+    assert_int_equal(store_put(&s, "copied-y", mk("y")), 0);
+    assert_int_equal(store_put(&s, "member", NULL), 0);
+    assert_int_equal(store_retain(&s, keep_not_tagged_x, NULL), 21);
+    assert_int_equal(s.len, 22);
+    assert_int_equal(items_live, 21);
+    for (int i = 0; i < 40; i++) {
+        snprintf(uid, sizeof(uid), "uid-%d", i);
+        assert_int_equal(store_has(&s, uid), i % 2 == 0);
+    }
+    assert_int_equal(store_has(&s, "copied-x"), 0);
+    assert_tag(&s, "copied-y", "y");
+    assert_int_equal(store_has(&s, "member"), 1);
+    store_free(&s);
+    assert_int_equal(items_live, 0);
+}
 
 int main(void)
 {
@@ -486,6 +585,8 @@ int main(void)
         cmocka_unit_test(test_iteration),
         cmocka_unit_test(test_uid_keys),
         cmocka_unit_test(test_kobj_cache),
+        cmocka_unit_test(test_retain_runs),
+        cmocka_unit_test(test_retain_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
