@@ -102,10 +102,8 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     for (int i = 0; i < INF_COUNT; i++) /* the table's paths fit (tests build it) */
         rc |= informer_init(&c->informers[i], client, &informer_specs[i], mark_dirty, c);
     store_init(&c->nodes, kobj_free_any, NULL);
-    strset_init(&c->events_sent);
     store_init(&c->job_waiting, kobj_free_any, NULL);
-    strset_init(&c->in_flight);
-    strset_init(&c->recent);
+    workset_init(&c->work);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
     else
@@ -124,13 +122,8 @@ void controller_free(controller *c)
     for (int i = 0; i < INF_COUNT; i++)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
-    strset_free(&c->events_sent);
     store_free(&c->job_waiting);
-    strset_free(&c->in_flight);
-    strset_free(&c->recent);
-    for (size_t i = 0; i < c->n_recent; i++)
-        free(c->recent_keys[i].key);
-    free(c->recent_keys);
+    workset_free(&c->work);
 }
 
 int controller_synced(const controller *c)
@@ -139,55 +132,6 @@ int controller_synced(const controller *c)
         if (!c->informers[i].synced)
             return 0;
     return 1;
-}
-
-/* ---- recently done keys ------------------------------------------------- */
-
-static void recent_add(controller *c, const char *key, uint64_t until)
-{
-    if (strset_has(&c->recent, key))
-        return;
-    if (c->n_recent == c->cap_recent) {
-        size_t cap = c->cap_recent == 0 ? 64 : c->cap_recent * 2;
-        recent_key *grown = realloc(c->recent_keys, cap * sizeof(*grown));
-        if (grown == NULL)
-            return;
-        c->recent_keys = grown;
-        c->cap_recent = cap;
-    }
-    char *k = strdup(key);
-    if (k == NULL || strset_add(&c->recent, key) != 0) {
-        free(k);
-        return;
-    }
-    c->recent_keys[c->n_recent++] = (recent_key){k, until};
-}
-
-size_t controller_recent_expire(recent_key *keys, size_t n, uint64_t now, int *fell_due)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (keys[i].until > now) {
-            recent_key k = keys[kept];
-            keys[kept++] = keys[i];
-            keys[i] = k;
-        }
-    }
-    *fell_due = kept != n;
-    return kept;
-}
-
-static void recent_expire(controller *c, uint64_t now)
-{
-    int fell_due;
-    size_t kept = controller_recent_expire(c->recent_keys, c->n_recent, now, &fell_due);
-    for (size_t i = kept; i < c->n_recent; i++) {
-        strset_remove(&c->recent, c->recent_keys[i].key);
-        free(c->recent_keys[i].key);
-    }
-    c->n_recent = kept;
-    if (fell_due)
-        c->dirty = 1; /* a pass must look at what was held back */
 }
 
 /* ---- executor ----------------------------------------------------------- */
@@ -335,7 +279,7 @@ static void on_executed(void *data, const kube_result *r)
     exec_ctx *x = data;
     controller *c = x->c;
     uint64_t now = clock_mono_ns();
-    strset_remove(&c->in_flight, x->key);
+    workset_done(&c->work, x->key);
     if (x->kind != ACTION_GET_NODE && c->writes_queued > 0)
         c->writes_queued--;
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
@@ -345,7 +289,7 @@ static void on_executed(void *data, const kube_result *r)
         /* not a failure: the precondition did its job (a newer pod) */
         log_kv(LOG_INFO, "status write refused: the pod changed since the cache saw it",
                "pod", x->name, "next", "decided again once the watch shows it", NULL);
-        recent_add(c, x->key, now + controller_hold_ns(outcome));
+        workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
         if (outcome == EXEC_DONE) {
             count_outcome(c, x);
@@ -357,8 +301,8 @@ static void on_executed(void *data, const kube_result *r)
                    "action", action_kind_name(x->kind), "name", x->name, NULL);
         }
         if (x->kind == ACTION_CREATE_EVENT)
-            strset_add(&c->events_sent, x->key);
-        recent_add(c, x->key, now + controller_hold_ns(outcome));
+            workset_settle(&c->work, x->key); /* every Event is sent once */
+        workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (r->dropped) {
         c->dropped++; /* counted, and said once (controller_tick) */
     } else {
@@ -367,7 +311,7 @@ static void on_executed(void *data, const kube_result *r)
         log_kv(LOG_WARN, "API call failed", "action", action_kind_name(x->kind), "name", x->name,
                "code", code, "error",
                r->error != NULL ? r->error : (r->body != NULL ? r->body : ""), NULL);
-        recent_add(c, x->key, now + controller_hold_ns(outcome));
+        workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
     exec_ctx_free(x);
@@ -444,10 +388,8 @@ static int still_leading(void *data)
 
 static void execute(controller *c, action *a)
 {
-    if (strset_has(&c->in_flight, a->key) || strset_has(&c->recent, a->key))
-        return;
-    if (a->kind == ACTION_CREATE_EVENT && strset_has(&c->events_sent, a->key))
-        return; /* every event is sent once */
+    if (!workset_may_add(&c->work, a->key))
+        return; /* in flight, held back, or an Event sent */
     if (!controller_may_send(a->kind, c->leading))
         return; /* only the leader writes */
     char path[1024];
@@ -496,9 +438,9 @@ static void execute(controller *c, action *a)
     call.body = a->body;
     call.body_len = a->body != NULL ? strlen(a->body) : 0;
     call.data = x;
-    if (x->key == NULL || strset_add(&c->in_flight, a->key) != 0 ||
+    if (x->key == NULL || workset_add(&c->work, a->key) != 0 ||
         kube_client_call(c->client, &call) != 0) {
-        strset_remove(&c->in_flight, a->key);
+        workset_done(&c->work, a->key);
         exec_ctx_free(x);
         return;
     }
@@ -586,7 +528,7 @@ static void run_pass(controller *c, uint64_t now)
         event_caches caches = {&c->informers[INF_PODS].objects,
                                &c->informers[INF_DAEMONSETS].objects,
                                &c->informers[INF_REVISIONS].objects};
-        strset_retain(&c->events_sent, event_key_live, &caches);
+        workset_forget(&c->work, event_key_live, &caches);
     }
     reconcile_input in = {
         .daemonsets = &c->informers[INF_DAEMONSETS].objects,
@@ -595,10 +537,10 @@ static void run_pass(controller *c, uint64_t now)
         .jobs = &c->informers[INF_JOBS].objects,
         .job_pods = &c->informers[INF_JOB_PODS].objects,
         .nodes = &c->nodes,
-        .events_sent = &c->events_sent,
+        .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
-        .skip = {&c->in_flight, &c->recent},
+        .skip = {&c->work.in_flight, &c->work.held},
         .max_writes = controller_write_room(c->cfg.max_queued_writes, c->writes_queued),
         .now = now_text,
         .now_epoch = (long long)t,
@@ -631,7 +573,8 @@ void controller_tick(controller *c, uint64_t now)
                 "no longer leader", c->dropped);
         c->dropped = 0;
     }
-    recent_expire(c, now);
+    if (workset_expire(&c->work, now))
+        c->dirty = 1; /* a pass must look at what was held back */
     int resync = now - c->last_pass >= c->cfg.resync_ns;
     /* A due resync waits for the queue of writes too: a pass then would
      * only be held back by the bound. */

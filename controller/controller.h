@@ -16,7 +16,7 @@
 #include "metrics.h"
 #include "reconcile.h"
 #include "store.h"
-#include "strset.h"
+#include "workset.h"
 
 typedef struct controller_config {
     reconcile_config reconcile;
@@ -55,11 +55,6 @@ typedef enum exec_outcome {
     EXEC_FAILED,      /* anything else: held back RECENT_FAILED_NS, then tried again */
 } exec_outcome;
 
-typedef struct recent_key {
-    char *key;
-    uint64_t until;
-} recent_key;
-
 typedef struct controller {
     controller_config cfg;
     kube_client *client;
@@ -67,12 +62,8 @@ typedef struct controller {
     leader election;
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
-    strset events_sent; /* keys of Events created (each is sent once) */
     store job_waiting;  /* see reconcile_input.job_waiting */
-    strset in_flight;   /* action keys being executed */
-    strset recent;      /* action keys done lately (see recent_keys) */
-    recent_key *recent_keys;
-    size_t n_recent, cap_recent;
+    workset work;       /* action keys in flight, held back after their call, Events sent */
     int dirty;
     size_t writes_queued; /* writes handed to the client and not ended */
     int held_back;      /* the last pass held writes back (action_list.more) */
@@ -154,12 +145,5 @@ uint64_t controller_hold_ns(exec_outcome outcome);
  * in the rate limit, a retry), so a write still waiting when the lease is
  * lost never goes out.  Reading a node is no write. */
 int controller_may_send(action_kind kind, int leading);
-
-/* The keys held back until their time: those due at now (until <= now)
- * are moved behind the others, which keep their order.  Returns how many
- * are kept (keys[0..kept)); *fell_due is 1 when any fell due: what was held
- * back (a write that failed, or one the cache did not show yet) must be
- * looked at again by a pass, even if nothing else changes. */
-size_t controller_recent_expire(recent_key *keys, size_t n, uint64_t now, int *fell_due);
 
 #endif

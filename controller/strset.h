@@ -1,6 +1,6 @@
 /*
- * strset.h - a set of strings: the executor's bookkeeping of action keys
- * (in flight, done lately, Events sent).
+ * strset.h - a set of strings: the sets of action keys the executor keeps
+ * (workset.h: in flight, held back, Events sent) and reconcile reads.
  *
  * A thin wrapper over store (a store whose values are all NULL), under its
  * own type so that a set cannot be handed where a cache of objects is

@@ -2,9 +2,9 @@
  * test_controller.c - the executor's decisions, as tables: how a call
  * ended by action and HTTP status, and how long its key is then held back;
  * that only the leader writes, also when a call waits for its turn or its
- * next attempt; that a held-back key falling due makes a pass due; which
- * pull counter an action done adds to (by the outcome reconcile gave it,
- * not by its key).
+ * next attempt; which pull counter an action done adds to (by the outcome
+ * reconcile gave it, not by its key); which Event keys are forgotten; the
+ * bound on queued writes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -112,65 +112,6 @@ static void test_may_send_table(void **state)
         const send_row *r = &send_rows[i];
         int got = controller_may_send(r->kind, r->leading);
         ROW_CHECK(r->name, got == r->want, "may send %d, want %d", got, r->want);
-    }
-}
-
-/* ---- held-back keys falling due -------------------------------------------------- */
-
-#define SEC 1000000000ull
-#define T0 (500 * SEC)
-
-typedef struct expire_row {
-    const char *name;
-    int64_t until_s[5]; /* relative to now; the list ends at INT64_MIN */
-    const char *kept;   /* the keys kept, in order: "bd" */
-    int fell_due;       /* a pass is due */
-} expire_row;
-
-#define END INT64_MIN
-
-static const expire_row expire_rows[] = {
-    {"nothing held back", {END}, "", 0},
-    {"held back, not yet due", {5, END}, "a", 0},
-    /* bd018451: a failed write held back RECENT_FAILED_NS fell due, and
-     * no pass looked until an unrelated change or the 30 s resync */
-    {"a failed write falls due: a pass is due", {0, END}, "", 1},
-    {"past due", {-1, END}, "", 1},
-    {"some due, the rest keep their order", {-1, 2, 0, 10, END}, "bd", 1},
-    {"none due, order kept", {1, 2, 3, END}, "abc", 0},
-    {"all due", {-3, -2, 0, END}, "", 1},
-};
-
-static void test_recent_expire_table(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < N_ROWS(expire_rows); i++) {
-        const expire_row *r = &expire_rows[i];
-        char names[5][2];
-        recent_key keys[5];
-        size_t n = 0;
-        for (; n < 5 && r->until_s[n] != END; n++) {
-            names[n][0] = (char)('a' + n);
-            names[n][1] = '\0';
-            keys[n] = (recent_key){names[n], (uint64_t)((int64_t)T0 + r->until_s[n] * (int64_t)SEC)};
-        }
-        int due = -1;
-        size_t kept = controller_recent_expire(keys, n, T0, &due);
-        char got[6] = "";
-        for (size_t k = 0; k < kept && k < 5; k++)
-            got[k] = keys[k].key[0];
-        ROW_CHECK(r->name, strcmp(got, r->kept) == 0, "kept \"%s\", want \"%s\"", got, r->kept);
-        ROW_CHECK(r->name, due == r->fell_due, "fell due %d, want %d", due, r->fell_due);
-        /* what fell due is still there, behind what is kept, for the
-         * caller to free: every key once */
-        int seen[5] = {0};
-        for (size_t k = 0; k < n; k++)
-            seen[keys[k].key[0] - 'a']++;
-        for (size_t k = 0; k < n; k++)
-            ROW_CHECK(r->name, seen[k] == 1, "key %c seen %d times", (char)('a' + k), seen[k]);
-        for (size_t k = kept; k < n; k++)
-            ROW_CHECK(r->name, keys[k].until <= T0, "key %s behind the kept ones is not due",
-                      keys[k].key);
     }
 }
 
@@ -390,7 +331,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exec_outcome_table),
         cmocka_unit_test(test_may_send_table),
-        cmocka_unit_test(test_recent_expire_table),
         cmocka_unit_test(test_pull_outcome_table),
         cmocka_unit_test(test_event_key_gc_table),
         cmocka_unit_test(test_revision_event_key_gc),
