@@ -7,7 +7,7 @@
  * (request smuggling), and how many connections the descriptor limit
  * allows.
  *
- * server.c gathers the facts (counters, buffer sizes, socket state) and
+ * conn.c gathers the facts (counters, buffer sizes, socket state) and
  * carries out the answers; nothing here touches a socket.  The numbers and
  * why are in docs/DECISIONS.md, "Webhook limits".
  */

@@ -3,8 +3,10 @@
  * event loop each), the three routes, drain on shutdown.
  *
  * The TLS port serves POST /mutate and POST /validate; the health port
- * (plain HTTP) /healthz and /readyz; the metrics port /metrics.  Requests
- * are decided by admit_review() (admit.h); this file only moves bytes.
+ * (plain HTTP) /livez, /healthz and /readyz; the metrics port /metrics.
+ * Requests are decided by admit_review() (admit.h); the server only moves
+ * bytes.  What main.c sees is this header; the rooms behind it share
+ * server_int.h.
  */
 #ifndef OTA_WEBHOOK_SERVER_H
 #define OTA_WEBHOOK_SERVER_H

@@ -9,7 +9,7 @@
  *
  * Who keeps a context alive: the store holds one reference to the current
  * context, each worker one to the context it hands to new connections, and
- * each accepted TLS connection one of its own until it closes (server.c,
+ * each accepted TLS connection one of its own until it closes (conn.c,
  * conn_rec).  The last is needed because libh2o 2.2.5 keeps only a raw
  * SSL_CTX pointer for an accepted connection and calls SSL_new() when its
  * ClientHello arrives, which may be after any number of reloads; once the

@@ -1,0 +1,519 @@
+/*
+ * conn.c - see conn.h.
+ *
+ * guard.c decides and this file acts: it gathers the facts h2o and the
+ * kernel hold about each connection (buffers, writes in progress, bytes
+ * unread, TLS state), asks the guard, and carries the answer out without
+ * freeing anything h2o still holds.  A connection's record (conn_rec) is
+ * known to this file alone; the worker keeps the list of them.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "guard.h"
+#include "reply.h"
+
+/*
+ * One accepted connection, from accept to close (h2o_socket_t.on_close).
+ * It holds the connection's own reference to the SSL_CTX it was accepted
+ * with: h2o 2.2.5 keeps only a raw pointer and calls SSL_new() when the
+ * ClientHello arrives, which may be after any number of rotations.  The
+ * record outlives the socket while requests of it are still disposed of.
+ */
+typedef struct conn_rec {
+    h2o_linklist_t link; /* in worker.conns while the socket is open */
+    worker *w;
+    h2o_socket_t *sock; /* NULL once closed */
+    SSL_CTX *ssl_ctx;   /* our reference; TLS port only */
+    SSL *ssl;           /* once its handshake started (info callback) */
+    enum listener_kind kind;
+    int uses_spare;     /* took the spare descriptor's place */
+    int http2;
+    int paused;         /* we stopped reading it; read_cb is h2o's callback */
+    int cut;
+    h2o_socket_cb read_cb;
+    unsigned answering; /* requests of it being answered */
+    unsigned requests;
+    uint64_t accepted_ns;
+    size_t written_seen; /* sock->bytes_written at the last sweep */
+    uint64_t writing_since_ns;
+} conn_rec;
+
+/* ---- connections ------------------------------------------------------- */
+
+static void conn_rec_release(conn_rec *rec)
+{
+    if (rec->sock == NULL && rec->answering == 0)
+        free(rec);
+}
+
+void conn_reopen_spare(server *srv)
+{
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    int none = -1;
+    if (!atomic_compare_exchange_strong(&srv->spare_fd, &none, fd))
+        close(fd);
+}
+
+/* h2o_socket_t.on_close: h2o has freed the connection's SSL (if any) by
+ * now, so our reference to its context can go. */
+static void on_conn_closed(void *data)
+{
+    conn_rec *rec = data;
+    worker *w = rec->w;
+    h2o_linklist_unlink(&rec->link);
+    atomic_fetch_sub(&w->srv->open[rec->kind], 1);
+    if (rec->ssl_ctx != NULL)
+        SSL_CTX_free(rec->ssl_ctx);
+    if (rec->uses_spare)
+        conn_reopen_spare(w->srv);
+    rec->ssl_ctx = NULL;
+    rec->ssl = NULL;
+    rec->sock = NULL;
+    conn_rec_release(rec);
+}
+
+static conn_rec *conn_of_sock(h2o_socket_t *sock)
+{
+    if (sock == NULL || sock->on_close.cb != on_conn_closed)
+        return NULL;
+    return sock->on_close.data;
+}
+
+static conn_rec *conn_of_req(h2o_req_t *req)
+{
+    if (req->conn->callbacks->get_socket == NULL)
+        return NULL;
+    return conn_of_sock(req->conn->callbacks->get_socket(req->conn));
+}
+
+/* The drain asks a connection's SSL whether a record is half in. */
+void conn_handshake_started(worker *w, const SSL *ssl)
+{
+    /* h2o's BIO carries the h2o_socket_t; matched against our own list, so
+     * nothing is dereferenced on a guess. */
+    BIO *bio = SSL_get_rbio(ssl);
+    void *sock = bio != NULL ? BIO_get_data(bio) : NULL;
+    if (sock == NULL)
+        return;
+    for (h2o_linklist_t *n = w->conns.next; n != &w->conns; n = n->next) {
+        conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
+        if (rec->sock == sock) {
+            rec->ssl = (SSL *)ssl;
+            return;
+        }
+    }
+}
+
+/* ---- listeners ---------------------------------------------------------- */
+
+static void take_connection(worker *w, enum listener_kind kind, int fd, int uses_spare)
+{
+    server *srv = w->srv;
+    size_t open_now = atomic_fetch_add(&srv->open[kind], 1);
+    if (!guard_accept((guard_port)kind, open_now, &srv->limits)) {
+        atomic_fetch_sub(&srv->open[kind], 1);
+        metrics_add(&w->counters[GC_REFUSED_LIMIT], 1);
+        close(fd);
+        if (uses_spare)
+            conn_reopen_spare(srv);
+        return;
+    }
+    conn_rec *rec = calloc(1, sizeof(*rec));
+    if (rec == NULL) {
+        atomic_fetch_sub(&srv->open[kind], 1);
+        close(fd);
+        if (uses_spare)
+            conn_reopen_spare(srv);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    h2o_socket_t *sock = h2o_evloop_socket_create(w->ctx.loop, fd, H2O_SOCKET_FLAG_IS_ACCEPTED_CONNECTION);
+    rec->w = w;
+    rec->sock = sock;
+    rec->kind = kind;
+    rec->uses_spare = uses_spare;
+    rec->accepted_ns = clock_mono_ns();
+    if (kind == L_TLS) {
+        rec->ssl_ctx = w->ssl_ctx;
+        SSL_CTX_up_ref(rec->ssl_ctx);
+    }
+    h2o_linklist_insert(&w->conns, &rec->link);
+    sock->on_close.cb = on_conn_closed;
+    sock->on_close.data = rec;
+    h2o_accept(&w->accept[kind], sock);
+}
+
+/* Accepts what is pending on a listener (a bounded batch).  Out of
+ * descriptors, a probe port spends the spare one; otherwise the listener
+ * stops for guard_accept_backoff_ms() instead of spinning on a socket that
+ * stays readable. */
+void conn_accept_pending(worker *w, enum listener_kind kind, unsigned batch)
+{
+    h2o_socket_t *listener = w->listeners[kind];
+    int lfd = h2o_socket_get_fd(listener);
+    for (unsigned i = 0; i < batch; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            w->accept_failures[kind] = 0;
+            take_connection(w, kind, fd, 0);
+            continue;
+        }
+        int err = errno;
+        if (err == EAGAIN || err == EWOULDBLOCK)
+            return;
+        if (!guard_accept_error_is_exhaustion(err))
+            continue; /* that connection's own trouble (ECONNABORTED) */
+        metrics_add(&w->counters[GC_ACCEPT_EXHAUSTED], 1);
+        if (kind != L_TLS) {
+            int spare = atomic_exchange(&w->srv->spare_fd, -1);
+            if (spare >= 0) {
+                close(spare);
+                fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd >= 0) {
+                    metrics_add(&w->counters[GC_ACCEPT_SPARE], 1);
+                    take_connection(w, kind, fd, 1);
+                    continue;
+                }
+                conn_reopen_spare(w->srv);
+            }
+        }
+        w->accept_failures[kind]++;
+        unsigned ms = guard_accept_backoff_ms(w->accept_failures[kind]);
+        w->accept_resume_ns[kind] = clock_mono_ns() + (uint64_t)ms * 1000000u;
+        h2o_socket_read_stop(listener);
+        return;
+    }
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    if (err != NULL)
+        return;
+    h2o_accept_ctx_t *accept_ctx = listener->data;
+    worker *w = worker_of_ctx(accept_ctx->ctx);
+    conn_accept_pending(w, (enum listener_kind)(accept_ctx - w->accept), 16);
+}
+
+void conn_listen(worker *w, enum listener_kind kind, int fd)
+{
+    w->listeners[kind] = h2o_evloop_socket_create(w->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+    w->listeners[kind]->data = &w->accept[kind];
+    h2o_socket_read_start(w->listeners[kind], on_accept);
+}
+
+void conn_unlisten(worker *w, enum listener_kind kind)
+{
+    if (w->listeners[kind] != NULL) {
+        h2o_socket_read_stop(w->listeners[kind]);
+        h2o_socket_close(w->listeners[kind]);
+        w->listeners[kind] = NULL;
+    }
+}
+
+void conn_resume_accepting(worker *w, uint64_t now)
+{
+    for (int k = 0; k < L_COUNT; k++) {
+        if (w->accept_resume_ns[k] != 0 && now >= w->accept_resume_ns[k] &&
+            w->listeners[k] != NULL) {
+            w->accept_resume_ns[k] = 0;
+            h2o_socket_read_start(w->listeners[k], on_accept);
+        }
+    }
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+typedef struct request_slot {
+    worker *w;
+    conn_rec *rec;
+} request_slot;
+
+/* Runs when h2o disposes of the request, i.e. after its response is sent. */
+static void on_request_disposed(void *p)
+{
+    request_slot *slot = p;
+    slot->w->in_flight--;
+    if (slot->rec != NULL) {
+        slot->rec->answering--;
+        conn_rec_release(slot->rec);
+    }
+}
+
+static void track_request(worker *w, h2o_req_t *req)
+{
+    request_slot *slot = h2o_mem_alloc_shared(&req->pool, sizeof(*slot), on_request_disposed);
+    slot->w = w;
+    slot->rec = conn_of_req(req);
+    w->in_flight++;
+    if (slot->rec != NULL) {
+        slot->rec->answering++;
+        slot->rec->requests++;
+        if (req->version >= 0x200)
+            slot->rec->http2 = 1;
+    }
+}
+
+/* RFC 9112 §6.1: a request with both Content-Length and Transfer-Encoding,
+ * or with Content-Lengths that differ, may be read one way here and another
+ * way by a proxy in front: 400, and the connection closes so nothing after
+ * it is read as a request.  h2o 2.2.5 accepts both shapes. */
+static int reject_ambiguous_framing(h2o_req_t *req)
+{
+    conn_rec *rec = conn_of_req(req);
+    if (rec == NULL || rec->sock->input == NULL || rec->sock->input->bytes == NULL)
+        return 0;
+    /* While a request is handled, h2o keeps its head at the start of the
+     * socket's input buffer (it consumes it once the response is sent);
+     * checked against the method, so a surprise reads nothing. */
+    const char *buf = rec->sock->input->bytes;
+    size_t size = rec->sock->input->size, skip = 0;
+    while (skip < size && (buf[skip] == '\r' || buf[skip] == '\n'))
+        skip++;
+    const char *start = buf + skip;
+    size_t avail = size - skip;
+    if (avail < req->input.method.len + 1 ||
+        memcmp(start, req->input.method.base, req->input.method.len) != 0 ||
+        start[req->input.method.len] != ' ')
+        return 0;
+    size_t head = guard_head_end(start, avail);
+    if (head == 0)
+        return 0;
+    guard_framing f = guard_head_framing(start, head);
+    if (f == GUARD_FRAMING_OK)
+        return 0;
+    metrics_add(&rec->w->counters[GC_FRAMING], 1);
+    req->http1_is_persistent = 0;
+    reply_status(req, 400, "BadRequest",
+                 f == GUARD_FRAMING_CL_AND_TE
+                     ? "request has both Content-Length and Transfer-Encoding (RFC 9112 section 6.1)"
+                     : "request has Content-Length values that differ (RFC 9112 section 6.3)");
+    return 1;
+}
+
+int conn_request_begin(h2o_req_t *req)
+{
+    track_request(worker_of(req), req);
+    return req->version < 0x200 && reject_ambiguous_framing(req);
+}
+
+/* ---- limits ------------------------------------------------------------ */
+
+static size_t buffered_of(h2o_socket_t *sock)
+{
+    return sock->input != NULL && sock->input->bytes != NULL ? sock->input->size : 0;
+}
+
+static size_t total_buffered(server *srv)
+{
+    size_t total = 0;
+    for (int i = 0; i < srv->threads; i++)
+        total += atomic_load_explicit(&srv->workers[i].buffered, memory_order_relaxed);
+    return total;
+}
+
+/* A whole request head (empty line) within the head limit. */
+static int head_complete(h2o_socket_t *sock, size_t limit)
+{
+    size_t n = buffered_of(sock);
+    if (n > limit + 4)
+        n = limit + 4;
+    return n >= 2 && guard_head_end(sock->input->bytes, n) != 0;
+}
+
+/* Cuts a connection under h2o's feet without freeing anything h2o holds:
+ * shutdown() makes its next read see EOF and its pending write fail, and
+ * h2o closes the connection through its own path. */
+static void cut(conn_rec *rec, enum guard_counter why)
+{
+    if (rec->cut)
+        return;
+    rec->cut = 1;
+    metrics_add(&rec->w->counters[why], 1);
+    if (rec->paused) {
+        rec->paused = 0;
+        h2o_socket_read_start(rec->sock, rec->read_cb);
+    }
+    shutdown(h2o_socket_get_fd(rec->sock), SHUT_RDWR);
+}
+
+/* guard_conn_action decides. */
+void conn_sweep(worker *w, uint64_t now)
+{
+    server *srv = w->srv;
+    size_t mine = 0;
+    conn_rec *largest = NULL;
+    size_t largest_size = 0;
+    for (h2o_linklist_t *n = w->conns.next; n != &w->conns; n = n->next) {
+        conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
+        size_t b = buffered_of(rec->sock);
+        mine += rec->sock->input != NULL && rec->sock->input->bytes != NULL
+                    ? rec->sock->input->capacity
+                    : 0;
+        if (rec->answering == 0 && b > largest_size) {
+            largest = rec;
+            largest_size = b;
+        }
+    }
+    atomic_store_explicit(&w->buffered, mine, memory_order_relaxed);
+    w->over_budget = guard_over_budget(total_buffered(srv), srv->limits.max_buffered_bytes,
+                                       w->over_budget);
+    for (h2o_linklist_t *n = w->conns.next, *next; n != &w->conns; n = next) {
+        next = n->next;
+        conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
+        if (rec->cut)
+            continue;
+        h2o_socket_t *sock = rec->sock;
+        int writing = h2o_socket_is_writing(sock);
+        if (!writing || sock->bytes_written != rec->written_seen) {
+            rec->written_seen = sock->bytes_written;
+            rec->writing_since_ns = writing ? now : 0;
+        }
+        size_t buffered = buffered_of(sock);
+        guard_conn c = {
+            .http1 = !rec->http2,
+            .answering = rec->answering > 0,
+            .buffered = buffered,
+            /* Read only where the head limit can apply (an HTTP/1 request
+             * arriving, more bytes than a head may have): a sweep runs after
+             * every turn of the loop, and scanning every slow connection's
+             * buffer each time would let a trickle of bytes buy a lot of CPU.
+             * Where the head is complete, the scan stops at its end. */
+            .head_complete = rec->http2 || rec->answering > 0 ||
+                                     buffered <= srv->limits.max_header_bytes
+                                 ? 1
+                                 : head_complete(sock, srv->limits.max_header_bytes),
+            .writing = writing,
+            .writing_ns = writing && rec->writing_since_ns != 0 ? now - rec->writing_since_ns : 0,
+            .paused = rec->paused,
+        };
+        switch (guard_conn_action(&c, &srv->limits, w->over_budget, rec == largest)) {
+        case GUARD_CUT_HEADERS:
+            cut(rec, GC_CUT_HEADERS);
+            break;
+        case GUARD_CUT_WRITE_TIMEOUT:
+            cut(rec, GC_CUT_WRITE_TIMEOUT);
+            break;
+        case GUARD_PAUSE:
+            /* Only a socket h2o is reading: its callback is restored later. */
+            if (h2o_socket_is_reading(sock)) {
+                rec->read_cb = sock->_cb.read;
+                rec->paused = 1;
+                h2o_socket_read_stop(sock);
+                metrics_add(&w->counters[GC_PAUSED], 1);
+            }
+            break;
+        case GUARD_RESUME:
+            rec->paused = 0;
+            h2o_socket_read_start(sock, rec->read_cb);
+            break;
+        case GUARD_KEEP:
+            break;
+        }
+    }
+}
+
+/* ---- drain -------------------------------------------------------------- */
+
+/* Requests still arriving are not yet in_flight, but a drain must wait for
+ * them as much as for the ones being answered (guard_arriving decides). */
+int conn_receiving(worker *w, uint64_t now)
+{
+    for (h2o_linklist_t *n = w->conns.next; n != &w->conns; n = n->next) {
+        conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
+        if (rec->kind != L_TLS || rec->cut)
+            continue;
+        int unread = 0;
+        if (ioctl(h2o_socket_get_fd(rec->sock), FIONREAD, &unread) != 0)
+            unread = 0;
+        guard_arrival a = {
+            .answering = rec->answering > 0,
+            .buffered = buffered_of(rec->sock),
+            .kernel_unread = unread > 0 ? (size_t)unread : 0,
+            .tls_pending = rec->ssl != NULL && SSL_has_pending(rec->ssl),
+            .handshaking = rec->ssl != NULL && SSL_in_init(rec->ssl),
+            .requests = rec->requests,
+            .age_ns = now - rec->accepted_ns,
+        };
+        if (guard_arriving(&a))
+            return 1;
+    }
+    /* HTTP/2: h2o 2.2 has no foreach_request for it, and its connection
+     * struct is not public; a connection still open after our GOAWAY counts
+     * as busy.  Clients close a connection once its last stream is done
+     * (curl and Go do), h2o closes idle ones after http2.idle_timeout, and
+     * the grace period bounds the rest. */
+    return !h2o_linklist_is_empty(&w->ctx.http2._conns);
+}
+
+/* ---- metrics ------------------------------------------------------------ */
+
+static uint64_t guard_sum(server *srv, enum guard_counter c)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < srv->threads; i++)
+        n += metrics_get(&srv->workers[i].counters[c]);
+    return n;
+}
+
+/* docs/DECISIONS.md "Webhook limits". */
+void conn_metrics_render(strbuf *t, server *srv)
+{
+    static const char *const ports[L_COUNT] = {"admission", "health", "metrics"};
+    metrics_header(t, "ota_webhook_open_connections", "gauge", "Connections open, by port.");
+    for (int k = 0; k < L_COUNT; k++)
+        strbuf_printf(t, "ota_webhook_open_connections{port=\"%s\"} %zu\n", ports[k],
+                      atomic_load(&srv->open[k]));
+    metrics_header(t, "ota_webhook_max_connections", "gauge",
+                   "The admission port's connection limit in force.");
+    strbuf_printf(t, "ota_webhook_max_connections %zu\n", srv->limits.max_connections);
+    metrics_header(t, "ota_webhook_buffered_bytes", "gauge",
+                   "Request input buffered by all connections.");
+    strbuf_printf(t, "ota_webhook_buffered_bytes %zu\n", total_buffered(srv));
+    /* The guard's counters, in enum order; a family's header is written
+     * before its first sample. */
+    static const struct {
+        const char *name, *help, *labels;
+    } families[GC_N] = {
+        [GC_REFUSED_LIMIT] = {"ota_webhook_connections_refused_total",
+                              "Connections closed at accept: over the connection limit.",
+                              "{reason=\"limit\"}"},
+        [GC_ACCEPT_EXHAUSTED] = {"ota_webhook_accept_exhausted_total",
+                                 "accept() failures for want of descriptors or memory (EMFILE, "
+                                 "ENFILE, ENOBUFS, ENOMEM); accepting backs off.",
+                                 ""},
+        [GC_ACCEPT_SPARE] = {"ota_webhook_accept_spare_total",
+                             "Probe connections accepted on the spare descriptor while out of "
+                             "descriptors.",
+                             ""},
+        [GC_CUT_HEADERS] = {"ota_webhook_connections_cut_total", "Connections closed by a limit.",
+                            "{reason=\"header_bytes\"}"},
+        [GC_CUT_WRITE_TIMEOUT] = {"ota_webhook_connections_cut_total", NULL,
+                                  "{reason=\"write_timeout\"}"},
+        [GC_PAUSED] = {"ota_webhook_reads_paused_total",
+                       "Connections whose reading was paused: buffered input over the budget.", ""},
+        [GC_FRAMING] = {"ota_webhook_ambiguous_framing_total",
+                        "Requests refused with 400: Content-Length with Transfer-Encoding, or "
+                        "differing Content-Lengths.",
+                        ""},
+    };
+    for (int c = 0; c < GC_N; c++) {
+        if (families[c].help != NULL)
+            metrics_header(t, families[c].name, "counter", families[c].help);
+        strbuf_printf(t, "%s%s %llu\n", families[c].name, families[c].labels,
+                      (unsigned long long)guard_sum(srv, (enum guard_counter)c));
+    }
+}
