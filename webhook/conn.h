@@ -4,8 +4,10 @@
  * decides (refuse at accept, back off accepting, cut, pause and resume
  * reading, refuse ambiguous framing, say whether a drain must still wait).
  *
- * Each worker calls these from its own event loop thread only; what they
- * share across workers is in struct server (atomics).
+ * A worker calls these on its own event loop thread, for its own
+ * connections; what workers share (connections open per port, the spare
+ * descriptor, bytes buffered) is atomic, so conn_reopen_spare() may run on
+ * any thread and conn_metrics_render() reads every worker's counters.
  */
 #ifndef OTA_WEBHOOK_CONN_H
 #define OTA_WEBHOOK_CONN_H
