@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "kapi.h"
 #include "log.h"
 #include "ota_names.h"
 #include "pullerr.h"
@@ -44,19 +45,21 @@ static void *decode_job_pod(yajl_val obj)
 
 static void keep_pull_error(const void *old_obj, void *fresh_obj);
 
+/* DaemonSet pods carry both labels; nothing else does */
+static const kapi_requirement daemonset_pods[] = {
+    {OTA_LABEL_REVISION_HASH, NULL}, {OTA_LABEL_POD_TEMPLATE_GENERATION, NULL}, {NULL, NULL}};
+static const kapi_requirement ours[] = {{OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VALUE}, {NULL, NULL}};
+
 static const informer_spec informer_specs[INF_COUNT] = {
-    [INF_DAEMONSETS] = {"daemonsets", "apps/v1", "daemonsets", NULL, NULL, decode_daemonset,
+    [INF_DAEMONSETS] = {"daemonsets", KAPI_DAEMONSETS, NULL, NULL, decode_daemonset,
                         kobj_free_any, kobj_uid, NULL},
-    [INF_REVISIONS] = {"controllerrevisions", "apps/v1", "controllerrevisions", NULL, NULL,
+    [INF_REVISIONS] = {"controllerrevisions", KAPI_CONTROLLERREVISIONS, NULL, NULL,
                        decode_revision, kobj_free_any, kobj_uid, NULL},
-    /* DaemonSet pods carry both labels; nothing else does */
-    [INF_PODS] = {"pods", "v1", "pods", NULL, "controller-revision-hash%2Cpod-template-generation",
-                  decode_pod, kobj_free_any, kobj_uid, NULL},
-    [INF_JOBS] = {"jobs", "batch/v1", "jobs", NULL, "app.kubernetes.io%2Fmanaged-by%3Dota-prepull",
-                  decode_job, kobj_free_any, kobj_uid, NULL},
-    [INF_JOB_PODS] = {"prepull-pods", "v1", "pods", NULL,
-                      "app.kubernetes.io%2Fmanaged-by%3Dota-prepull", decode_job_pod,
-                      kobj_free_any, kobj_uid, keep_pull_error},
+    [INF_PODS] = {"pods", KAPI_PODS, NULL, daemonset_pods, decode_pod, kobj_free_any, kobj_uid,
+                  NULL},
+    [INF_JOBS] = {"jobs", KAPI_JOBS, NULL, ours, decode_job, kobj_free_any, kobj_uid, NULL},
+    [INF_JOB_PODS] = {"prepull-pods", KAPI_PODS, NULL, ours, decode_job_pod, kobj_free_any,
+                      kobj_uid, keep_pull_error},
 };
 
 static void mark_dirty(void *data)
@@ -386,45 +389,62 @@ static int still_leading(void *data)
     return controller_may_send(x->kind, x->c->leading);
 }
 
+/* What each kind of action sends.  object: the path names the action's
+ * object (else its collection); idempotent: a repeat is harmless, so the
+ * client may retry it like a read. */
+typedef struct action_call_spec {
+    const char *method;
+    kapi_resource resource;
+    const char *subresource, *query, *content_type;
+    int object, idempotent;
+} action_call_spec;
+
+static const action_call_spec action_calls[] = {
+    /* merged by condition type: the kubelet's conditions stay */
+    [ACTION_PATCH_POD_STATUS] = {"PATCH", KAPI_PODS, "status", NULL, KAPI_CT_STRATEGIC_MERGE, 1,
+                                 0},
+    /* a named Job: a repeat is a 409, counted as done */
+    [ACTION_CREATE_JOB] = {"POST", KAPI_JOBS, NULL, NULL, KAPI_CT_JSON, 0, 1},
+    /* a repeat is a 404, counted as done; the Job's pods go with it */
+    [ACTION_DELETE_JOB] = {"DELETE", KAPI_JOBS, NULL, "propagationPolicy=Background", NULL, 1, 1},
+    [ACTION_CREATE_EVENT] = {"POST", KAPI_EVENTS, NULL, NULL, KAPI_CT_JSON, 0, 0},
+    [ACTION_GET_NODE] = {"GET", KAPI_NODES, NULL, NULL, NULL, 1, 0},
+};
+
+int controller_action_call(const action *a, strbuf *path, kube_call *call)
+{
+    if ((unsigned)a->kind >= sizeof(action_calls) / sizeof(action_calls[0]))
+        return -1;
+    const action_call_spec *t = &action_calls[a->kind];
+    if (kapi_path(path, t->resource, a->namespace, t->object ? a->name : NULL, t->subresource) != 0)
+        return -1;
+    if (t->query != NULL)
+        strbuf_printf(path, "?%s", t->query);
+    call->method = t->method;
+    call->content_type = t->content_type;
+    call->idempotent = t->idempotent;
+    return path->failed ? -1 : 0;
+}
+
 static void execute(controller *c, action *a)
 {
     if (!workset_may_add(&c->work, a->key))
         return; /* in flight, held back, or an Event sent */
     if (!controller_may_send(a->kind, c->leading))
         return; /* only the leader writes */
-    char path[1024];
+    strbuf path = {0};
     kube_call call = {.on_done = on_executed, .wanted = still_leading};
-    switch (a->kind) {
-    case ACTION_PATCH_POD_STATUS:
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", a->namespace, a->name);
-        call.method = "PATCH";
-        call.content_type = "application/strategic-merge-patch+json";
-        break;
-    case ACTION_CREATE_JOB:
-        snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs", a->namespace);
-        call.method = "POST";
-        call.content_type = "application/json";
-        call.idempotent = 1; /* a named Job: a repeat is a 409, counted as done */
-        break;
-    case ACTION_DELETE_JOB:
-        snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background",
-                 a->namespace, a->name);
-        call.method = "DELETE";
-        call.idempotent = 1; /* a repeat is a 404, counted as done */
-        break;
-    case ACTION_CREATE_EVENT:
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", a->namespace);
-        call.method = "POST";
-        call.content_type = "application/json";
-        break;
-    case ACTION_GET_NODE:
-        snprintf(path, sizeof(path), "/api/v1/nodes/%s", a->name);
-        call.method = "GET";
-        break;
+    if (controller_action_call(a, &path, &call) != 0) {
+        log_kv(LOG_WARN, "no API path for an action", "action", action_kind_name(a->kind),
+               "name", a->name != NULL ? a->name : "", NULL);
+        strbuf_free(&path);
+        return;
     }
     exec_ctx *x = calloc(1, sizeof(*x));
-    if (x == NULL)
+    if (x == NULL) {
+        strbuf_free(&path);
         return;
+    }
     x->c = c;
     x->kind = a->kind;
     x->outcome = a->outcome;
@@ -434,7 +454,7 @@ static void execute(controller *c, action *a)
     /* the note moves: the action list is freed after the pass */
     x->note = a->note;
     a->note = (action_note){0};
-    call.path = path;
+    call.path = path.data;
     call.body = a->body;
     call.body_len = a->body != NULL ? strlen(a->body) : 0;
     call.data = x;
@@ -442,11 +462,13 @@ static void execute(controller *c, action *a)
         kube_client_call(c->client, &call) != 0) {
         workset_done(&c->work, a->key);
         exec_ctx_free(x);
+        strbuf_free(&path);
         return;
     }
     if (a->kind != ACTION_GET_NODE)
         c->writes_queued++;
-    log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path);
+    log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path.data);
+    strbuf_free(&path); /* the client copied it */
 }
 
 /* ---- passes ------------------------------------------------------------- */

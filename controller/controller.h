@@ -146,4 +146,10 @@ uint64_t controller_hold_ns(exec_outcome outcome);
  * lost never goes out.  Reading a node is no write. */
 int controller_may_send(action_kind kind, int leading);
 
+/* The API call of an action: its path with any query into path, and the
+ * method, content type and whether a repeat is harmless into call (from a
+ * table by action kind).  0, or -1 when the action's namespace and name
+ * make no path (path then holds nothing usable). */
+int controller_action_call(const action *a, strbuf *path, kube_call *call);
+
 #endif

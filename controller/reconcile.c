@@ -19,6 +19,7 @@
 #include "arena.h"
 #include "imageref.h"
 #include "json.h"
+#include "kapi.h"
 #include "ota_names.h"
 #include "ota_state.h"
 #include "prepull_job.h"
@@ -170,50 +171,6 @@ static void note_last(pass *p, size_t before, const kobj *subject, const char *n
 
 /* ---- JSON --------------------------------------------------------------- */
 
-typedef struct cond_patch {
-    const char *type, *status, *reason, *message;
-    int delete; /* "$patch": "delete" */
-} cond_patch;
-
-/* {"metadata":{"resourceVersion":RV},"status":{"conditions":[...]}}: merged
- * by type, so the kubelet's conditions are left alone.  The resourceVersion
- * is the precondition (the apiserver answers 409 Conflict unless the pod is
- * still at RV): the decision was made from the pod as cached, and a node
- * user may have written a newer request since, which a patch from a lagging
- * cache must never overwrite. */
-static char *status_patch(const cond_patch *conds, size_t n, const char *rv, const char *now)
-{
-    json_writer w;
-    if (json_writer_init(&w, NULL) != 0)
-        return NULL;
-    json_map_open(&w, NULL);
-    if (rv != NULL && rv[0] != '\0') {
-        json_map_open(&w, "metadata");
-        json_kv_str(&w, "resourceVersion", rv);
-        json_map_close(&w);
-    }
-    json_map_open(&w, "status");
-    json_array_open(&w, "conditions");
-    for (size_t i = 0; i < n; i++) {
-        json_map_open(&w, NULL);
-        json_kv_str(&w, "type", conds[i].type);
-        if (conds[i].delete) {
-            json_kv_str(&w, "$patch", "delete");
-        } else {
-            json_kv_str(&w, "status", conds[i].status);
-            if (conds[i].reason != NULL)
-                json_kv_str(&w, "reason", conds[i].reason);
-            json_kv_str(&w, "message", conds[i].message);
-            json_kv_str(&w, "lastTransitionTime", now);
-        }
-        json_map_close(&w);
-    }
-    json_array_close(&w);
-    json_map_close(&w);
-    json_map_close(&w);
-    return json_writer_take(&w);
-}
-
 static char *event_body(const kobj *pod, const char *api_version, const char *kind,
                         const char *reason, const char *type, const char *message,
                         const char *now)
@@ -271,7 +228,7 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
     emit(p, ACTION_CREATE_EVENT, pod->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
 }
 
-static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_t n,
+static void emit_status(pass *p, const kobj *pod, const kapi_condition *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
     const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
@@ -289,7 +246,10 @@ static void emit_status(pass *p, const kobj *pod, const cond_patch *conds, size_
     if (outcome != ACTION_OUTCOME_NONE && asked != NULL &&
         kobj_parse_time(asked) > kobj_parse_time(when))
         when = asked;
-    char *body = status_patch(conds, n, rv, when);
+    /* merged by type, on the resourceVersion the decision was made from: a
+     * node user may have written a newer request since, which a patch from
+     * a lagging cache must never overwrite */
+    char *body = kapi_conditions_patch(conds, n, rv, when);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -484,7 +444,7 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job, const ds_v
     char message[1400];
     snprintf(message, sizeof(message), "pull image job %s failed: %.1000s%s", job->meta.name, why,
              after);
-    cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
+    kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job->meta.name);
     size_t before = p->out->n;
@@ -499,7 +459,7 @@ static void report_success(pass *p, const kobj *pod, const char *hash, const cha
 {
     char message[300];
     snprintf(message, sizeof(message), OTA_MSG_REVISION_PREFIX "%s", hash);
-    cond_patch c = {OTA_COND_IMAGE_READY, "True", OTA_REASON_PULL_SUCCESS, message, 0};
+    kapi_condition c = {OTA_COND_IMAGE_READY, "True", OTA_REASON_PULL_SUCCESS, message, 0};
     size_t before = p->out->n;
     emit_status(p, pod, &c, 1, "ready", ACTION_OUTCOME_PULL_SUCCEEDED);
     note_last(p, before, pod, pod->u.pod.node_name, how,
@@ -683,12 +643,12 @@ static void mark_pod(pass *p, const mark *m)
     char want_msg[300];
     snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
     const char *want_status = same(pod->u.pod.hash, hash) ? "False" : "True";
-    cond_patch conds[2] = {{OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0}};
+    kapi_condition conds[2] = {{OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0}};
     size_t nconds = 1;
     /* A new revision drops the pre-pull state of the old one. */
     const kobj_cond *ir = &pod->u.pod.image_ready;
     if (ir->present && !same(ir->message, want_msg))
-        conds[nconds++] = (cond_patch){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
+        conds[nconds++] = (kapi_condition){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
     char what[400];
     snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
     emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
@@ -698,7 +658,7 @@ static void report_render_failure(pass *p, const kobj *pod, const char *job, con
 {
     char message[1200];
     snprintf(message, sizeof(message), "pull image job %s failed: InvalidImageName: %s", job, err);
-    cond_patch c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
+    kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
     char what[300];
     snprintf(what, sizeof(what), "failed:%s", job);
     size_t before = p->out->n;

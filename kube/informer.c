@@ -18,17 +18,15 @@
 static void start_list(informer *inf, const char *continue_token);
 static void start_watch(informer *inf);
 
-/* The collection's path from the spec's parts: the core group under /api,
- * the others under /apis; namespaced when the spec names a namespace. */
-static int resource_path(const informer_spec *spec, char *buf, size_t size)
+/* Moves b's text into out (size bytes): 0, or -1 when b failed or is
+ * empty, or its text does not fit. */
+static int take_text(strbuf *b, char *out, size_t size)
 {
-    int core = strchr(spec->group_version, '/') == NULL;
-    int n = spec->namespace != NULL
-                ? snprintf(buf, size, "/%s/%s/namespaces/%s/%s", core ? "api" : "apis",
-                           spec->group_version, spec->namespace, spec->resource)
-                : snprintf(buf, size, "/%s/%s/%s", core ? "api" : "apis", spec->group_version,
-                           spec->resource);
-    return n > 0 && (size_t)n < size ? 0 : -1;
+    int rc = !b->failed && b->data != NULL && b->len < size ? 0 : -1;
+    if (rc == 0)
+        memcpy(out, b->data, b->len + 1);
+    strbuf_free(b);
+    return rc;
 }
 
 int informer_init(informer *inf, kube_client *client, const informer_spec *spec,
@@ -38,14 +36,20 @@ int informer_init(informer *inf, kube_client *client, const informer_spec *spec,
     inf->client = client;
     inf->spec = spec;
     inf->name = spec->name;
-    inf->label_selector = spec->label_selector;
     inf->watch_timeout_s = 240;
     inf->on_changed = on_changed;
     inf->data = data;
     store_init(&inf->objects, spec->free, spec->key);
     store_init(&inf->fresh, spec->free, spec->key);
     backoff_init(&inf->retry, 500 * 1000000ull, 30 * 1000000000ull, NULL, NULL);
-    return resource_path(spec, inf->path, sizeof(inf->path));
+    strbuf path = {0}, selector = {0};
+    int bad = kapi_path(&path, spec->resource, spec->namespace, NULL, NULL) != 0;
+    bad |= take_text(&path, inf->path, sizeof(inf->path)) != 0;
+    if (spec->label_selector != NULL) {
+        bad |= kapi_selector(&selector, KAPI_LABEL_SELECTOR, spec->label_selector) != 0;
+        bad |= take_text(&selector, inf->label_selector, sizeof(inf->label_selector)) != 0;
+    }
+    return bad ? -1 : 0;
 }
 
 void informer_free(informer *inf)
@@ -85,13 +89,12 @@ void informer_tick(informer *inf, uint64_t now)
 /* path?query with the selector; caller frees. */
 static char *build_path(const informer *inf, const char *extra)
 {
-    size_t n = strlen(inf->path) + strlen(extra) + 64 +
-               (inf->label_selector != NULL ? strlen(inf->label_selector) : 0);
+    size_t n = strlen(inf->path) + strlen(extra) + strlen(inf->label_selector) + 3;
     char *p = malloc(n);
     if (p == NULL)
         return NULL;
-    snprintf(p, n, "%s?%s%s%s", inf->path, extra, inf->label_selector != NULL ? "&labelSelector=" : "",
-             inf->label_selector != NULL ? inf->label_selector : "");
+    snprintf(p, n, "%s?%s%s%s", inf->path, extra, inf->label_selector[0] != '\0' ? "&" : "",
+             inf->label_selector);
     return p;
 }
 
@@ -219,28 +222,19 @@ static void on_list_done(void *data, const kube_result *r)
 
 char *informer_list_query(unsigned limit, const char *continue_token)
 {
-    size_t n = continue_token != NULL ? strlen(continue_token) : 0;
-    if (n > LISTSPLIT_MAX_CONTINUE)
+    if (continue_token != NULL && strlen(continue_token) > LISTSPLIT_MAX_CONTINUE)
         return NULL;
-    size_t cap = 40 + 3 * n; /* every byte may become %XX */
-    char *q = malloc(cap);
-    if (q == NULL)
-        return NULL;
-    size_t off = (size_t)snprintf(q, cap, "limit=%u", limit);
+    strbuf q = {0};
+    strbuf_printf(&q, "limit=%u", limit);
     if (continue_token != NULL) {
-        off += (size_t)snprintf(q + off, cap - off, "&continue=");
-        /* base64 tokens carry '+', '/' and '=': anything but unreserved
-         * characters is escaped */
-        for (const char *c = continue_token; *c != '\0'; c++) {
-            if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-                *c == '-' || *c == '_' || *c == '.' || *c == '~')
-                q[off++] = *c;
-            else
-                off += (size_t)snprintf(q + off, cap - off, "%%%02X", (unsigned char)*c);
-        }
-        q[off] = '\0';
+        strbuf_printf(&q, "&continue=");
+        kapi_escape(&q, continue_token);
     }
-    return q;
+    if (q.failed) {
+        strbuf_free(&q);
+        return NULL;
+    }
+    return q.data;
 }
 
 static void start_list(informer *inf, const char *continue_token)

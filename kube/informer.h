@@ -20,6 +20,7 @@
 
 #include "backoff.h"
 #include "json.h"
+#include "kapi.h"
 #include "kube_client.h"
 #include "linesplit.h"
 #include "listsplit.h"
@@ -32,12 +33,10 @@ typedef void (*informer_changed_fn)(void *data);
  * new resource is one of these and its decoder, nothing more. */
 typedef struct informer_spec {
     const char *name;           /* for logs and metrics: "pods" */
-    /* the path's parts: /api/v1/... for group_version "v1" (the core
-     * group), /apis/<group_version>/... for the others */
-    const char *group_version;  /* "v1", "apps/v1" */
-    const char *resource;       /* the plural: "pods" */
+    kapi_resource resource;     /* a row of kube/kapi's table (a CRD is one too) */
     const char *namespace;      /* NULL: every namespace */
-    const char *label_selector; /* URL-encoded, or NULL */
+    /* {NULL, NULL}-terminated, or NULL: every object */
+    const kapi_requirement *label_selector;
     /* What the cache keeps of one object (a list item or a watch event's
      * object, as a parsed tree that lives only during the call): a new
      * object, or NULL to skip it (logged: an object without name or uid,
@@ -93,8 +92,8 @@ typedef struct informer {
     kube_client *client;
     const informer_spec *spec;  /* outlives the informer */
     const char *name;           /* spec->name */
-    char path[256];             /* "/api/v1/pods", from the spec's parts */
-    const char *label_selector; /* spec->label_selector */
+    char path[256];             /* the collection's (kapi_path of the spec's resource) */
+    char label_selector[512];   /* "labelSelector=..." (kapi_selector), or "" */
     unsigned watch_timeout_s;   /* the server ends a watch after this */
     store objects;              /* spec->key -> what spec->decode made */
     store fresh;                /* the list being read */
@@ -117,7 +116,8 @@ typedef struct informer {
     metrics_counter store_failures; /* objects the cache could not keep */
 } informer;
 
-/* 0, or -1 when the spec's path parts do not fit inf->path. */
+/* 0, or -1 when the spec makes no path or selector (kapi_path,
+ * kapi_selector) or they do not fit inf->path and inf->label_selector. */
 int informer_init(informer *inf, kube_client *client, const informer_spec *spec,
                   informer_changed_fn on_changed, void *data);
 /* Starts listing, or restarts after a backoff once it is due. */

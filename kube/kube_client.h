@@ -48,7 +48,7 @@ typedef int (*kube_wanted_fn)(void *data);
 
 typedef struct kube_call {
     const char *method;       /* "GET", "POST", "PATCH", "PUT", "DELETE" */
-    const char *path;         /* "/api/v1/..." with its query; copied */
+    const char *path;         /* from kapi_path, with its query; copied */
     const char *content_type; /* of body, or NULL */
     const char *body;         /* copied; may be NULL */
     size_t body_len;

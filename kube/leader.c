@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "json.h"
+#include "kapi.h"
 #include "log.h"
 
 #define LEASE_MAX_DEPTH 64 /* a Lease with its managedFields is 7 deep */
@@ -234,18 +235,19 @@ static void write_lease(leader *l, const char *holder, long duration_s, int crea
     char *body = lease_body(l, holder, duration_s);
     if (body == NULL)
         return;
-    char path[512];
-    if (create)
-        snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
-                 l->cfg.namespace);
-    else
-        snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
-                 l->cfg.namespace, l->cfg.name);
-    kube_call call = {.method = create ? "POST" : "PUT", .path = path,
-                      .content_type = "application/json", .body = body,
+    strbuf path = {0};
+    if (kapi_path(&path, KAPI_LEASES, l->cfg.namespace, create ? NULL : l->cfg.name, NULL) != 0 ||
+        path.failed) {
+        strbuf_free(&path);
+        free(body);
+        return;
+    }
+    kube_call call = {.method = create ? "POST" : "PUT", .path = path.data,
+                      .content_type = KAPI_CT_JSON, .body = body,
                       .body_len = strlen(body), .on_done = on_written, .data = l,
                       .no_retry = 1, .lease = 1, .timeout_ms = 5000};
     l->st.busy = kube_client_call(l->client, &call) == 0;
+    strbuf_free(&path);
     free(body);
 }
 
@@ -269,12 +271,13 @@ static void on_read(void *data, const kube_result *r)
 
 static void read_lease(leader *l, uint64_t now)
 {
-    char path[512];
-    snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
-             l->cfg.namespace, l->cfg.name);
-    kube_call call = {.method = "GET", .path = path, .on_done = on_read, .data = l,
+    strbuf path = {0};
+    int ok = kapi_path(&path, KAPI_LEASES, l->cfg.namespace, l->cfg.name, NULL) == 0 &&
+             !path.failed;
+    kube_call call = {.method = "GET", .path = path.data, .on_done = on_read, .data = l,
                       .no_retry = 1, .lease = 1, .timeout_ms = 5000};
-    l->st.busy = kube_client_call(l->client, &call) == 0;
+    l->st.busy = ok && kube_client_call(l->client, &call) == 0;
+    strbuf_free(&path);
     if (!l->st.busy) {
         leader_observation failed = {LEADER_READ_FAILED, NULL, 0};
         step(l, &failed, now);

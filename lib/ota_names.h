@@ -32,6 +32,7 @@
 
 /* Labels. */
 #define OTA_LABEL_REVISION_HASH "controller-revision-hash"
+#define OTA_LABEL_POD_TEMPLATE_GENERATION "pod-template-generation" /* DaemonSet pods' */
 #define OTA_LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
 #define OTA_MANAGED_BY_VALUE "ota-prepull"
 #define OTA_LABEL_POD_UID "ota-prepull/pod-uid"

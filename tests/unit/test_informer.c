@@ -92,7 +92,8 @@ static void toy_merge(const void *old, void *fresh)
     ((toy *)fresh)->prev = ((const toy *)old)->n;
 }
 
-static const informer_spec toy_spec = {"toys", "toys.example.com/v1", "toys", NULL, "tier%3Dedge",
+static const kapi_requirement tier_edge[] = {{"tier", "edge"}, {NULL, NULL}};
+static const informer_spec toy_spec = {"toys", KAPI_PODS, NULL, tier_edge,
                                        toy_decode, toy_free, toy_key, toy_merge};
 
 static int changes;
@@ -155,7 +156,7 @@ static void test_lost_object_relists(void **state)
         kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
         assert_non_null(client);
         informer inf;
-        static const informer_spec pods = {"pods", "v1", "pods", NULL, NULL, toy_decode,
+        static const informer_spec pods = {"pods", KAPI_PODS, NULL, NULL, toy_decode,
                                            toy_free, toy_key, NULL};
         assert_int_equal(informer_init(&inf, client, &pods, NULL, NULL), 0);
         inf.synced = r->synced;
@@ -320,14 +321,14 @@ static void test_spec_path(void **state)
 {
     (void)state;
     static const struct {
-        const char *name, *group_version, *resource, *namespace, *want;
+        const char *name;
+        kapi_resource resource;
+        const char *namespace, *want;
     } path_rows[] = {
-        {"core group: /api", "v1", "pods", NULL, "/api/v1/pods"},
-        {"named group: /apis", "apps/v1", "daemonsets", NULL, "/apis/apps/v1/daemonsets"},
-        {"a CRD", "kruise.io/v1alpha1", "imagepulljobs", NULL,
-         "/apis/kruise.io/v1alpha1/imagepulljobs"},
-        {"namespaced, core", "v1", "pods", "edge", "/api/v1/namespaces/edge/pods"},
-        {"namespaced, named group", "batch/v1", "jobs", "ota-system",
+        {"core group: /api", KAPI_PODS, NULL, "/api/v1/pods"},
+        {"named group: /apis", KAPI_DAEMONSETS, NULL, "/apis/apps/v1/daemonsets"},
+        {"namespaced, core", KAPI_PODS, "edge", "/api/v1/namespaces/edge/pods"},
+        {"namespaced, named group", KAPI_JOBS, "ota-system",
          "/apis/batch/v1/namespaces/ota-system/jobs"},
     };
     char err[128];
@@ -335,15 +336,23 @@ static void test_spec_path(void **state)
     assert_non_null(client);
     for (size_t i = 0; i < sizeof(path_rows) / sizeof(path_rows[0]); i++) {
         informer_spec spec = toy_spec;
-        spec.group_version = path_rows[i].group_version;
         spec.resource = path_rows[i].resource;
         spec.namespace = path_rows[i].namespace;
         informer inf;
         int rc = informer_init(&inf, client, &spec, NULL, NULL);
         ROW_CHECK(path_rows[i].name, rc == 0 && strcmp(inf.path, path_rows[i].want) == 0,
                   "got %d, %s", rc, inf.path);
+        ROW_CHECK(path_rows[i].name, strcmp(inf.label_selector, "labelSelector=tier%3Dedge") == 0,
+                  "selector %s", inf.label_selector);
         informer_free(&inf);
     }
+    /* a selector the grammar would read as two terms: refused */
+    static const kapi_requirement two_terms[] = {{"tier", "edge,core"}, {NULL, NULL}};
+    informer_spec bad_selector = toy_spec;
+    bad_selector.label_selector = two_terms;
+    informer bad;
+    assert_int_equal(informer_init(&bad, client, &bad_selector, NULL, NULL), -1);
+    informer_free(&bad);
     /* parts that do not fit: refused, not cut */
     char long_ns[300];
     memset(long_ns, 'n', sizeof(long_ns) - 1);
@@ -365,12 +374,14 @@ static void test_controller_specs(void **state)
         int index;
         const char *name, *path, *selector;
     } want[] = {
-        {INF_DAEMONSETS, "daemonsets", "/apis/apps/v1/daemonsets", NULL},
-        {INF_REVISIONS, "controllerrevisions", "/apis/apps/v1/controllerrevisions", NULL},
-        {INF_PODS, "pods", "/api/v1/pods", "controller-revision-hash%2Cpod-template-generation"},
-        {INF_JOBS, "jobs", "/apis/batch/v1/jobs", "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+        {INF_DAEMONSETS, "daemonsets", "/apis/apps/v1/daemonsets", ""},
+        {INF_REVISIONS, "controllerrevisions", "/apis/apps/v1/controllerrevisions", ""},
+        {INF_PODS, "pods", "/api/v1/pods",
+         "labelSelector=controller-revision-hash%2Cpod-template-generation"},
+        {INF_JOBS, "jobs", "/apis/batch/v1/jobs",
+         "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
         {INF_JOB_PODS, "prepull-pods", "/api/v1/pods",
-         "app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+         "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
     };
     controller c;
     kube_client *client = controller_up(&c);
@@ -378,11 +389,8 @@ static void test_controller_specs(void **state)
         const informer *inf = &c.informers[want[i].index];
         ROW_CHECK(want[i].name, strcmp(inf->name, want[i].name) == 0, "name %s", inf->name);
         ROW_CHECK(want[i].name, strcmp(inf->path, want[i].path) == 0, "path %s", inf->path);
-        ROW_CHECK(want[i].name,
-                  (want[i].selector == NULL && inf->label_selector == NULL) ||
-                      (want[i].selector != NULL && inf->label_selector != NULL &&
-                       strcmp(inf->label_selector, want[i].selector) == 0),
-                  "selector %s", inf->label_selector != NULL ? inf->label_selector : "(none)");
+        ROW_CHECK(want[i].name, strcmp(inf->label_selector, want[i].selector) == 0, "selector %s",
+                  inf->label_selector);
     }
     kube_client_free(client);
     controller_free(&c);
