@@ -115,18 +115,6 @@ int cli_is_webhook_denial(const char *message)
     return end != NULL && strncmp(end, "\" denied the request", 20) == 0;
 }
 
-void cli_query_escape(strbuf *b, const char *s)
-{
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            c == '-' || c == '.' || c == '_' || c == '~')
-            strbuf_printf(b, "%c", c);
-        else
-            strbuf_printf(b, "%%%02X", c);
-    }
-}
-
 const char *cli_usage(void)
 {
     return "kubectl ota: pre-pull the new image of an OpenYurt OTA DaemonSet pod, then upgrade it\n"

@@ -2,7 +2,7 @@
  * format.h - what kubectl-ota prints and sends as text: kubectl's ages
  * ("45s", "5m12s", "3h", "2d"), tables in kubectl's layout, text from the
  * server made safe for a terminal, the message of an API error (Status) and
- * whether it is an admission webhook's denial, query escaping, --help, and
+ * whether it is an admission webhook's denial, --help, and
  * the sentences that say what happens next.  Pure.
  */
 #ifndef OTA_CLI_FORMAT_H
@@ -45,9 +45,6 @@ char *cli_status_message(char *out, size_t size, long status, const char *body, 
  * ("admission webhook \"<name>\" denied the request: ...", as the apiserver
  * words it). */
 int cli_is_webhook_denial(const char *message);
-
-/* Appends s to b escaped for a URL query value (RFC 3986 unreserved kept). */
-void cli_query_escape(strbuf *b, const char *s);
 
 /* `kubectl ota --help`: commands, flags, exit codes. */
 const char *cli_usage(void);

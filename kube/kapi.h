@@ -49,7 +49,7 @@ const kapi_resource_def *kapi_resource_of(kapi_resource r);
  * continue tokens carry '+', '/' and '='). */
 void kapi_escape(strbuf *b, const char *s);
 
-/* Appends the path of r to b: "/api/v1" or "/apis/GROUP/VERSION", then
+/* Appends the path of r to b: /api/v1 or /apis/GROUP/VERSION, then
  * "/namespaces/NS" when ns is not NULL, the plural, "/NAME" when name is
  * not NULL and "/SUB" when sub is not NULL; every segment escaped.  With
  * name NULL it is the collection, across all namespaces when ns is NULL

@@ -142,16 +142,6 @@ static void test_status_messages(void **state)
     free(big);
 }
 
-static void test_query_escape(void **state)
-{
-    (void)state;
-    strbuf b = {0};
-    cli_query_escape(&b, "ota-prepull/pod-uid=1a2b-3c_d.e~f");
-    cli_query_escape(&b, "&x= +%");
-    assert_string_equal(b.data, "ota-prepull%2Fpod-uid%3D1a2b-3c_d.e~f%26x%3D%20%2B%25");
-    strbuf_free(&b);
-}
-
 static void test_usage_lists_every_exit_code(void **state)
 {
     (void)state;
@@ -198,7 +188,6 @@ int main(void)
         cmocka_unit_test(test_sanitize),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_status_messages),
-        cmocka_unit_test(test_query_escape),
         cmocka_unit_test(test_usage_lists_every_exit_code),
         cmocka_unit_test(test_messages),
     };

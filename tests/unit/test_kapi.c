@@ -3,7 +3,7 @@
  * resource (collection, all namespaces, object, subresource) and the shapes
  * the API does not have; escaping of path segments, continue tokens and
  * selectors; label and field selectors; the status-conditions patch and
- * DeleteOptions byte for byte.
+ * DeleteOptions byte for byte; the URL of a page of a list (kube_sync).
  *
  * The expected texts are what the programs sent before the paths, the
  * selectors and the patch were built here once (hand-written format
@@ -24,6 +24,7 @@
 #include "controller.h"
 #include "informer.h"
 #include "kapi.h"
+#include "kube_sync.h"
 #include "ota_names.h"
 #include "row_check.h"
 
@@ -118,6 +119,8 @@ static void test_escape(void **state)
         /* a base64 continue token: '+', '/' and '=' escaped */
         {"eyJ2IjoibWV0YS5rOHMuaW8vdjEi+/=", "eyJ2IjoibWV0YS5rOHMuaW8vdjEi%2B%2F%3D"},
         {"a b&c?d#e%", "a%20b%26c%3Fd%23e%25"},
+        {"ota-prepull/pod-uid=1a2b-3c_d.e~f", "ota-prepull%2Fpod-uid%3D1a2b-3c_d.e~f"},
+        {"&x= +%", "%26x%3D%20%2B%25"},
         {"\xc3\xa9\x01\x7f", "%C3%A9%01%7F"},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -194,6 +197,29 @@ static void test_list_query(void **state)
     q = informer_list_query(500, "a+b/c=");
     assert_string_equal(q, "limit=500&continue=a%2Bb%2Fc%3D");
     free(q);
+}
+
+/* kubectl-ota's pages: path?limit=N[&query][&continue=TOKEN]. */
+static void test_page_url(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *query, *token, *want;
+    } rows[] = {
+        {"", NULL, "/api/v1/pods?limit=500"},
+        {"fieldSelector=spec.nodeName%3Dedge-1", NULL,
+         "/api/v1/pods?limit=500&fieldSelector=spec.nodeName%3Dedge-1"},
+        {"fieldSelector=spec.nodeName%3Dedge-1", "x+y/z=",
+         "/api/v1/pods?limit=500&fieldSelector=spec.nodeName%3Dedge-1&continue=x%2By%2Fz%3D"},
+        {"", "tok", "/api/v1/pods?limit=500&continue=tok"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        kube_pager p = {"/api/v1/pods", rows[i].query, 500, 200, 8192, 64};
+        strbuf b = {0};
+        kube_sync_page_url(&b, &p, rows[i].token);
+        ROW_CHECK(rows[i].want, strcmp(b.data, rows[i].want) == 0, "got %s", b.data);
+        strbuf_free(&b);
+    }
 }
 
 static void test_conditions_patch(void **state)
@@ -306,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_selectors),
         cmocka_unit_test(test_list_query),
+        cmocka_unit_test(test_page_url),
         cmocka_unit_test(test_conditions_patch),
         cmocka_unit_test(test_delete_options),
         cmocka_unit_test(test_action_calls),
