@@ -12,6 +12,11 @@ The other half of the rule, arrows pointing one way, needs no check here:
 each folder is compiled with the include paths of itself and the layers
 below it only (Makefile, INC_*), so a wrong-way include does not compile.
 
+It also reads the C sources of those folders: an API path is spelled in
+kube/kapi.c alone, the table every path is built from, so a string literal
+that starts "/api (as "/api/v1/... and "/apis/... do) anywhere else fails
+the check.
+
 usage: check_layout.py BUILD_DIR PROGRAM...   (exit 1 on a violation)
 """
 import os
@@ -31,6 +36,10 @@ ARCHIVES = {  # archive in the build directory -> source folder
 # the program's name
 MAIN_FOLDER = {"ota-webhook": "webhook", "ota-controller": "controller", "kubectl-ota": "cli"}
 MEMBER = re.compile(r"^\S*?(lib\w+\.a)\((\w+)\.o\)")
+# the folders of C code, and the one file an API path may be written in
+CODE_FOLDERS = ("lib", "net", "kube", "webhook", "controller", "cli")
+API_PATH_HOME = os.path.join("kube", "kapi.c")
+API_PATH_LITERAL = re.compile(r'"/api')  # "/api/v1/...", "/apis/GROUP/..."
 
 
 def linked_objects(build, program):
@@ -58,6 +67,25 @@ def headers_of(build, folder, stem):
     first = text.split("\n", 1)[0]
     deps = first.split(":", 1)[1].split() if ":" in first else []
     return {os.path.normpath(d) for d in deps if d.endswith(".h")}
+
+
+def api_path_literals():
+    """Lines of C code outside API_PATH_HOME with a string literal that
+    starts an API path, as "file:line: text"; and how many files were read."""
+    found, files = [], 0
+    for folder in CODE_FOLDERS:
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if not name.endswith((".c", ".h")) or path == API_PATH_HOME:
+                continue
+            files += 1
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if API_PATH_LITERAL.search(line):
+                        found.append("%s:%d: %s" % (path, n, line.strip()))
+    return found, files
 
 
 def main(argv):
@@ -90,7 +118,13 @@ def main(argv):
                   for n in os.listdir(layer) if n.endswith((".c", ".h")))
     print("layout: %d files of %s checked against %d programs: %d passed, %d failed"
           % (checked, "/, ".join(SHARED) + "/", len(programs), checked - len(bad), len(bad)))
-    return 1 if bad else 0
+    literals, read = api_path_literals()
+    for line in literals:
+        print("layout: an API path outside %s (build it with kapi_path): %s"
+              % (API_PATH_HOME, line))
+    print("layout: %d C files read for API paths outside %s: %d found"
+          % (read, API_PATH_HOME, len(literals)))
+    return 1 if bad or literals else 0
 
 
 if __name__ == "__main__":
