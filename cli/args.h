@@ -1,7 +1,7 @@
 /*
  * args.h - kubectl-ota's command line, parsed by a pure function: argv in,
  * a cli_args or a usage error out.  No getopt (its state is global), no
- * environment: main.c reads KUBECONFIG and HOME itself.
+ * environment: app.c reads KUBECONFIG and HOME itself.
  *
  * kubectl runs a plugin with the words after `kubectl ota` (flags before
  * the plugin name are refused by kubectl itself), so the flags may come
