@@ -22,7 +22,6 @@
 #include <cmocka.h>
 
 #include "controller.h"
-#include "informer.h"
 #include "kapi.h"
 #include "kube_sync.h"
 #include "ota_names.h"
@@ -187,18 +186,6 @@ static void test_selectors(void **state)
     assert_null(b.data);
 }
 
-/* The informer's list query: a continue token escaped whole. */
-static void test_list_query(void **state)
-{
-    (void)state;
-    char *q = informer_list_query(500, NULL);
-    assert_string_equal(q, "limit=500");
-    free(q);
-    q = informer_list_query(500, "a+b/c=");
-    assert_string_equal(q, "limit=500&continue=a%2Bb%2Fc%3D");
-    free(q);
-}
-
 /* kubectl-ota's pages: path?limit=N[&query][&continue=TOKEN]. */
 static void test_page_url(void **state)
 {
@@ -331,7 +318,6 @@ int main(void)
         cmocka_unit_test(test_table_complete),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_selectors),
-        cmocka_unit_test(test_list_query),
         cmocka_unit_test(test_page_url),
         cmocka_unit_test(test_conditions_patch),
         cmocka_unit_test(test_delete_options),
