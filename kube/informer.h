@@ -30,7 +30,8 @@
 typedef void (*informer_changed_fn)(void *data);
 
 /* One resource to follow, as client-go's generic informer is given one.  A
- * new resource is one of these and its decoder, nothing more. */
+ * new resource is a row in kube/kapi's table, one of these and its decoder,
+ * nothing more. */
 typedef struct informer_spec {
     const char *name;           /* for logs and metrics: "pods" */
     kapi_resource resource;     /* a row of kube/kapi's table (a CRD is one too) */
