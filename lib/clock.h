@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sv.h"
+
 /* Monotonic nanoseconds, the clock of every timer and latency. */
 uint64_t clock_mono_ns(void);
 
@@ -22,5 +24,18 @@ void clock_rfc3339(char *buf, size_t size);
 /* Now as RFC 3339 UTC with microseconds ("2026-11-21T21:00:00.123456Z"),
  * as Lease times are written, into buf (at least 28 bytes). */
 void clock_rfc3339_micro(char *buf, size_t size);
+
+/*
+ * Reads an RFC 3339 time as metav1.Time and metav1.MicroTime accept it:
+ * "2006-01-02T15:04:05" with every field of fixed width and in range (the
+ * day within its month, no leap second), an optional fraction of one or
+ * more digits after a '.', then "Z" or an offset "+07:00" / "-07:00".
+ * Upper-case T and Z only, nothing before or after.  Writes the seconds
+ * since 1970 (UTC, the fraction dropped: metav1.Time is whole seconds) to
+ * *secs and returns 0, or returns -1 (*secs untouched).  The one reader of
+ * times both programs compare: the webhook's request stamp and the
+ * controller's conditions and Jobs.
+ */
+int clock_parse_rfc3339(sv text, long long *secs);
 
 #endif

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "clock.h"
 #include "ota_daemonset.h"
 #include "ota_names.h"
 
@@ -651,12 +651,6 @@ const char *kobj_uid(const void *o)
 
 long long kobj_parse_time(const char *s)
 {
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                            &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-        return 0;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (long long)timegm(&tm);
+    long long secs;
+    return clock_parse_rfc3339(sv_from(s), &secs) == 0 ? secs : 0;
 }

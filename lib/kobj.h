@@ -156,8 +156,8 @@ void kobj_free(kobj *o);
 void kobj_free_any(void *o);
 const char *kobj_uid(const void *o);
 
-/* Seconds since 1970 of an RFC 3339 UTC time ("2026-11-21T21:00:00Z"), or
- * 0 when it does not parse. */
+/* Seconds since 1970 of an RFC 3339 time as clock_parse_rfc3339 reads it
+ * ("2026-11-21T21:00:00Z"), or 0 when it does not parse. */
 long long kobj_parse_time(const char *rfc3339);
 
 /* "namespace/name" into buf. */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ota_names.h"
 
 /* A value from the request, quoted and escaped for a message (arena.h). */
@@ -44,30 +45,6 @@ int ota_state_is_pull_request(const ota_cond *ir)
            (sv_empty(ir->reason) || sv_eq(ir->reason, OTA_REASON_WAIT_PULL));
 }
 
-/* Seconds since 1970 of "YYYY-MM-DDTHH:MM:SS" + optional fraction + "Z", or -1. */
-static long long parse_utc(sv t)
-{
-    char buf[40];
-    if (t.len < 20 || t.len >= sizeof(buf))
-        return -1;
-    memcpy(buf, t.ptr, t.len);
-    buf[t.len] = '\0';
-    struct tm tm = {0};
-    const char *end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (end == NULL)
-        return -1;
-    if (*end == '.') {
-        end++;
-        if (*end < '0' || *end > '9')
-            return -1;
-        while (*end >= '0' && *end <= '9')
-            end++;
-    }
-    if (strcmp(end, "Z") != 0)
-        return -1;
-    return (long long)timegm(&tm);
-}
-
 static void format_utc(long long secs, char *out, size_t size)
 {
     time_t t = (time_t)secs;
@@ -76,28 +53,39 @@ static void format_utc(long long secs, char *out, size_t size)
         snprintf(out, size, "%s", "1970-01-01T00:00:00Z");
 }
 
+/* A time as it came, or in our spelling when it would not fit out (a long
+ * fraction): cut short, it would no longer be a time. */
+static void copy_time(sv text, long long secs, char *out, size_t size)
+{
+    if (text.len < size)
+        snprintf(out, size, "%.*s", (int)text.len, text.ptr);
+    else
+        format_utc(secs, out, size);
+}
+
 ota_request_time_rule ota_state_request_time(const ota_cond *was, sv was_time,
                                              const ota_cond *asked, sv asked_time,
                                              const char *now, char *out, size_t size)
 {
-    long long stored = was->present ? parse_utc(was_time) : -1;
-    if (ota_state_is_pull_request(was) && stored >= 0 && sv_same(asked->message, was->message)) {
-        snprintf(out, size, "%.*s", (int)was_time.len, was_time.ptr);
+    long long stored = 0, own = 0, t = 0;
+    int has_stored = was->present && clock_parse_rfc3339(was_time, &stored) == 0;
+    if (ota_state_is_pull_request(was) && has_stored && sv_same(asked->message, was->message)) {
+        copy_time(was_time, stored, out, size);
         return OTA_RT_KEPT;
     }
     ota_request_time_rule rule = OTA_RT_NOW;
-    long long t = parse_utc(sv_from(now));
-    long long own = sv_empty(asked->reason) ? -1 : parse_utc(asked_time);
-    if (own >= 0) {
+    int has_t = clock_parse_rfc3339(sv_from(now), &t) == 0;
+    if (!sv_empty(asked->reason) && clock_parse_rfc3339(asked_time, &own) == 0) {
         t = own;
+        has_t = 1;
         rule = OTA_RT_AS_ASKED;
     }
-    if (stored >= 0 && t >= 0 && t <= stored) {
+    if (has_stored && has_t && t <= stored) {
         t = stored + 1;
         rule = OTA_RT_BUMPED;
     }
     if (rule == OTA_RT_AS_ASKED)
-        snprintf(out, size, "%.*s", (int)asked_time.len, asked_time.ptr);
+        copy_time(asked_time, own, out, size);
     else if (rule == OTA_RT_NOW)
         snprintf(out, size, "%s", now);
     else

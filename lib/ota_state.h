@@ -118,7 +118,9 @@ typedef enum ota_request_time_rule {
  *    was written (the controller writes a result no earlier than its
  *    request) would otherwise name the finished Job again.
  * Writes the time, NUL-terminated, into out (size >= 32) and returns the
- * rule.  A time that does not parse counts as absent.
+ * rule.  Times are read by clock_parse_rfc3339 (offsets too, as the
+ * apiserver reads them); one that does not parse counts as absent, and a
+ * kept or asked time too long for out is written in our spelling.
  */
 ota_request_time_rule ota_state_request_time(const ota_cond *was, sv was_time,
                                              const ota_cond *asked, sv asked_time,

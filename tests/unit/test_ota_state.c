@@ -928,8 +928,22 @@ static const rt_row rt_rows[] = {
      REV(H2), "", "2026-12-31T23:59:58Z", "2027-01-01T00:00:00Z", OTA_RT_BUMPED},
     {"kubectl's bad time: now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL, REV(H2),
      "2026-11-21 21:29:00", NOW_T, NOW_T, OTA_RT_NOW},
-    {"kubectl's time with an offset: not UTC, now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL,
-     REV(H2), "2026-11-21T21:29:00+02:00", NOW_T, NOW_T, OTA_RT_NOW},
+    /* offsets read as the apiserver reads them (lib/clock.h); the apiserver
+     * stores the time in UTC */
+    {"kubectl's time with an offset: as asked", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL,
+     REV(H2), "2026-11-21T23:29:00+02:00", NOW_T, "2026-11-21T23:29:00+02:00", OTA_RT_AS_ASKED},
+    {"an offset time no later than the stored one: +1 s", "True", OTA_REASON_PULL_SUCCESS,
+     REV(H2), "2026-11-21T21:29:00Z", OTA_REASON_WAIT_PULL, REV(H2), "2026-11-21T23:29:00+02:00",
+     NOW_T, "2026-11-21T21:29:01Z", OTA_RT_BUMPED},
+    {"kubectl's time with a bad offset: now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL,
+     REV(H2), "2026-11-21T21:29:00+0200", NOW_T, NOW_T, OTA_RT_NOW},
+    {"kubectl's time on February 30th: now", NULL, NULL, NULL, NULL, OTA_REASON_WAIT_PULL,
+     REV(H2), "2026-02-30T21:29:00Z", NOW_T, NOW_T, OTA_RT_NOW},
+    /* a time too long for the stamp is written whole, in our spelling,
+     * never cut short */
+    {"kubectl's time with a long fraction: whole seconds", NULL, NULL, NULL, NULL,
+     OTA_REASON_WAIT_PULL, REV(H2), "2026-11-21T21:29:00.1234567890123Z", NOW_T,
+     "2026-11-21T21:29:00Z", OTA_RT_AS_ASKED},
 };
 
 static void test_request_time(void **state)
