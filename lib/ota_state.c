@@ -142,51 +142,37 @@ ota_requester ota_requester_of(sv username, int is_master, const char *controlle
     return who;
 }
 
-static ota_verdict deny(arena *a, const char *rule, ota_state from, const char *what)
-{
-    ota_verdict v = {0, rule, NULL};
-    v.message = arena_printf(a, "%s; rule: %s, state: %s", what != NULL ? what : "denied", rule,
-                             ota_state_name(from));
-    if (v.message == NULL)
-        v.message = rule;
-    return v;
-}
-
 /* What is wrong with a node user's PodImageReady that is not a pull request
- * about H (the caller knows it is not one). */
+ * about H (the caller knows it is not one).  state: the stored pod's. */
 static ota_verdict deny_image_ready(const ota_pod *new_pod, const char *pod_ref,
-                                    ota_state from, arena *a)
+                                    const char *state, arena *a)
 {
     const ota_cond *ir = &new_pod->image_ready;
     if (!ir->present)
-        return deny(a, "image-ready-owned-by-controller", from,
-                    arena_printf(a, "only the controller may remove PodImageReady from pod %s",
-                                 pod_ref));
+        return ota_rule_deny(a, OTA_RULE_IMAGE_READY_OWNED_BY_CONTROLLER, state,
+                             "only the controller may remove PodImageReady from pod %s", pod_ref);
     if (!sv_eq(ir->status, "False") || sv_eq(ir->reason, OTA_REASON_PULL_SUCCESS) ||
         sv_eq(ir->reason, OTA_REASON_PULL_FAIL))
-        return deny(a, "result-owned-by-controller", from,
-                    arena_printf(a,
-                                 "only the controller may report a pre-pull result for pod %s "
-                                 "(PodImageReady status %s, reason %s)",
-                                 pod_ref, QUOTE(ir->status), QUOTE(ir->reason)));
+        return ota_rule_deny(a, OTA_RULE_RESULT_OWNED_BY_CONTROLLER, state,
+                             "only the controller may report a pre-pull result for pod %s "
+                             "(PodImageReady status %s, reason %s)",
+                             pod_ref, QUOTE(ir->status), QUOTE(ir->reason));
     if (!ota_state_is_pull_request(ir))
-        return deny(a, "bad-pull-request", from,
-                    arena_printf(a,
-                                 "a pre-pull request for pod %s sets PodImageReady status False "
-                                 "with reason " OTA_REASON_WAIT_PULL " or none, got reason %s",
-                                 pod_ref, QUOTE(ir->reason)));
-    return deny(a, "pull-wrong-revision", from,
-                arena_printf(a,
-                             "the pre-pull request for pod %s names %s but PodNeedUpgrade "
-                             "names %s",
-                             pod_ref, QUOTE(ir->message), QUOTE(new_pod->need_upgrade.message)));
+        return ota_rule_deny(a, OTA_RULE_BAD_PULL_REQUEST, state,
+                             "a pre-pull request for pod %s sets PodImageReady status False "
+                             "with reason " OTA_REASON_WAIT_PULL " or none, got reason %s",
+                             pod_ref, QUOTE(ir->reason));
+    return ota_rule_deny(a, OTA_RULE_PULL_WRONG_REVISION, state,
+                         "the pre-pull request for pod %s names %s but PodNeedUpgrade names %s",
+                         pod_ref, QUOTE(ir->message), QUOTE(new_pod->need_upgrade.message));
 }
 
 ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_pod,
                                    const ota_requester *who, const char *pod_ref, arena *a)
 {
-    const ota_verdict allow = {1, NULL, NULL};
+    const ota_verdict allow = {1, OTA_RULE_NONE, NULL};
     ota_state from = ota_state_of_pod(old_pod);
+    const char *state = ota_state_name(from); /* every denial names it */
     /* Two entries of one type: the rules read the first, a reader that
      * takes the last (a jsonpath filter does) reads the other.  A node user
      * may not leave that behind; the same entries as stored are no change
@@ -197,12 +183,11 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
         (new_pod->n_need_upgrade > 1 || new_pod->n_image_ready > 1) &&
         !ota_state_entries_same(old_pod, new_pod)) {
         int nu = new_pod->n_need_upgrade > 1;
-        return deny(a, "duplicate-condition", from,
-                    arena_printf(a,
-                                 "pod %s would have %zu %s conditions; a pod carries one of each "
-                                 "type (readers disagree on which of two counts): write one",
-                                 pod_ref, nu ? new_pod->n_need_upgrade : new_pod->n_image_ready,
-                                 nu ? OTA_COND_NEED_UPGRADE : OTA_COND_IMAGE_READY));
+        return ota_rule_deny(a, OTA_RULE_DUPLICATE_CONDITION, state,
+                             "pod %s would have %zu %s conditions; a pod carries one of each "
+                             "type (readers disagree on which of two counts): write one",
+                             pod_ref, nu ? new_pod->n_need_upgrade : new_pod->n_image_ready,
+                             nu ? OTA_COND_NEED_UPGRADE : OTA_COND_IMAGE_READY);
     }
     if (!ota_state_conditions_changed(old_pod, new_pod) || who->kind == OTA_REQ_MASTER)
         return allow;
@@ -216,11 +201,10 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
                        (from != OTA_STATE_PULLING ||
                         !sv_same(old_pod->image_ready.message, new_pod->image_ready.message));
         if (new_pull)
-            return deny(a, "pull-requested-by-node-users", from,
-                        arena_printf(a,
-                                     "the controller may not request a pre-pull of pod %s; "
-                                     "node users do",
-                                     pod_ref));
+            return ota_rule_deny(a, OTA_RULE_PULL_REQUESTED_BY_NODE_USERS, state,
+                                 "the controller may not request a pre-pull of pod %s; "
+                                 "node users do",
+                                 pod_ref);
         return allow;
     }
 
@@ -232,22 +216,20 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
         size_t skip = strlen(OTA_NODE_USER_PREFIX);
         sv node = {who->username.ptr + skip, who->username.len - skip};
         if (!sv_same(node, old_pod->node_name) || sv_empty(node))
-            return deny(a, "own-node-only", from,
-                        arena_printf(a,
-                                     "node %s may not change the OTA conditions of pod %s, "
-                                     "which runs on node %s",
-                                     arena_escape(a, node.ptr, node.len), pod_ref,
-                                     QUOTE(old_pod->node_name)));
+            return ota_rule_deny(a, OTA_RULE_OWN_NODE_ONLY, state,
+                                 "node %s may not change the OTA conditions of pod %s, "
+                                 "which runs on node %s",
+                                 arena_escape(a, node.ptr, node.len), pod_ref,
+                                 QUOTE(old_pod->node_name));
     }
     if (!ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade))
-        return deny(a, "need-upgrade-owned-by-controller", from,
-                    arena_printf(a, "only the controller may change PodNeedUpgrade of pod %s",
-                                 pod_ref));
+        return ota_rule_deny(a, OTA_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER, state,
+                             "only the controller may change PodNeedUpgrade of pod %s", pod_ref);
     if (from == OTA_STATE_CURRENT)
-        return deny(a, "pull-needs-upgrade", from,
-                    arena_printf(a, "pod %s does not need an upgrade (PodNeedUpgrade is not True)",
-                                 pod_ref));
+        return ota_rule_deny(a, OTA_RULE_PULL_NEEDS_UPGRADE, state,
+                             "pod %s does not need an upgrade (PodNeedUpgrade is not True)",
+                             pod_ref);
     if (to == OTA_STATE_PULLING)
         return allow; /* from PendingUpgrade, Failed, Ready, or a repeat while Pulling */
-    return deny_image_ready(new_pod, pod_ref, from, a);
+    return deny_image_ready(new_pod, pod_ref, state, a);
 }

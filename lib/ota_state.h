@@ -13,6 +13,7 @@
 #define OTA_STATE_H
 
 #include "arena.h"
+#include "ota_rule.h"
 #include "sv.h"
 
 /* One OTA condition as the rules read it (type and timestamps aside). */
@@ -62,12 +63,6 @@ typedef struct ota_requester {
     ota_requester_kind kind;
     sv username;
 } ota_requester;
-
-typedef struct ota_verdict {
-    int allowed;
-    const char *rule;    /* on denial: a stable name, also a metrics label */
-    const char *message; /* on denial: names the pod, the rule and the state (arena) */
-} ota_verdict;
 
 /* Classifies from the pod's PodNeedUpgrade and PodImageReady conditions. */
 ota_state ota_state_of_pod(const ota_pod *pod);
@@ -128,8 +123,9 @@ ota_request_time_rule ota_state_request_time(const ota_cond *was, sv was_time,
 
 /*
  * Decides a pods/status UPDATE from old_pod (as stored) to new_pod by the
- * requester.  pod_ref is "namespace/name" for messages.  Messages come
- * from a.
+ * requester.  pod_ref is "namespace/name" for messages.  A denial's
+ * message ends with its rule and the stored pod's state (ota_rule_deny).
+ * Messages come from a.
  */
 ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_pod,
                                    const ota_requester *who, const char *pod_ref, arena *a);

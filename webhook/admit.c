@@ -3,12 +3,12 @@
  */
 #include "admit.h"
 
-#include <assert.h>
 #include <string.h>
 
-#include "jpatch.h"
 #include "admit_daemonset.h"
 #include "admit_podstatus.h"
+#include "jpatch.h"
+#include "ota_daemonset.h"
 #include "ota_state.h"
 
 static const struct {
@@ -23,33 +23,6 @@ static const struct {
     {ADMIT_MUT_KEEP_REQUEST_TIME, "keep-request-time"},
     {ADMIT_MUT_REQUEST_TIME_AFTER, "request-time-after-stored"},
 };
-
-const char *const admit_rule_names[] = {
-    [ADMIT_RULE_OWN_NODE_ONLY] = "own-node-only",
-    [ADMIT_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER] = "need-upgrade-owned-by-controller",
-    [ADMIT_RULE_PULL_NEEDS_UPGRADE] = "pull-needs-upgrade",
-    [ADMIT_RULE_IMAGE_READY_OWNED_BY_CONTROLLER] = "image-ready-owned-by-controller",
-    [ADMIT_RULE_RESULT_OWNED_BY_CONTROLLER] = "result-owned-by-controller",
-    [ADMIT_RULE_BAD_PULL_REQUEST] = "bad-pull-request",
-    [ADMIT_RULE_PULL_WRONG_REVISION] = "pull-wrong-revision",
-    [ADMIT_RULE_PULL_REQUESTED_BY_NODE_USERS] = "pull-requested-by-node-users",
-    [ADMIT_RULE_DUPLICATE_CONDITION] = "duplicate-condition",
-    [ADMIT_RULE_UNKNOWN_UPDATE_STRATEGY] = "unknown-update-strategy",
-    [ADMIT_RULE_OTA_REQUIRES_ONDELETE] = "ota-requires-ondelete",
-    [ADMIT_RULE_BAD_PREPULL_TIMEOUT] = "bad-prepull-timeout",
-};
-/* A rule added to the enum without a name here shortens the table (or, in
- * the middle, leaves a NULL that test_admit.c's test_rule_names finds). */
-static_assert(sizeof(admit_rule_names) / sizeof(admit_rule_names[0]) == ADMIT_N_RULES,
-              "one name per enum admit_rule");
-
-int admit_rule_index(const char *rule)
-{
-    for (int i = 0; rule != NULL && i < ADMIT_N_RULES; i++)
-        if (strcmp(admit_rule_names[i], rule) == 0)
-            return i;
-    return -1;
-}
 
 const char *admit_result_name(admit_result r)
 {
@@ -151,7 +124,8 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
     ota_requester who = ota_requester_of(rv.username, rv.is_master, cfg->controller_username);
     if (phase == ADMIT_VALIDATE && t != T_OTHER) {
         ota_pod old_pod = review_pod_view(&rv.old_object), new_pod = review_pod_view(&rv.object);
-        ota_verdict v = t == T_DAEMONSET ? admit_daemonset_check(&rv.object, ref, a)
+        ota_daemonset ds = review_daemonset_view(&rv.object);
+        ota_verdict v = t == T_DAEMONSET ? ota_daemonset_check(&ds, ref, a)
                                          : ota_state_check_update(&old_pod, &new_pod, &who, ref, a);
         if (!v.allowed) {
             resp.allowed = 0;

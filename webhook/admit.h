@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "arena.h"
+#include "ota_rule.h"
 #include "review.h"
 
 typedef enum admit_phase {
@@ -45,7 +46,7 @@ typedef struct admit_outcome {
     const char *body;
     size_t body_len;
     admit_result result;
-    const char *rule;    /* denial rule, or NULL */
+    ota_rule rule;       /* denial rule, or OTA_RULE_NONE */
     const char *message; /* denial message or what is malformed, or NULL */
     unsigned mutations;  /* what a patch does */
     sv uid, username;
@@ -60,28 +61,6 @@ typedef struct admit_outcome {
  */
 int admit_review(admit_phase phase, const char *body, size_t len, const char *now,
                  const admit_config *cfg, arena *a, admit_outcome *out);
-
-/* Every rule a denial can name (ota_state.c, ota_daemonset.c), for the
- * metrics' rule label; a unit test checks each denial's rule is listed. */
-enum admit_rule {
-    ADMIT_RULE_OWN_NODE_ONLY,
-    ADMIT_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER,
-    ADMIT_RULE_PULL_NEEDS_UPGRADE,
-    ADMIT_RULE_IMAGE_READY_OWNED_BY_CONTROLLER,
-    ADMIT_RULE_RESULT_OWNED_BY_CONTROLLER,
-    ADMIT_RULE_BAD_PULL_REQUEST,
-    ADMIT_RULE_PULL_WRONG_REVISION,
-    ADMIT_RULE_PULL_REQUESTED_BY_NODE_USERS,
-    ADMIT_RULE_DUPLICATE_CONDITION,
-    ADMIT_RULE_UNKNOWN_UPDATE_STRATEGY,
-    ADMIT_RULE_OTA_REQUIRES_ONDELETE,
-    ADMIT_RULE_BAD_PREPULL_TIMEOUT,
-    ADMIT_N_RULES
-};
-/* The rules' names, indexed by enum admit_rule (ADMIT_N_RULES of them). */
-extern const char *const admit_rule_names[];
-/* Index in admit_rule_names, or -1. */
-int admit_rule_index(const char *rule);
 
 /* Names for logs and metrics. */
 const char *admit_result_name(admit_result r);

@@ -11,56 +11,12 @@
 
 #define ONDELETE_JSON "{\"type\":\"OnDelete\"}"
 
-static int is_ota(const review_object *ds)
-{
-    return ota_daemonset_strategy(ds->ann_update_strategy) == OTA_UPDATE_OTA;
-}
-
-static int is_on_delete(const review_object *ds)
-{
-    return ds->has_update_strategy && sv_eq(ds->update_strategy_type, "OnDelete");
-}
-
-static ota_verdict deny(const char *rule, const char *message)
-{
-    return (ota_verdict){0, rule, message != NULL ? message : rule};
-}
-
-ota_verdict admit_daemonset_check(const review_object *ds, const char *ds_ref, arena *a)
-{
-    sv strategy = ds->ann_update_strategy;
-    if (ota_daemonset_strategy(strategy) == OTA_UPDATE_UNKNOWN)
-        return deny("unknown-update-strategy",
-                    arena_printf(a,
-                                 "DaemonSet %s: annotation " OTA_ANN_UPDATE_STRATEGY
-                                 " has unknown value %s; valid values are " OTA_STRATEGY_OTA
-                                 " and " OTA_STRATEGY_ADVANCED " (case-insensitive); "
-                                 "rule: unknown-update-strategy",
-                                 ds_ref, QUOTE(strategy)));
-    if (is_ota(ds) && !is_on_delete(ds))
-        return deny("ota-requires-ondelete",
-                    arena_printf(a,
-                                 "DaemonSet %s is an OTA DaemonSet (" OTA_ANN_UPDATE_STRATEGY
-                                 "=%s) but spec.updateStrategy.type is %s, not OnDelete; "
-                                 "OpenYurt ignores it that way; rule: ota-requires-ondelete",
-                                 ds_ref, QUOTE(strategy), QUOTE(ds->update_strategy_type)));
-    sv timeout = ds->ann_prepull_timeout;
-    long seconds;
-    if (sv_present(timeout) && ota_daemonset_timeout(timeout, &seconds) != 0)
-        return deny("bad-prepull-timeout",
-                    arena_printf(a,
-                                 "DaemonSet %s: annotation " OTA_ANN_PREPULL_TIMEOUT
-                                 " must be a whole number of seconds from %d to %d, got %s; "
-                                 "rule: bad-prepull-timeout",
-                                 ds_ref, OTA_PREPULL_TIMEOUT_MIN, OTA_PREPULL_TIMEOUT_MAX,
-                                 QUOTE(timeout)));
-    return (ota_verdict){1, NULL, NULL};
-}
-
 int admit_daemonset_mutate(const review_object *ds, const char *ds_ref, jpatch *p, arena *a,
                          const char **warning)
 {
-    if (!is_ota(ds) || (is_on_delete(ds) && !ds->update_strategy_extra))
+    ota_daemonset view = review_daemonset_view(ds);
+    if (ota_daemonset_strategy(view.update_strategy) != OTA_UPDATE_OTA ||
+        (ota_daemonset_on_delete(&view) && !ds->update_strategy_extra))
         return 0;
     static const char *const spec[] = {"spec"};
     static const char *const strategy[] = {"spec", "updateStrategy"};

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "arena.h"
+#include "ota_daemonset.h"
 #include "ota_state.h"
 #include "sv.h"
 
@@ -74,8 +75,8 @@ typedef struct review {
     size_t body_len;
 } review;
 
-/* The rulebook's view of a decoded condition and pod (lib/ota_state.h):
- * string views into the same memory. */
+/* The rulebook's view of a decoded condition, pod (lib/ota_state.h) and
+ * DaemonSet (lib/ota_daemonset.h): string views into the same memory. */
 static inline ota_cond review_cond_view(const review_cond *c)
 {
     return (ota_cond){c->present, c->status, c->reason, c->message};
@@ -92,6 +93,14 @@ static inline ota_pod review_pod_view(const review_object *o)
                      .entries = o->ota,
                      .n_entries = kept,
                      .entries_cut = o->n_ota > kept};
+}
+
+static inline ota_daemonset review_daemonset_view(const review_object *o)
+{
+    return (ota_daemonset){.update_strategy = o->ann_update_strategy,
+                           .prepull_timeout = o->ann_prepull_timeout,
+                           .has_update_strategy = o->has_update_strategy,
+                           .update_strategy_type = o->update_strategy_type};
 }
 
 /*

@@ -39,7 +39,7 @@ static void log_outcome(const admit_outcome *out, admit_phase phase, arena *a)
     log_sv(&l, "user", out->username);
     log_str(&l, "object", out->object_ref);
     if (out->result == ADMIT_DENIED) {
-        log_str(&l, "rule", out->rule);
+        log_str(&l, "rule", ota_rule_name(out->rule));
         log_str(&l, "message", out->message);
     } else {
         log_str(&l, "mutations", admit_mutation_names(out->mutations, a));

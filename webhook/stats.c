@@ -20,10 +20,8 @@ void stats_record(stats *s, enum stats_path path, enum stats_result result, uint
     metrics_observe(&s->latency[path], ns);
     if (out == NULL)
         return;
-    if (out->result == ADMIT_DENIED) {
-        int i = admit_rule_index(out->rule);
-        metrics_add(&s->denials[i < 0 ? ADMIT_N_RULES : i], 1);
-    }
+    if (out->result == ADMIT_DENIED)
+        metrics_add(&s->denials[out->rule < OTA_N_RULES ? out->rule : OTA_RULE_NONE], 1);
     for (unsigned bit = 0; bit < ADMIT_N_MUTATION_BITS; bit++)
         if (out->mutations & (1u << bit))
             metrics_add(&s->mutations[bit], 1);
@@ -67,10 +65,12 @@ void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls)
     free(hs);
 
     metrics_header(t, "ota_webhook_denials_total", "counter", "Denied requests by rule.");
-    for (int r = 0; r <= ADMIT_N_RULES; r++)
+    for (int r = OTA_RULE_NONE + 1; r < OTA_N_RULES; r++)
         strbuf_printf(t, "ota_webhook_denials_total{rule=\"%s\"} %llu\n",
-                      r < ADMIT_N_RULES ? admit_rule_names[r] : "other",
-                      (unsigned long long)SUM(denials[r]));
+                      ota_rule_name((ota_rule)r), (unsigned long long)SUM(denials[r]));
+    /* a denial that names no rule (no verdict does; the row stays on the page) */
+    strbuf_printf(t, "ota_webhook_denials_total{rule=\"other\"} %llu\n",
+                  (unsigned long long)SUM(denials[OTA_RULE_NONE]));
 
     metrics_header(t, "ota_webhook_mutations_total", "counter",
                    "Patches returned, by what they change.");

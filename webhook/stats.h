@@ -29,7 +29,7 @@ enum stats_result {
 typedef struct stats {
     metrics_counter requests[STATS_N_PATHS][STATS_N_RESULTS];
     metrics_histogram latency[STATS_N_PATHS];
-    metrics_counter denials[ADMIT_N_RULES + 1]; /* last: a rule not in the list */
+    metrics_counter denials[OTA_N_RULES]; /* by rule; [OTA_RULE_NONE]: a denial without one */
     metrics_counter mutations[ADMIT_N_MUTATION_BITS]; /* by bit of admit_outcome.mutations */
 } stats;
 

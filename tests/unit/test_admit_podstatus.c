@@ -338,7 +338,7 @@ static void test_yurthub_request_then_validation(void **state)
     fx_response resp;
     fx_admit(&a, ADMIT_VALIDATE, sent, &out, &resp);
     assert_false(resp.allowed);
-    assert_string_equal(out.rule, "need-upgrade-owned-by-controller");
+    assert_string_equal(ota_rule_name(out.rule), "need-upgrade-owned-by-controller");
     /* ... and allowed as the patch leaves it. */
     const char *patched = fx_pod_status_review(
         &a, NODE, POD(C_READY "," C_NU),

@@ -1,0 +1,65 @@
+/*
+ * ota_rule.c - see ota_rule.h.
+ */
+#include "ota_rule.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *ota_rule_name(ota_rule rule)
+{
+    /* no default: -Wswitch names a rule added without its name */
+    switch (rule) {
+    case OTA_RULE_NONE:
+    case OTA_N_RULES:
+        return NULL;
+    case OTA_RULE_OWN_NODE_ONLY:
+        return "own-node-only";
+    case OTA_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER:
+        return "need-upgrade-owned-by-controller";
+    case OTA_RULE_PULL_NEEDS_UPGRADE:
+        return "pull-needs-upgrade";
+    case OTA_RULE_IMAGE_READY_OWNED_BY_CONTROLLER:
+        return "image-ready-owned-by-controller";
+    case OTA_RULE_RESULT_OWNED_BY_CONTROLLER:
+        return "result-owned-by-controller";
+    case OTA_RULE_BAD_PULL_REQUEST:
+        return "bad-pull-request";
+    case OTA_RULE_PULL_WRONG_REVISION:
+        return "pull-wrong-revision";
+    case OTA_RULE_PULL_REQUESTED_BY_NODE_USERS:
+        return "pull-requested-by-node-users";
+    case OTA_RULE_DUPLICATE_CONDITION:
+        return "duplicate-condition";
+    case OTA_RULE_UNKNOWN_UPDATE_STRATEGY:
+        return "unknown-update-strategy";
+    case OTA_RULE_OTA_REQUIRES_ONDELETE:
+        return "ota-requires-ondelete";
+    case OTA_RULE_BAD_PREPULL_TIMEOUT:
+        return "bad-prepull-timeout";
+    }
+    return NULL;
+}
+
+ota_verdict ota_rule_deny(arena *a, ota_rule rule, const char *state, const char *fmt, ...)
+{
+    const char *name = ota_rule_name(rule);
+    ota_verdict v = {0, rule, name};
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return v;
+    char *what = arena_alloc(a, (size_t)n + 1);
+    if (what == NULL)
+        return v;
+    va_start(ap, fmt);
+    vsnprintf(what, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    const char *message = state != NULL ? arena_printf(a, "%s; rule: %s, state: %s", what, name, state)
+                                        : arena_printf(a, "%s; rule: %s", what, name);
+    if (message != NULL)
+        v.message = message;
+    return v;
+}
