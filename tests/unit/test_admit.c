@@ -1,8 +1,8 @@
 /*
  * test_admit.c - admit_review() as the server calls it: the captured
  * fixtures in tests/fixtures/ (the shapes the apiserver sends) through both
- * webhooks, and the names admit.c gives rules, results and mutations for
- * logs and metrics.
+ * webhooks, and the names rules (lib/ota_rule.h), results and mutations
+ * carry in logs and metrics.
  *
  * The patches themselves are checked op by op in test_admit_podstatus.c and
  * test_admit_daemonset.c, and applied to the objects by tests/integration/.
