@@ -81,19 +81,23 @@ char *arena_strndup(arena *a, const char *s, size_t n)
     return p;
 }
 
+char *arena_vprintf(arena *a, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *p = n < 0 ? NULL : arena_alloc(a, (size_t)n + 1);
+    if (p != NULL)
+        vsnprintf(p, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return p;
+}
+
 char *arena_printf(arena *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    char *p = arena_alloc(a, (size_t)n + 1);
-    if (p == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = arena_vprintf(a, fmt, ap);
     va_end(ap);
     return p;
 }

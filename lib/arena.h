@@ -11,6 +11,7 @@
 #ifndef OTA_ARENA_H
 #define OTA_ARENA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include <yajl/yajl_common.h>
@@ -44,6 +45,8 @@ void *arena_alloc(arena *a, size_t n);
 char *arena_strndup(arena *a, const char *s, size_t n);
 /* printf into arena memory; NULL on failure. */
 char *arena_printf(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a va_list (for a function that takes a format of its own). */
+char *arena_vprintf(arena *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* s[0..n) (s NULL: "") for a message, between double quotes and escaped as
  * JSON escapes a string: '"', '\\', and every control character, NUL

@@ -4,7 +4,6 @@
 #include "ota_rule.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 
 const char *ota_rule_name(ota_rule rule)
 {
@@ -47,16 +46,10 @@ ota_verdict ota_rule_deny(arena *a, ota_rule rule, const char *state, const char
     ota_verdict v = {0, rule, name};
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    const char *what = arena_vprintf(a, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return v;
-    char *what = arena_alloc(a, (size_t)n + 1);
     if (what == NULL)
         return v;
-    va_start(ap, fmt);
-    vsnprintf(what, (size_t)n + 1, fmt, ap);
-    va_end(ap);
     const char *message = state != NULL ? arena_printf(a, "%s; rule: %s, state: %s", what, name, state)
                                         : arena_printf(a, "%s; rule: %s", what, name);
     if (message != NULL)
