@@ -209,8 +209,10 @@ deps:
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-integration: $(BUILD)/ota-webhook
-	OTA_WEBHOOK=$(BUILD)/ota-webhook python3 tests/integration/run_all.py
+# (and the controller's command line, pinned beside the webhook's)
+integration: $(BUILD)/ota-webhook $(BUILD)/ota-controller
+	OTA_WEBHOOK=$(BUILD)/ota-webhook OTA_CONTROLLER=$(BUILD)/ota-controller \
+		python3 tests/integration/run_all.py
 
 # The controller, kubectl-ota, and the webhook registered from the rendered
 # manifests, against kubesim (needs the programs built).

@@ -33,7 +33,9 @@ docs/DECISIONS.md, file by file:
   test_cert_rotation.py       certificate rotation under traffic;
   test_shutdown.py            SIGTERM drain;
   test_health_metrics.py      /healthz, /readyz, /metrics;
-  test_command_line_and_tls.py  bad command lines, TLS versions;
+  test_command_line_and_tls.py  bad command lines, both daemons' command
+                              lines and --help pinned byte for byte, TLS
+                              versions;
   test_harness_checks.py      no server: the JSON Patch applier, diff_objects
                               and the fixture files the others rely on.
 harness.py holds what they share (Server, Conn, curl_batch, ServerTestCase,

@@ -1,13 +1,17 @@
 """The command line and the TLS settings: bad flags and unusable certificate
 files make the server exit non-zero with a message (and no sanitizer
-report); TLS 1.2 and 1.3 are accepted by default, --tls-min-version
-VersionTLS13 refuses TLS 1.2.
+report); what both daemons print and exit with for a set of command lines,
+--help included, is pinned byte for byte (tests/fixtures/command_line/;
+ota-controller from $OTA_CONTROLLER, else beside the webhook); TLS 1.2 and
+1.3 are accepted by default, --tls-min-version VersionTLS13 refuses TLS 1.2.
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_command_line_and_tls.*').
 """
 
+import json
 import os
+import re
 import ssl
 import subprocess
 import unittest
@@ -52,6 +56,54 @@ class TestCommandLine(unittest.TestCase):
                       "--tls-private-key-file", harness.CERTS["ca.key"]]):
             with self.subTest(args=args):
                 self.run_bad(args)
+
+
+PINNED = os.path.join(harness.FIXTURES, "command_line")
+CONTROLLER = os.environ.get("OTA_CONTROLLER",
+                            os.path.join(os.path.dirname(BINARY), "ota-controller"))
+
+
+class TestPinnedCommandLine(unittest.TestCase):
+    """Each row of tests/fixtures/command_line/PROGRAM.json is a command line
+    and what the program printed and exited with before the flag table
+    (lib/flagtab) replaced getopt: the same flags, spellings (getopt's
+    abbreviations included), messages and exit codes.  "{help}" in a row
+    stands for PROGRAM.help, the --help text.  The command lines end before
+    the program does any work: a usage error, --help, or the first thing
+    after the flags (the certificate files, the kubeconfig) failing."""
+
+    def run_program(self, binary, name, args):
+        env = child_env()
+        env.pop("KUBECONFIG", None)  # the controller would read it
+        # argv[0] as a container runs it: messages name the program so
+        p = subprocess.run([name] + args, executable=binary, capture_output=True,
+                           timeout=10, env=env, stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def check_program(self, binary, name):
+        if not os.access(binary, os.X_OK):
+            self.fail("%s missing" % binary)
+        with open(os.path.join(PINNED, name + ".help")) as f:
+            help_text = f.read()
+        with open(os.path.join(PINNED, name + ".json")) as f:
+            rows = json.load(f)
+        for row in rows:
+            with self.subTest(program=name, args=row["args"]):
+                got = self.run_program(binary, name, row["args"])
+                want = (row["rc"], row["stdout"].replace("{help}", help_text),
+                        row["stderr"].replace("{help}", help_text))
+                self.assertEqual(got, want)
+        with open(os.path.join(harness.ROOT, "VERSION")) as f:
+            version = f.read().strip()
+        rc, out, err = self.run_program(binary, name, ["--version"])
+        self.assertEqual((rc, err), (0, ""))
+        self.assertRegex(out, r"\A%s %s \(commit \S+\)\n\Z" % (name, re.escape(version)))
+
+    def test_webhook(self):
+        self.check_program(BINARY, "ota-webhook")
+
+    def test_controller(self):
+        self.check_program(CONTROLLER, "ota-controller")
 
 
 class TestTLSVersions(unittest.TestCase):
