@@ -3,24 +3,10 @@
  */
 #include "args.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "duration.h"
-
-/* Writes the message into err; returns -1. */
-static int set_error(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "errmsg.h"
 
 int cli_name_valid(const char *s, size_t max, int dots)
 {
@@ -127,22 +113,22 @@ static int set_flag(cli_args *o, const struct flag *f, const char *value, int se
     switch (f->id) {
     case F_NODE:
         if (!cli_name_valid(value, CLI_NAME_MAX, 1))
-            return set_error(err, errlen, "--node \"%s\" is not a node name", value);
+            return errmsg_set(err, errlen, "--node \"%s\" is not a node name", value);
         o->node = value;
         break;
     case F_KUBECONFIG:
         if (value[0] == '\0')
-            return set_error(err, errlen, "--kubeconfig wants a file");
+            return errmsg_set(err, errlen, "--kubeconfig wants a file");
         o->kubeconfig = value;
         break;
     case F_CONTEXT:
         if (value[0] == '\0')
-            return set_error(err, errlen, "--context wants a context name");
+            return errmsg_set(err, errlen, "--context wants a context name");
         o->context = value;
         break;
     case F_NAMESPACE:
         if (!cli_name_valid(value, CLI_NAMESPACE_MAX, 0))
-            return set_error(err, errlen, "-n/--namespace \"%s\" is not a namespace name", value);
+            return errmsg_set(err, errlen, "-n/--namespace \"%s\" is not a namespace name", value);
         o->namespace = value;
         break;
     case F_ALL:
@@ -160,10 +146,10 @@ static int set_flag(cli_args *o, const struct flag *f, const char *value, int se
     case F_TIMEOUT:
         /* under a millisecond, or over a week: a typo */
         if (duration_parse(value, 1000000, CLI_TIMEOUT_MAX_NS, &o->timeout_ns, err, errlen) != 0)
-            return set_error(err, errlen,
-                             "--timeout \"%s\": want a duration such as 90s, 10m or 1h30m "
-                             "(at most 168h)",
-                             value);
+            return errmsg_set(err, errlen,
+                              "--timeout \"%s\": want a duration such as 90s, 10m or 1h30m "
+                              "(at most 168h)",
+                              value);
         break;
     case F_VERSION:
     case F_HELP:
@@ -183,7 +169,7 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
         const char *a = argv[i];
         if (flags_done || a[0] != '-' || a[1] == '\0') {
             if (n_pos == 2)
-                return set_error(err, errlen, "unexpected argument \"%s\"", a);
+                return errmsg_set(err, errlen, "unexpected argument \"%s\"", a);
             positional[n_pos++] = a;
             continue;
         }
@@ -198,25 +184,26 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
             size_t len = eq != NULL ? (size_t)(eq - (a + 2)) : strlen(a + 2);
             f = find_long(a + 2, len);
             if (f == NULL)
-                return set_error(err, errlen, "unknown flag: %.*s", (int)(len + 2), a);
+                return errmsg_set(err, errlen, "unknown flag: %.*s", (int)(len + 2), a);
             if (eq != NULL) {
                 if (!f->takes_value)
-                    return set_error(err, errlen, "flag --%s takes no value", f->long_name);
+                    return errmsg_set(err, errlen, "flag --%s takes no value", f->long_name);
                 value = eq + 1;
             }
         } else {
             f = find_short(a[1]);
             if (f == NULL)
-                return set_error(err, errlen, "unknown shorthand flag: '%c' in %s", a[1], a);
+                return errmsg_set(err, errlen, "unknown shorthand flag: '%c' in %s", a[1], a);
             if (a[2] != '\0') {
                 if (!f->takes_value)
-                    return set_error(err, errlen, "unknown flag: %s (-%c takes no value)", a, a[1]);
+                    return errmsg_set(err, errlen, "unknown flag: %s (-%c takes no value)", a,
+                                      a[1]);
                 value = a[2] == '=' ? a + 3 : a + 2;
             }
         }
         if (f->takes_value && value == NULL) {
             if (i + 1 >= argc)
-                return set_error(err, errlen, "flag --%s needs an argument", f->long_name);
+                return errmsg_set(err, errlen, "flag --%s needs an argument", f->long_name);
             value = argv[++i];
         }
         if (f->id == F_HELP || f->id == F_VERSION) {
@@ -232,13 +219,13 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
         return 0;
     }
     if (n_pos == 0)
-        return set_error(err, errlen, "no command: want list, pull, status or upgrade");
+        return errmsg_set(err, errlen, "no command: want list, pull, status or upgrade");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(positional[0], commands[i].name) == 0)
             o->command = commands[i].command;
     if (o->command == CLI_CMD_NONE)
-        return set_error(err, errlen, "unknown command \"%s\": want list, pull, status or upgrade",
-                         positional[0]);
+        return errmsg_set(err, errlen, "unknown command \"%s\": want list, pull, status or upgrade",
+                          positional[0]);
     if (o->command == CLI_CMD_HELP || o->command == CLI_CMD_VERSION)
         return 0;
     for (int id = 0; id <= F_HELP; id++) {
@@ -247,23 +234,24 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
         if (seen[id] && only != CLI_CMD_NONE && only != o->command) {
             for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
                 if (flags[i].id == (flag_id)id)
-                    return set_error(err, errlen, "--%s applies to \"%s\" only", flags[i].long_name,
-                                     owner);
+                    return errmsg_set(err, errlen, "--%s applies to \"%s\" only",
+                                      flags[i].long_name, owner);
         }
     }
     if (seen[F_TIMEOUT] && !o->watch && !o->wait)
-        return set_error(err, errlen, "--timeout applies to status --watch and upgrade --wait");
+        return errmsg_set(err, errlen, "--timeout applies to status --watch and upgrade --wait");
     if (o->all_namespaces && o->namespace != NULL)
-        return set_error(err, errlen, "-A/--all-namespaces and -n/--namespace exclude each other");
+        return errmsg_set(err, errlen, "-A/--all-namespaces and -n/--namespace exclude each other");
     if (o->command == CLI_CMD_LIST) {
         if (n_pos > 1)
-            return set_error(err, errlen, "list takes no pod name (got \"%s\"); use --node to filter",
-                             positional[1]);
+            return errmsg_set(err, errlen,
+                              "list takes no pod name (got \"%s\"); use --node to filter",
+                              positional[1]);
         return 0;
     }
     if (n_pos < 2)
-        return set_error(err, errlen, "%s needs a pod name: kubectl ota %s POD", positional[0],
-                         positional[0]);
+        return errmsg_set(err, errlen, "%s needs a pod name: kubectl ota %s POD", positional[0],
+                          positional[0]);
     const char *pod = positional[1];
     /* kubectl's TYPE/NAME spelling is accepted for pods */
     if (strncmp(pod, "pod/", 4) == 0)
@@ -271,7 +259,7 @@ int cli_args_parse(int argc, char *const *argv, cli_args *o, char *err, size_t e
     else if (strncmp(pod, "pods/", 5) == 0)
         pod += 5;
     if (!cli_name_valid(pod, CLI_NAME_MAX, 1))
-        return set_error(err, errlen, "\"%s\" is not a pod name", positional[1]);
+        return errmsg_set(err, errlen, "\"%s\" is not a pod name", positional[1]);
     o->pod = pod;
     return 0;
 }

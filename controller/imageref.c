@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errmsg.h"
+
 #define LOWER(c) ((c) >= 'a' && (c) <= 'z')
 #define UPPER(c) ((c) >= 'A' && (c) <= 'Z')
 #define DIGIT(c) ((c) >= '0' && (c) <= '9')
@@ -48,7 +50,7 @@ __attribute__((format(printf, 5, 6))) static int set_error(char *err, size_t err
     if (n >= 0 && (size_t)n < errlen) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+        errmsg_vset(err + n, errlen - (size_t)n, fmt, ap);
         va_end(ap);
     }
     return -1;

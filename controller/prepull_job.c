@@ -29,10 +29,10 @@
  */
 #include "prepull_job.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "imageref.h"
 #include "json.h"
 #include "ota_names.h"
@@ -148,19 +148,6 @@ static void container(json_writer *w, const char *name, const char *image, const
 
 /* ---- validation ------------------------------------------------------------ */
 
-/* Writes the message into err; returns -1. */
-__attribute__((format(printf, 3, 4))) static int set_error(char *err, size_t errlen,
-                                                           const char *fmt, ...)
-{
-    if (errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 typedef struct target {
     const char *image;  /* as the revision spells it */
     const char *normal; /* imageref_format, for deduplication */
@@ -176,24 +163,24 @@ static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char 
         const char *image =
             i < s->n_init_images ? s->init_images[i] : s->images[i - s->n_init_images];
         if (image == NULL)
-            return set_error(err, errlen, "image %zu is missing", i);
+            return errmsg_set(err, errlen, "image %zu is missing", i);
         imageref r;
         if (imageref_parse(&r, image, strlen(image), a, err, errlen) != 0)
             return -1;
         const char *normal = imageref_format(&r, a);
         if (normal == NULL)
-            return set_error(err, errlen, "out of memory");
+            return errmsg_set(err, errlen, "out of memory");
         size_t j = 0;
         while (j < n && strcmp(t[j].normal, normal) != 0)
             j++;
         if (j < n)
             continue; /* same image under another spelling: pulled once */
         if (n == PREPULL_JOB_MAX_IMAGES)
-            return set_error(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
+            return errmsg_set(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
         t[n++] = (target){image, normal, imageref_pull_policy(&r)};
     }
     if (n == 0)
-        return set_error(err, errlen, "no image to pull");
+        return errmsg_set(err, errlen, "no image to pull");
     return (int)n;
 }
 
@@ -211,15 +198,15 @@ static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
     };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
         if (required[i].value == NULL || required[i].value[0] == '\0')
-            return set_error(err, errlen, "%s is missing", required[i].name);
+            return errmsg_set(err, errlen, "%s is missing", required[i].name);
     if (s->backoff_limit < 0 || s->backoff_limit > 2)
-        return set_error(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
+        return errmsg_set(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
     if (s->active_deadline_seconds <= 0)
-        return set_error(err, errlen, "active deadline %ld s is not above 0",
-                         s->active_deadline_seconds);
+        return errmsg_set(err, errlen, "active deadline %ld s is not above 0",
+                          s->active_deadline_seconds);
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         if (s->pull_secrets[i] == NULL || s->pull_secrets[i][0] == '\0')
-            return set_error(err, errlen, "pull secret %zu has no name", i);
+            return errmsg_set(err, errlen, "pull secret %zu has no name", i);
     return 0;
 }
 
@@ -309,7 +296,7 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
     prepull_job_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
 
     if (json_writer_init(&w, a) != 0) {
-        set_error(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         goto cleanup;
     }
     json_writer_indent(&w, "  ");
@@ -348,7 +335,7 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
 
     const char *text = json_writer_finish(&w, len); /* arena memory */
     if (text == NULL) {
-        set_error(err, errlen, "could not write the Job");
+        errmsg_set(err, errlen, "could not write the Job");
         goto cleanup;
     }
     *json = text;

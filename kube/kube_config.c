@@ -5,7 +5,6 @@
 #include "kube_config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +12,10 @@
 #include <yaml.h>
 
 #include "base64.h"
+#include "errmsg.h"
 
 #define KUBECONFIG_MAX_BYTES (1u << 20)
 #define TOKEN_MAX_BYTES (64u << 10)
-
-/* Writes the message into err; returns -1. */
-static int set_error(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_error(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Reads a whole small file into a NUL-terminated malloc buffer. */
 static char *read_file(const char *path, size_t max, size_t *len_out)
@@ -116,7 +103,7 @@ static int decode_data(yaml_node_t *n, char **out, size_t *len, const char *fiel
         return 0;
     *out = base64_decode_malloc(s, strlen(s), len);
     if (*out == NULL)
-        return set_error(err, errlen, "kubeconfig: %s is not valid base64", field);
+        return errmsg_set(err, errlen, "kubeconfig: %s is not valid base64", field);
     return 0;
 }
 
@@ -171,19 +158,19 @@ static int load_doc(kc_doc *d, const char *path, int missing_ok, char *err, size
     if (text == NULL) {
         if (missing_ok && errno == ENOENT)
             return 0;
-        return set_error(err, errlen, "cannot read kubeconfig %s: %s", path, strerror(errno));
+        return errmsg_set(err, errlen, "cannot read kubeconfig %s: %s", path, strerror(errno));
     }
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         free(text);
-        return set_error(err, errlen, "out of memory");
+        return errmsg_set(err, errlen, "out of memory");
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = 1;
     if (!yaml_parser_load(&parser, &d->doc))
-        rc = set_error(err, errlen, "kubeconfig %s: %s at line %zu", path,
-                       parser.problem != NULL ? parser.problem : "invalid YAML",
-                       parser.problem_mark.line + 1);
+        rc = errmsg_set(err, errlen, "kubeconfig %s: %s at line %zu", path,
+                        parser.problem != NULL ? parser.problem : "invalid YAML",
+                        parser.problem_mark.line + 1);
     else
         d->root = yaml_document_get_root_node(&d->doc);
     yaml_parser_delete(&parser);
@@ -204,16 +191,16 @@ static int resolve(kube_config *c, kc_doc *docs, size_t n, const char *context_n
     kc_doc *cd = NULL, *sd = NULL, *ud = NULL;
     yaml_node_t *context = merged_entry(docs, n, "contexts", context_name, "context", &cd);
     if (context == NULL)
-        return set_error(err, errlen, "kubeconfig %s: %s \"%s\" not found", where,
-                         from_flag ? "context" : "current-context",
-                         context_name != NULL ? context_name : "");
+        return errmsg_set(err, errlen, "kubeconfig %s: %s \"%s\" not found", where,
+                          from_flag ? "context" : "current-context",
+                          context_name != NULL ? context_name : "");
     yaml_node_t *cluster = merged_entry(docs, n, "clusters",
                                         scalar(map_get(&cd->doc, context, "cluster")), "cluster", &sd);
     yaml_node_t *user =
         merged_entry(docs, n, "users", scalar(map_get(&cd->doc, context, "user")), "user", &ud);
     if (cluster == NULL || scalar(map_get(&sd->doc, cluster, "server")) == NULL)
-        return set_error(err, errlen, "kubeconfig %s: context \"%s\": its cluster has no server",
-                         where, context_name);
+        return errmsg_set(err, errlen, "kubeconfig %s: context \"%s\": its cluster has no server",
+                          where, context_name);
     c->context = strdup(context_name);
     c->server = trimmed_copy(scalar(map_get(&sd->doc, cluster, "server")));
     if (c->server != NULL && c->server[0] != '\0' && c->server[strlen(c->server) - 1] == '/')
@@ -239,7 +226,7 @@ static int resolve(kube_config *c, kc_doc *docs, size_t n, const char *context_n
             return -1;
     }
     if (c->server == NULL || c->context == NULL)
-        return set_error(err, errlen, "out of memory");
+        return errmsg_set(err, errlen, "out of memory");
     return 0;
 }
 
@@ -256,7 +243,7 @@ int kube_config_load(kube_config *c, const char *path, const char *env_list, con
         paths[n_paths++] = NULL; /* path itself, not a copy */
     } else if (env_list != NULL && env_list[0] != '\0') {
         if ((list = strdup(env_list)) == NULL)
-            return set_error(err, errlen, "out of memory");
+            return errmsg_set(err, errlen, "out of memory");
         for (char *save = NULL, *p = strtok_r(list, ":", &save); p != NULL;
              p = strtok_r(NULL, ":", &save)) {
             int dup = 0;
@@ -265,15 +252,15 @@ int kube_config_load(kube_config *c, const char *path, const char *env_list, con
             if (dup)
                 continue;
             if (n_paths == KUBE_CONFIG_MAX_FILES) {
-                set_error(err, errlen, "KUBECONFIG lists more than %d files",
-                          KUBE_CONFIG_MAX_FILES);
+                errmsg_set(err, errlen, "KUBECONFIG lists more than %d files",
+                           KUBE_CONFIG_MAX_FILES);
                 goto cleanup;
             }
             paths[n_paths++] = p;
         }
     }
     if (n_paths == 0) {
-        set_error(err, errlen, "no kubeconfig: KUBECONFIG is empty");
+        errmsg_set(err, errlen, "no kubeconfig: KUBECONFIG is empty");
         goto cleanup;
     }
     for (size_t i = 0; i < n_paths; i++) {
@@ -283,7 +270,8 @@ int kube_config_load(kube_config *c, const char *path, const char *env_list, con
         n_docs += (size_t)got;
     }
     if (n_docs == 0) {
-        set_error(err, errlen, "no kubeconfig: none of the files in KUBECONFIG=%s exists", env_list);
+        errmsg_set(err, errlen, "no kubeconfig: none of the files in KUBECONFIG=%s exists",
+                   env_list);
         goto cleanup;
     }
     rc = resolve(c, docs, n_docs, context, path != NULL ? path : env_list, err, errlen);
@@ -306,14 +294,15 @@ int kube_config_load_incluster(kube_config *c, const char *sa_dir, char *err, si
     memset(c, 0, sizeof(*c));
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (host == NULL || port == NULL || host[0] == '\0' || port[0] == '\0')
-        return set_error(err, errlen,
-                         "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset (use --kubeconfig or KUBECONFIG)");
+        return errmsg_set(err, errlen,
+                          "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset (use --kubeconfig "
+                          "or KUBECONFIG)");
     char path[4096];
     int v6 = strchr(host, ':') != NULL;
     size_t n = strlen(host) + strlen(port) + 16;
     c->server = malloc(n);
     if (c->server == NULL)
-        return set_error(err, errlen, "out of memory");
+        return errmsg_set(err, errlen, "out of memory");
     snprintf(c->server, n, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port);
     snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
     c->ca_file = strdup(path);
@@ -328,8 +317,8 @@ int kube_config_load_incluster(kube_config *c, const char *sa_dir, char *err, si
     if (kube_config_token(c) == NULL) {
         int e = errno;
         kube_config_free(c);
-        return set_error(err, errlen, "cannot read service-account token %s/token: %s", sa_dir,
-                         strerror(e));
+        return errmsg_set(err, errlen, "cannot read service-account token %s/token: %s", sa_dir,
+                          strerror(e));
     }
     return 0;
 }

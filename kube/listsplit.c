@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
+
 enum { KEY_OTHER, KEY_ITEMS, KEY_METADATA };
 enum { META_OTHER, META_RV, META_CONTINUE };
 
@@ -18,9 +20,8 @@ enum { META_OTHER, META_RV, META_CONTINUE };
  * (The yajl callbacks below return 1 to go on and 0 to stop.) */
 static int set_error(listsplit *s, const char *msg)
 {
-    snprintf(s->err, sizeof(s->err), "%s", msg);
     s->failed = 1;
-    return -1;
+    return errmsg_set(s->err, sizeof(s->err), "%s", msg);
 }
 
 /* Adds p[0..n) to the open item: 0, or -1 with the error set. */

@@ -8,14 +8,14 @@
  */
 #include "jcheck.h"
 
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "errmsg.h"
 
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
@@ -78,17 +78,6 @@ long jcheck_hex4(const unsigned char *s, size_t n)
         v = v << 4 | d;
     }
     return v;
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
 }
 
 size_t jcheck_skip_space(const char *s, size_t len, size_t from)
@@ -155,9 +144,9 @@ int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
         if (c >= 0x80) {
             size_t n = jcheck_utf8_seq(s + i, len - i);
             if (n == 0)
-                return fail(err, errlen,
-                            "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu",
-                            i);
+                return errmsg_set(
+                    err, errlen,
+                    "the body is not valid UTF-8 (RFC 3629): bad byte sequence at byte %zu", i);
             i += n;
         } else if (c == '\\') {
             /* Only a string holds a backslash (anywhere else the parser
@@ -171,29 +160,32 @@ int jcheck_body(const char *body, size_t len, char *err, size_t errlen)
             if (u < 0)
                 return 0; /* a bad escape: the parser's to name */
             if (u >= 0xdc00 && u <= 0xdfff)
-                return fail(err, errlen,
-                            "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 low "
-                            "surrogate",
-                            body + i + 2, i);
+                return errmsg_set(
+                    err, errlen,
+                    "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 low "
+                    "surrogate",
+                    body + i + 2, i);
             if (u >= 0xd800 && u <= 0xdbff) {
                 long low = i + 7 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
                                ? jcheck_hex4(s + i + 8, len - i - 8)
                                : -1;
                 if (low < 0xdc00 || low > 0xdfff)
-                    return fail(err, errlen,
-                                "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 "
-                                "high surrogate (it must be followed by a \\udc00-\\udfff "
-                                "escape)",
-                                body + i + 2, i);
+                    return errmsg_set(
+                        err, errlen,
+                        "invalid JSON (RFC 8259): \\u%.4s at byte %zu is a lone UTF-16 "
+                        "high surrogate (it must be followed by a \\udc00-\\udfff "
+                        "escape)",
+                        body + i + 2, i);
                 i += 6; /* the pair */
             }
             i += 6;
         } else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-            return fail(err, errlen,
-                        "invalid JSON (RFC 8259): control character 0x%02x at byte %zu; only "
-                        "space, tab, line feed and carriage return separate tokens, and a string "
-                        "escapes them",
-                        c, i);
+            return errmsg_set(
+                err, errlen,
+                "invalid JSON (RFC 8259): control character 0x%02x at byte %zu; only "
+                "space, tab, line feed and carriage return separate tokens, and a string "
+                "escapes them",
+                c, i);
         } else {
             i++;
         }

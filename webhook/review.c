@@ -27,6 +27,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "base64.h"
+#include "errmsg.h"
 #include "jcheck.h"
 #include "jscan.h"
 #include "json.h"
@@ -248,7 +249,7 @@ static int set_error(decoder *d, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(d->err, d->errlen, fmt, ap);
+    errmsg_vset(d->err, d->errlen, fmt, ap);
     va_end(ap);
     d->failed = 1;
     return -1;
