@@ -10,14 +10,8 @@
 #include "cmd.h"
 #include "format.h"
 #include "log.h"
-
-#ifndef OTA_VERSION
-#define OTA_VERSION "0.0.0"
-#endif
-#ifndef OTA_COMMIT
-#define OTA_COMMIT "unknown"
-#endif
 #include "podview.h"
+#include "version.h"
 
 int main(int argc, char **argv)
 {

@@ -23,13 +23,7 @@
 #include "kube_config.h"
 #include "log.h"
 #include "metrics.h"
-
-#ifndef OTA_VERSION
-#define OTA_VERSION "0.0.0"
-#endif
-#ifndef OTA_COMMIT
-#define OTA_COMMIT "unknown"
-#endif
+#include "version.h"
 
 static volatile sig_atomic_t stop_signal;
 

@@ -18,16 +18,10 @@
 #include <unistd.h>
 
 #include "log.h"
-
-#ifndef OTA_VERSION
-#define OTA_VERSION "0.0.0"
-#endif
-#ifndef OTA_COMMIT
-#define OTA_COMMIT "unknown"
-#endif
 #include "ota_names.h"
 #include "server.h"
 #include "tls.h"
+#include "version.h"
 
 typedef struct options {
     server_config server;
