@@ -1,11 +1,105 @@
 /*
- * flags.c - see flags.h.
+ * flags.c - see flags.h.  One row per flag; --help is written from these
+ * rows, so the text right of each name and the defaults are here and
+ * nowhere else.
  */
 #include "flags.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+
+#define AT(field) FLAGTAB_FIELD(flags, field)
+#define SECONDS(s) ((uint64_t)((s) * 1e9))
+
+static const flagtab_row rows[] = {
+    {"kubeconfig", FLAGTAB_STRING, "FILE", NULL,
+     "default: $KUBECONFIG, else in-cluster configuration", AT(kubeconfig)},
+    {"kube-api-qps", FLAGTAB_NUMBER, "N", "20", "client-side rate limit", AT(qps),
+     .real_min = 0.1, .real_max = 100000},
+    {"kube-api-burst", FLAGTAB_NUMBER, "N", "30", NULL, AT(burst), .real_min = 1,
+     .real_max = 100000},
+    {"max-concurrent-pulls", FLAGTAB_NUMBER, "N", "10", "pre-pull Jobs running at once",
+     AT(ctl.reconcile.max_concurrent_pulls), .real_min = 1, .real_max = 10000},
+    /* activeDeadlineSeconds is whole seconds: a fraction rounds up */
+    {"pull-timeout", FLAGTAB_DURATION, "DURATION", "10m",
+     "Job deadline unless the DaemonSet says", AT(ctl.reconcile.pull_timeout_s),
+     .min = SECONDS(1), .max = SECONDS(86400), .unit = SECONDS(1)},
+    {"helper-image", FLAGTAB_STRING, "IMAGE", "busybox:1.36-musl",
+     "static busybox that provides /ota-bin/true\n", AT(ctl.reconcile.helper_image)},
+    {"job-backoff-limit", FLAGTAB_NUMBER, "N", "0", "0..2", AT(ctl.reconcile.backoff_limit),
+     .real_min = 0, .real_max = 2},
+    {"leader-elect", FLAGTAB_BOOL, NULL, "true", NULL, AT(ctl.leader_elect)},
+    {"leader-elect-resource-namespace", FLAGTAB_STRING, "NS", NULL,
+     "the Lease's namespace (default: the pod's\nown, from the service account mount, else\n"
+     FLAGS_DEFAULT_LEASE_NAMESPACE "; never the kubeconfig context's)",
+     AT(ctl.leader.namespace)},
+    {"leader-elect-resource-name", FLAGTAB_STRING, "NAME", "ota-controller", "the Lease's name",
+     AT(ctl.leader.name)},
+    {.name = "leader-elect-namespace", .kind = FLAGTAB_ALIAS,
+     .alias_of = "leader-elect-resource-namespace"},
+    {.name = "leader-elect-lease-name", .kind = FLAGTAB_ALIAS,
+     .alias_of = "leader-elect-resource-name"},
+    {"leader-elect-identity", FLAGTAB_STRING, "ID", NULL, "(default: hostname_pid)",
+     AT(ctl.leader.identity)},
+    {"leader-elect-lease-duration", FLAGTAB_DURATION, "D", "15s", NULL, AT(ctl.leader.lease_ns),
+     .min = SECONDS(1), .max = SECONDS(3600)},
+    {"leader-elect-renew-deadline", FLAGTAB_DURATION, "D", "10s", NULL,
+     AT(ctl.leader.renew_deadline_ns), .min = SECONDS(0.5), .max = SECONDS(3600)},
+    {"leader-elect-retry-period", FLAGTAB_DURATION, "D", "2s", NULL, AT(ctl.leader.retry_ns),
+     .min = SECONDS(0.1), .max = SECONDS(3600)},
+    {"resync-period", FLAGTAB_DURATION, "D", "30s", "full reconcile at least this often",
+     AT(ctl.resync_ns), .min = SECONDS(1), .max = SECONDS(86400)},
+    {"health-probe-bind-address", FLAGTAB_STRING, "H:P", ":8081", "/livez, /healthz, /readyz",
+     AT(health_address)},
+    {"metrics-bind-address", FLAGTAB_STRING, "H:P", ":8080", "/metrics", AT(metrics_address)},
+    {"log-level", FLAGTAB_LOG_LEVEL, "debug|info|warn|error", "info", NULL, AT(log_level)},
+    {"log-format", FLAGTAB_LOG_FORMAT, "text|json", "text", NULL, AT(log_format)},
+    {.name = "version", .kind = FLAGTAB_VERSION, .help = "print version and commit, and exit"},
+    {"help", FLAGTAB_HELP, NULL, NULL, NULL, .short_name = 'h'},
+};
+
+const flagtab flags_flagtab = {
+    .program = "ota-controller",
+    .synopsis =
+        "usage: ota-controller [options]\n"
+        "\n"
+        "Keeps PodNeedUpgrade current on the pods of OTA DaemonSets, turns pre-pull requests\n"
+        "into Jobs pinned to the pod's node, and reports the outcome as PodImageReady.\n"
+        "\n",
+    .epilogue =
+        "\n"
+        "Durations (D) are Go durations (15s, 10m, 1h30m, 500ms) or plain seconds.\n"
+        "--leader-elect-namespace and --leader-elect-lease-name are older spellings of\n"
+        "--leader-elect-resource-namespace and --leader-elect-resource-name.\n",
+    .rows = rows,
+    .n_rows = sizeof(rows) / sizeof(rows[0]),
+};
+
+flagtab_result flags_parse(int argc, char *const *argv, flags *f, char *err, size_t errlen)
+{
+    *f = (flags){0};
+    flagtab_result r = flagtab_parse(&flags_flagtab, argc, argv, f, err, errlen);
+    const leader_config *l = &f->ctl.leader;
+    if (r == FLAGTAB_RUN &&
+        (l->renew_deadline_ns >= l->lease_ns || l->retry_ns >= l->renew_deadline_ns)) {
+        errmsg_set(err, errlen,
+                   "ota-controller: want retry period < renew deadline < lease duration");
+        return FLAGTAB_BAD_VALUE;
+    }
+    return r;
+}
+
+const char *flags_identity(char *buf, size_t len)
+{
+    char host[200] = "ota-controller";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(buf, len, "%s_%d", host, (int)getpid());
+    return buf;
+}
 
 const char *flags_lease_namespace(const char *flag, const char *sa_dir, char *buf, size_t len)
 {

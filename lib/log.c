@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errmsg.h"
+
 static log_level min_level = LOG_INFO;
 static log_format line_format = LOG_FORMAT_TEXT;
 
@@ -49,24 +51,19 @@ int log_format_parse(const char *name, log_format *out)
     return 0;
 }
 
-int log_set_from_flag(const char *flag, const char *value, char *err, size_t errlen)
+int log_level_from_flag(const char *value, log_level *out, char *err, size_t errlen)
 {
-    if (strcmp(flag, "log-level") == 0) {
-        log_level level;
-        if (log_level_parse(value, &level) == 0) {
-            log_set_level(level);
-            return 0;
-        }
-        snprintf(err, errlen, "--log-level wants debug, info, warn or error, got \"%s\"", value);
-    } else {
-        log_format format;
-        if (log_format_parse(value, &format) == 0) {
-            log_set_format(format);
-            return 0;
-        }
-        snprintf(err, errlen, "--log-format wants text or json, got \"%s\"", value);
-    }
-    return -1;
+    if (log_level_parse(value, out) == 0)
+        return 0;
+    return errmsg_set(err, errlen, "--log-level wants debug, info, warn or error, got \"%s\"",
+                      value);
+}
+
+int log_format_from_flag(const char *value, log_format *out, char *err, size_t errlen)
+{
+    if (log_format_parse(value, out) == 0)
+        return 0;
+    return errmsg_set(err, errlen, "--log-format wants text or json, got \"%s\"", value);
 }
 
 /* ---- text ---------------------------------------------------------------- */

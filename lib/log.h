@@ -31,10 +31,11 @@ int log_level_parse(const char *name, log_level *out);
 void log_set_format(log_format format);
 /* "text" or "json" into *out: 0, or -1.  Both programs' --log-format. */
 int log_format_parse(const char *name, log_format *out);
-/* A program's --log-level or --log-format (flag names one, without the
- * dashes): sets it from value and returns 0, or returns -1 with what the
- * flag wants in err (at most errlen bytes), for the program to print. */
-int log_set_from_flag(const char *flag, const char *value, char *err, size_t errlen);
+/* A program's --log-level and --log-format values (lib/flagtab's log
+ * kinds): into *out and 0, or -1 with what the flag wants in err (at most
+ * errlen bytes), for the program to print.  Pure: the program sets them. */
+int log_level_from_flag(const char *value, log_level *out, char *err, size_t errlen);
+int log_format_from_flag(const char *value, log_format *out, char *err, size_t errlen);
 
 /* A line being built; values are quoted when they need it. */
 typedef struct log_line {

@@ -1,7 +1,8 @@
 /*
  * test_flags.c - where ota-controller's Lease lives by default: the flag,
  * else the pod's namespace from the service account mount, else
- * ota-system; never the kubeconfig context's namespace.
+ * ota-system; never the kubeconfig context's namespace.  And who it is in
+ * the Lease: hostname_pid.  (The flags themselves: test_flagtab.c.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,10 +53,21 @@ static void test_lease_namespace(void **state)
     }
 }
 
+static void test_identity(void **state)
+{
+    (void)state;
+    char host[200] = "", want[256], buf[256];
+    assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+    snprintf(want, sizeof(want), "%s_%d", host, (int)getpid());
+    assert_ptr_equal(flags_identity(buf, sizeof(buf)), buf);
+    assert_string_equal(buf, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lease_namespace),
+        cmocka_unit_test(test_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

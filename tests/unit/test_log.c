@@ -398,13 +398,16 @@ static void test_format_names(void **state)
     assert_int_equal(log_format_parse("", &f), -1);
 }
 
-/* The programs' --log-level and --log-format: set, or refused with what
+/* The programs' --log-level and --log-format: taken, or refused with what
  * the flag wants. */
-static void test_set_from_flag(void **state)
+static void test_from_flag(void **state)
 {
     (void)state;
     char err[160] = "";
-    assert_int_equal(log_set_from_flag("log-level", "error", err, sizeof(err)), 0);
+    log_level level = LOG_DEBUG;
+    log_format format = LOG_FORMAT_TEXT;
+    assert_int_equal(log_level_from_flag("error", &level, err, sizeof(err)), 0);
+    log_set_level(level);
     capture_begin();
     log_kv(LOG_WARN, "dropped below error", NULL);
     log_kv(LOG_ERROR, "kept", NULL);
@@ -412,17 +415,21 @@ static void test_set_from_flag(void **state)
     assert_null(strstr(out, "dropped"));
     assert_non_null(strstr(out, "msg=kept"));
     free(out);
-    assert_int_equal(log_set_from_flag("log-level", "info", err, sizeof(err)), 0);
-    assert_int_equal(log_set_from_flag("log-level", "verbose", err, sizeof(err)), -1);
+    assert_int_equal(log_level_from_flag("info", &level, err, sizeof(err)), 0);
+    log_set_level(level);
+    assert_int_equal(log_level_from_flag("verbose", &level, err, sizeof(err)), -1);
     assert_string_equal(err, "--log-level wants debug, info, warn or error, got \"verbose\"");
-    assert_int_equal(log_set_from_flag("log-format", "json", err, sizeof(err)), 0);
+    assert_int_equal(level, LOG_INFO);
+    assert_int_equal(log_format_from_flag("json", &format, err, sizeof(err)), 0);
+    log_set_format(format);
     capture_begin();
     log_kv(LOG_INFO, "as json", NULL);
     out = captured();
     assert_int_equal(out[0], '{');
     free(out);
-    assert_int_equal(log_set_from_flag("log-format", "text", err, sizeof(err)), 0);
-    assert_int_equal(log_set_from_flag("log-format", "logfmt", err, sizeof(err)), -1);
+    assert_int_equal(log_format_from_flag("text", &format, err, sizeof(err)), 0);
+    log_set_format(format);
+    assert_int_equal(log_format_from_flag("logfmt", &format, err, sizeof(err)), -1);
     assert_string_equal(err, "--log-format wants text or json, got \"logfmt\"");
 }
 
@@ -444,7 +451,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_shape),
         cmocka_unit_test(test_level_names),
-        cmocka_unit_test(test_set_from_flag),
+        cmocka_unit_test(test_from_flag),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_null_and_empty_values),
         cmocka_unit_test(test_levels),
