@@ -17,6 +17,11 @@ kube/kapi.c alone, the table every path is built from, so a string literal
 that starts "/api (as "/api/v1/... and "/apis/... do) anywhere else fails
 the check.
 
+The daemons' mains hold no option parsing (issue 17): their flags are rows
+of a lib/flagtab table (webhook/options.c, controller/flags.c), parsed by a
+pure function.  A main may pass argv on, but not read its words (argv[...]),
+use getopt, parse numbers (strto*, ato*) or spell a flag ("-x", "--x").
+
 usage: check_layout.py BUILD_DIR PROGRAM...   (exit 1 on a violation)
 """
 import os
@@ -88,6 +93,41 @@ def api_path_literals():
     return found, files
 
 
+DAEMON_MAINS = ("webhook/main.c", "controller/main.c")
+OPTION_PARSING = (
+    (re.compile(r"\bgetopt\w*|\bopt(arg|ind|opt)\b"), "getopt"),
+    (re.compile(r"\bargv\s*\["), "reads argv's words"),
+    (re.compile(r"\b(strto(u?ll|u?l|d|f|imax|umax)|ato(i|l|ll|f))\s*\("), "parses a number"),
+    (re.compile(r'"\s*--?[A-Za-z]'), "spells a flag"),
+)
+
+
+def code_lines(path):
+    """A C file's lines with comments blanked (strings kept), as
+    (line number, text)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    # a comment becomes as many newlines as it held; strings are skipped whole
+    token = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+    text = token.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else
+                     "\n" * m.group(0).count("\n"), text)
+    return list(enumerate(text.split("\n"), 1))
+
+
+def mains_hold_no_option_parsing(mains=DAEMON_MAINS):
+    """The violations of "the daemons' mains hold no option parsing"."""
+    bad = []
+    for path in mains:
+        if not os.path.isfile(path):
+            continue
+        for n, line in code_lines(path):
+            for pattern, what in OPTION_PARSING:
+                if pattern.search(line):
+                    bad.append("%s:%d %s (%s); flags are rows of a lib/flagtab table"
+                               % (path, n, what, line.strip()))
+    return bad
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
@@ -124,7 +164,12 @@ def main(argv):
               % (API_PATH_HOME, line))
     print("layout: %d C files read for API paths outside %s: %d found"
           % (read, API_PATH_HOME, len(literals)))
-    return 1 if bad or literals else 0
+    parsing = mains_hold_no_option_parsing()
+    for line in parsing:
+        print("layout: " + line)
+    print("layout: %s hold no option parsing: %s"
+          % (" and ".join(DAEMON_MAINS), "failed" if parsing else "passed"))
+    return 1 if bad or literals or parsing else 0
 
 
 if __name__ == "__main__":
