@@ -56,10 +56,7 @@ static const flagtab_row rows[] = {
     {"health-probe-bind-address", FLAGTAB_STRING, "H:P", ":8081", "/livez, /healthz, /readyz",
      AT(health_address)},
     {"metrics-bind-address", FLAGTAB_STRING, "H:P", ":8080", "/metrics", AT(metrics_address)},
-    {"log-level", FLAGTAB_LOG_LEVEL, "debug|info|warn|error", "info", NULL, AT(log_level)},
-    {"log-format", FLAGTAB_LOG_FORMAT, "text|json", "text", NULL, AT(log_format)},
-    {.name = "version", .kind = FLAGTAB_VERSION, .help = "print version and commit, and exit"},
-    {"help", FLAGTAB_HELP, NULL, NULL, NULL, .short_name = 'h'},
+    FLAGTAB_COMMON_ROWS(flags, log_level, log_format),
 };
 
 const flagtab flags_flagtab = {

@@ -1,10 +1,10 @@
 /*
  * main.c - ota-controller's start and its one loop.
  *
- * The flags are flags.c's.  Everything runs on the main thread: libcurl's multi handle moves the bytes
- * of every request and watch, the side ports answer probes, and the
- * controller ticks between waits.  SIGTERM releases the Lease (so a
- * successor need not wait out 15 s) and exits 0.
+ * The flags are flags.c's.  Everything runs on the main thread: libcurl's
+ * multi handle moves the bytes of every request and watch, the side ports
+ * answer probes, and the controller ticks between waits.  SIGTERM releases
+ * the Lease (so a successor need not wait out 15 s) and exits 0.
  */
 #include <signal.h>
 #include <stdio.h>

@@ -13,7 +13,8 @@
 /* Writes the printf-style message into err (cut to errlen - 1 bytes and
  * NUL-terminated; nothing when errlen is 0) and returns -1, so a failing
  * path reads `return errmsg_set(err, errlen, "...", ...);`. */
-int errmsg_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int errmsg_set(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* errmsg_set with the arguments as a va_list, for a module's own wrapper
  * that adds a prefix or marks its state failed. */

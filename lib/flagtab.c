@@ -162,18 +162,16 @@ static int set_value(const flagtab *t, const flagtab_row *r, const char *value, 
         choice_names(r->choices, why, sizeof(why));
         return errmsg_set(err, errlen, "%s: --%s wants %s, got \"%s\"", t->program, r->name, why,
                           value);
-    case FLAGTAB_LOG_LEVEL: {
-        log_level level;
-        if (log_level_from_flag(value, &level, why, sizeof(why)) != 0)
-            return errmsg_set(err, errlen, "%s: %s", t->program, why);
-        store_unsigned(p, r->dst, (uint64_t)level);
-        return 0;
-    }
+    case FLAGTAB_LOG_LEVEL:
     case FLAGTAB_LOG_FORMAT: {
-        log_format format;
-        if (log_format_from_flag(value, &format, why, sizeof(why)) != 0)
+        /* lib/log knows the names and says what the flag wants */
+        log_level level = LOG_INFO;
+        log_format format = LOG_FORMAT_TEXT;
+        int level_flag = r->kind == FLAGTAB_LOG_LEVEL;
+        if ((level_flag ? log_level_from_flag(value, &level, why, sizeof(why))
+                        : log_format_from_flag(value, &format, why, sizeof(why))) != 0)
             return errmsg_set(err, errlen, "%s: %s", t->program, why);
-        store_unsigned(p, r->dst, (uint64_t)format);
+        store_unsigned(p, r->dst, level_flag ? (uint64_t)level : (uint64_t)format);
         return 0;
     }
     case FLAGTAB_ALIAS:
@@ -211,7 +209,8 @@ static const flagtab_row *find_long(const flagtab *t, const char *prog, const ch
     int n = snprintf(err, errlen, "%s: option '--%s' is ambiguous; possibilities:", prog, body);
     for (size_t i = 0; i < t->n_rows && n >= 0 && (size_t)n < errlen; i++) {
         const flagtab_row *r = &t->rows[i];
-        if (strncmp(r->name, body, len) == 0 && (r == first || resolve(t, r) != resolve(t, first))) {
+        if (strncmp(r->name, body, len) == 0 &&
+            (r == first || resolve(t, r) != resolve(t, first))) {
             int k = snprintf(err + n, errlen - (size_t)n, " '--%s'", r->name);
             n = k < 0 ? -1 : n + k;
         }

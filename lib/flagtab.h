@@ -55,7 +55,7 @@ typedef enum flagtab_dst {
     FLAGTAB_DST_DOUBLE,
 } flagtab_dst;
 
-#define FLAGTAB_DST_OF(lvalue)                                                                      \
+#define FLAGTAB_DST_OF(lvalue)                                                                     \
     _Generic((lvalue),                                                                             \
         const char *: FLAGTAB_DST_STRING,                                                          \
         int: FLAGTAB_DST_INT,                                                                      \
@@ -99,6 +99,16 @@ typedef struct flagtab_row {
     const flagtab_choice *choices; /* CHOICE */
     const char *alias_of;          /* ALIAS: the row it spells */
 } flagtab_row;
+
+/* The rows both daemons end with, into T's level_field and format_field:
+ * --log-level, --log-format (default info, text), --version, -h/--help. */
+#define FLAGTAB_COMMON_ROWS(T, level_field, format_field)                                          \
+    {"log-level", FLAGTAB_LOG_LEVEL, "debug|info|warn|error", "info", NULL,                        \
+     FLAGTAB_FIELD(T, level_field)},                                                               \
+    {"log-format", FLAGTAB_LOG_FORMAT, "text|json", "text", NULL,                                  \
+     FLAGTAB_FIELD(T, format_field)},                                                              \
+    {.name = "version", .kind = FLAGTAB_VERSION, .help = "print version and commit, and exit"},    \
+    {.name = "help", .kind = FLAGTAB_HELP, .short_name = 'h'}
 
 typedef struct flagtab {
     const char *program;  /* "ota-webhook": prefixes value errors and the version line */

@@ -61,10 +61,7 @@ static const flagtab_row rows[] = {
     {"write-timeout-seconds", FLAGTAB_WHOLE, "N", "10",
      "a reply not wholly sent within N seconds is cut\n", AT(server.write_timeout_ms), .min = 1,
      .max = 3600, .unit = 1000},
-    {"log-level", FLAGTAB_LOG_LEVEL, "debug|info|warn|error", "info", NULL, AT(log_level)},
-    {"log-format", FLAGTAB_LOG_FORMAT, "text|json", "text", NULL, AT(log_format)},
-    {.name = "version", .kind = FLAGTAB_VERSION, .help = "print version and commit, and exit"},
-    {"help", FLAGTAB_HELP, NULL, NULL, NULL, .short_name = 'h'},
+    FLAGTAB_COMMON_ROWS(options, log_level, log_format),
 };
 
 const flagtab options_flagtab = {

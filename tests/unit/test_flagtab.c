@@ -23,6 +23,7 @@
 #include "flagtab.h"
 #include "log.h"
 #include "options.h"
+#include "ota_names.h"
 #include "strbuf.h"
 
 typedef struct cfg {
@@ -61,10 +62,7 @@ static const flagtab_row rows[] = {
     {"fast", FLAGTAB_SWITCH, NULL, NULL, "go fast", AT(fast)},
     {"tls", FLAGTAB_CHOICE, "V", "VersionTLS12", "{} (default) or VersionTLS13", AT(tls),
      .choices = tls_choices},
-    {"log-level", FLAGTAB_LOG_LEVEL, "debug|info|warn|error", "info", NULL, AT(level)},
-    {"log-format", FLAGTAB_LOG_FORMAT, "text|json", "text", NULL, AT(format)},
-    {.name = "version", .kind = FLAGTAB_VERSION, .help = "print version and commit, and exit"},
-    {"help", FLAGTAB_HELP, NULL, NULL, NULL, .short_name = 'h'},
+    FLAGTAB_COMMON_ROWS(cfg, level, format),
 };
 
 static const flagtab table = {
@@ -189,8 +187,8 @@ static void test_parse(void **state)
         {"bool alone is true", {"--elect", NULL}, FLAGTAB_RUN, NULL, F_ELECT, 1, NULL},
         {"bool =true", {"--elect=true", NULL}, FLAGTAB_RUN, NULL, F_ELECT, 1, NULL},
         {"bool =false", {"--elect", "--elect=false", NULL}, FLAGTAB_RUN, NULL, F_ELECT, 0, NULL},
-        {"bool =other", {"--elect=maybe", NULL}, FLAGTAB_BAD_VALUE, "prog: --elect is true or false",
-         F_NONE, 0, NULL},
+        {"bool =other", {"--elect=maybe", NULL}, FLAGTAB_BAD_VALUE,
+         "prog: --elect is true or false", F_NONE, 0, NULL},
         {"bool empty", {"--elect=", NULL}, FLAGTAB_BAD_VALUE, "prog: --elect is true or false",
          F_NONE, 0, NULL},
         {"bool never takes the next word", {"--elect", "false", NULL}, FLAGTAB_BAD_VALUE,
@@ -228,8 +226,8 @@ static void test_parse(void **state)
          "test: option '--name' requires an argument", F_NONE, 0, NULL},
         {"help takes no value", {"--help=x", NULL}, FLAGTAB_BAD_USAGE,
          "test: option '--help' doesn't allow an argument", F_NONE, 0, NULL},
-        {"stray argument", {"extra", NULL}, FLAGTAB_BAD_VALUE, "prog: unexpected argument \"extra\"",
-         F_NONE, 0, NULL},
+        {"stray argument", {"extra", NULL}, FLAGTAB_BAD_VALUE,
+         "prog: unexpected argument \"extra\"", F_NONE, 0, NULL},
         {"stray argument after the flags' errors", {"extra", "--whole", "0", NULL},
          FLAGTAB_BAD_VALUE, "prog: --whole wants a whole number from 1 to 256, got \"0\"", F_NONE,
          0, NULL},
@@ -415,7 +413,7 @@ static void test_webhook_defaults(void **state)
     assert_string_equal(o.server.metrics_address, ":8080");
     assert_int_equal(o.server.threads, 3);
     assert_int_equal(o.server.max_request_bytes, 8u << 20);
-    assert_string_equal(o.server.controller_username, "system:serviceaccount:ota-system:ota-controller");
+    assert_string_equal(o.server.controller_username, OTA_DEFAULT_CONTROLLER_USERNAME);
     assert_int_equal(o.server.read_timeout_ms, 10000);
     assert_int_equal(o.server.shutdown_grace_ms, 25000);
     assert_int_equal(o.server.max_connections, 1024);
@@ -434,7 +432,8 @@ static void test_webhook_defaults(void **state)
     /* both files are required, and it is a usage error */
     char *one[] = {"ota-webhook", "--tls-cert-file", "c"};
     assert_int_equal(options_parse(3, one, 3, &o, err, sizeof(err)), FLAGTAB_BAD_USAGE);
-    assert_string_equal(err, "ota-webhook: --tls-cert-file and --tls-private-key-file are required");
+    assert_string_equal(err,
+                        "ota-webhook: --tls-cert-file and --tls-private-key-file are required");
     char *tls13[] = {"ota-webhook", "--tls-cert-file", "c", "--tls-private-key-file", "k",
                      "--tls-min-version", "1.3", "--http2", "--shutdown-grace-seconds", "0"};
     assert_int_equal(options_parse(10, tls13, 3, &o, err, sizeof(err)), FLAGTAB_RUN);
