@@ -75,22 +75,24 @@ static void store_real(void *p, flagtab_dst dst, double v)
         store_unsigned(p, dst, (uint64_t)v);
 }
 
+/* c[i] is the first name of its value (the one messages offer). */
+static int first_name(const flagtab_choice *c, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (c[j].value == c[i].value)
+            return 0;
+    return 1;
+}
+
 /* "A, B or C": the first name of each value of a choice list. */
 static void choice_names(const flagtab_choice *c, char *buf, size_t len)
 {
-    size_t n = 0, shown = 0, total = 0;
+    size_t total = 0, shown = 0, n = 0;
+    for (size_t i = 0; c[i].name != NULL; i++)
+        total += (size_t)first_name(c, i);
     buf[0] = '\0';
-    for (size_t i = 0; c[i].name != NULL; i++) {
-        int first = 1;
-        for (size_t j = 0; j < i; j++)
-            first &= c[j].value != c[i].value;
-        total += (size_t)first;
-    }
     for (size_t i = 0; c[i].name != NULL && n < len; i++) {
-        int first = 1;
-        for (size_t j = 0; j < i; j++)
-            first &= c[j].value != c[i].value;
-        if (!first)
+        if (!first_name(c, i))
             continue;
         shown++;
         const char *sep = shown == 1 ? "" : shown == total ? " or " : ", ";

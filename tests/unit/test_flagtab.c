@@ -378,6 +378,10 @@ static void check_table(const flagtab *t)
             ROW_CHECK(r->name, r->dst != FLAGTAB_DST_NONE, "no field");
             break;
         }
+        ROW_CHECK(r->name,
+                  r->short_name == '\0' || r->kind == FLAGTAB_HELP || r->kind == FLAGTAB_VERSION ||
+                      r->kind == FLAGTAB_SWITCH || r->kind == FLAGTAB_BOOL,
+                  "a one-letter flag that takes a value");
         if (r->kind != FLAGTAB_ALIAS) {
             char spelled[80];
             snprintf(spelled, sizeof(spelled), "  --%s", r->name);
