@@ -3,6 +3,7 @@
  */
 #include "controller.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -615,19 +616,25 @@ void controller_tick(controller *c, uint64_t now)
 
 /* ---- metrics ------------------------------------------------------------ */
 
+/* A counter of each informer, labelled with its resource. */
+static void render_per_informer(strbuf *t, controller *c, const char *name, const char *help,
+                                size_t counter_offset)
+{
+    metrics_header(t, name, "counter", help);
+    for (int i = 0; i < INF_COUNT; i++) {
+        metrics_counter *n = (metrics_counter *)((char *)&c->informers[i] + counter_offset);
+        strbuf_printf(t, "%s{resource=\"%s\"} %llu\n", name, c->informers[i].name,
+                      (unsigned long long)metrics_get(n));
+    }
+}
+
 void controller_render_metrics(controller *c, strbuf *t)
 {
-    metrics_header(t, "ota_controller_watch_restarts_total", "counter",
-                   "Watches re-opened after an error, a lost connection or 410 Gone.");
-    for (int i = 0; i < INF_COUNT; i++)
-        strbuf_printf(t, "ota_controller_watch_restarts_total{resource=\"%s\"} %llu\n",
-                      c->informers[i].name,
-                      (unsigned long long)metrics_get(&c->informers[i].restarts));
-    metrics_header(t, "ota_controller_relists_total", "counter", "Complete lists of a resource.");
-    for (int i = 0; i < INF_COUNT; i++)
-        strbuf_printf(t, "ota_controller_relists_total{resource=\"%s\"} %llu\n",
-                      c->informers[i].name,
-                      (unsigned long long)metrics_get(&c->informers[i].relists));
+    render_per_informer(t, c, "ota_controller_watch_restarts_total",
+                        "Watches re-opened after an error, a lost connection or 410 Gone.",
+                        offsetof(informer, restarts));
+    render_per_informer(t, c, "ota_controller_relists_total", "Complete lists of a resource.",
+                        offsetof(informer, relists));
     metrics_header(t, "ota_controller_cached_objects", "gauge", "Objects in each cache.");
     for (int i = 0; i < INF_COUNT; i++)
         strbuf_printf(t, "ota_controller_cached_objects{resource=\"%s\"} %zu\n",
@@ -670,10 +677,7 @@ void controller_render_metrics(controller *c, strbuf *t)
                                     metrics_long_bounds);
     metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
     strbuf_printf(t, "ota_controller_leader %d\n", c->leading);
-    metrics_header(t, "ota_controller_cache_store_failures_total", "counter",
-                   "Objects a cache could not keep (out of memory); each forces a relist.");
-    for (int i = 0; i < INF_COUNT; i++)
-        strbuf_printf(t, "ota_controller_cache_store_failures_total{resource=\"%s\"} %llu\n",
-                      c->informers[i].name,
-                      (unsigned long long)metrics_get(&c->informers[i].store_failures));
+    render_per_informer(t, c, "ota_controller_cache_store_failures_total",
+                        "Objects a cache could not keep (out of memory); each forces a relist.",
+                        offsetof(informer, store_failures));
 }

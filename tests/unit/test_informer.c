@@ -199,6 +199,8 @@ static void test_metrics_export(void **state)
     informer_lost_object(&c.informers[INF_PODS], "a/b");
     informer_lost_object(&c.informers[INF_PODS], "a/c");
     informer_lost_object(&c.informers[INF_JOBS], "a/d");
+    metrics_add(&c.informers[INF_DAEMONSETS].restarts, 3);
+    metrics_add(&c.informers[INF_REVISIONS].relists, 4);
     strbuf t = {0};
     controller_render_metrics(&c, &t);
     assert_false(t.failed);
@@ -207,6 +209,12 @@ static void test_metrics_export(void **state)
         "ota_controller_cache_store_failures_total{resource=\"pods\"} 2\n",
         "ota_controller_cache_store_failures_total{resource=\"jobs\"} 1\n",
         "ota_controller_cache_store_failures_total{resource=\"daemonsets\"} 0\n",
+        "# HELP ota_controller_watch_restarts_total Watches re-opened after an error, a lost "
+        "connection or 410 Gone.\n# TYPE ota_controller_watch_restarts_total counter\n",
+        "ota_controller_watch_restarts_total{resource=\"daemonsets\"} 3\n",
+        "ota_controller_watch_restarts_total{resource=\"pods\"} 0\n",
+        "# TYPE ota_controller_relists_total counter\n",
+        "ota_controller_relists_total{resource=\"controllerrevisions\"} 4\n",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         if (strstr(t.data, want[i]) == NULL)
