@@ -317,6 +317,14 @@ int informer_watch_line(void *data, const char *line, size_t len)
         if (o != NULL) {
             changed = store_delete(&inf->objects, inf->spec->key(o));
             inf->spec->free(o);
+        } else {
+            /* No key: out of memory, or an object the cache never took.
+             * Only a relist can tell, and it leaves nothing stale behind. */
+            char ref[300];
+            log_msg(LOG_WARN, "cannot key a deleted object", "%s: %s; relisting", inf->name,
+                    informer_object_ref(obj, ref, sizeof(ref)));
+            ask_relist(inf, "a deleted object could not be decoded");
+            stop = 1;
         }
     }
     yajl_tree_free(ev);

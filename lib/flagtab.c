@@ -4,6 +4,7 @@
 #include "flagtab.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,9 @@ static int set_value(const flagtab *t, const flagtab_row *r, const char *value, 
         char *end = NULL;
         errno = 0;
         double v = strtod(value, &end);
-        if (value[0] == '\0' || *end != '\0' || errno != 0 || v < r->real_min || v > r->real_max)
+        /* NaN passes both bounds (every comparison with it is false) */
+        if (value[0] == '\0' || *end != '\0' || errno != 0 || isnan(v) || v < r->real_min ||
+            v > r->real_max)
             return errmsg_set(err, errlen, "%s: --%s wants a number from %g to %g, got \"%s\"",
                               t->program, r->name, r->real_min, r->real_max, value);
         store_real(p, r->dst, v);

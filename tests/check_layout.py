@@ -119,6 +119,7 @@ def mains_hold_no_option_parsing(mains=DAEMON_MAINS):
     bad = []
     for path in mains:
         if not os.path.isfile(path):
+            bad.append("%s is missing: nothing to check" % path)
             continue
         for n, line in code_lines(path):
             for pattern, what in OPTION_PARSING:
@@ -132,7 +133,11 @@ def main(argv):
     if len(argv) < 3:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
-    build, programs = argv[1], argv[2:]
+    # paths below are the repository's: read them from its root wherever
+    # the check is started, so a check never passes by reading nothing
+    build = os.path.abspath(argv[1])
+    programs = [os.path.abspath(p) for p in argv[2:]]
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     users = {}  # file -> set of program names that use it
     for prog in programs:
         pname = os.path.basename(prog)
@@ -159,6 +164,8 @@ def main(argv):
     print("layout: %d files of %s checked against %d programs: %d passed, %d failed"
           % (checked, "/, ".join(SHARED) + "/", len(programs), checked - len(bad), len(bad)))
     literals, read = api_path_literals()
+    if read == 0:
+        literals.append("no C file found in %s" % ", ".join(CODE_FOLDERS))
     for line in literals:
         print("layout: an API path outside %s (build it with kapi_path): %s"
               % (API_PATH_HOME, line))
