@@ -21,6 +21,25 @@ void clock_rfc3339(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int clock_format_rfc3339(long long secs, char *buf, size_t size)
+{
+    time_t t = (time_t)secs;
+    struct tm tm;
+    if (size > 0)
+        buf[0] = '\0';
+    if ((long long)t != secs || gmtime_r(&t, &tm) == NULL || tm.tm_year < -1900 ||
+        tm.tm_year > 9999 - 1900)
+        return -1;
+    int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    if (n < 0 || (size_t)n >= size) {
+        if (size > 0)
+            buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 void clock_rfc3339_micro(char *buf, size_t size)
 {
     struct timespec ts;

@@ -21,6 +21,11 @@ uint64_t clock_mono_ns(void);
  * buf (at least 21 bytes). */
 void clock_rfc3339(char *buf, size_t size);
 
+/* secs (since 1970, UTC) as RFC 3339 with second precision into buf (at
+ * least 21 bytes), the year always four digits ("0999-...", which strftime's
+ * %Y would write as "999"); years outside 0..9999 give -1 and "" in buf. */
+int clock_format_rfc3339(long long secs, char *buf, size_t size);
+
 /* Now as RFC 3339 UTC with microseconds ("2026-11-21T21:00:00.123456Z"),
  * as Lease times are written, into buf (at least 28 bytes). */
 void clock_rfc3339_micro(char *buf, size_t size);

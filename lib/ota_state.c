@@ -47,9 +47,7 @@ int ota_state_is_pull_request(const ota_cond *ir)
 
 static void format_utc(long long secs, char *out, size_t size)
 {
-    time_t t = (time_t)secs;
-    struct tm tm;
-    if (gmtime_r(&t, &tm) == NULL || strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    if (clock_format_rfc3339(secs, out, size) != 0)
         snprintf(out, size, "%s", "1970-01-01T00:00:00Z");
 }
 

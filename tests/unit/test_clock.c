@@ -152,6 +152,39 @@ static void test_parse_rfc3339(void **state)
     assert_true(b - a == 1);
 }
 
+/* A time in seconds written as RFC 3339: four-digit years, the range
+ * metav1.Time has, and a buffer too small gives "" and -1. */
+static void test_format_rfc3339(void **state)
+{
+    (void)state;
+    static const struct {
+        long long secs;
+        int rc;
+        const char *want;
+    } rows[] = {
+        {0, 0, "1970-01-01T00:00:00Z"},
+        {-1, 0, "1969-12-31T23:59:59Z"},
+        {1795726800, 0, "2026-11-26T21:00:00Z"},
+        {-30610310400LL, 0, "0999-12-31T00:00:00Z"}, /* strftime's %Y: "999" */
+        {-62135596800LL, 0, "0001-01-01T00:00:00Z"},
+        {253402300799LL, 0, "9999-12-31T23:59:59Z"},
+        {253402300800LL, -1, ""},
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int rc = clock_format_rfc3339(rows[i].secs, buf, sizeof(buf));
+        if (rc != rows[i].rc || strcmp(buf, rows[i].want) != 0)
+            fail_msg("%lld: got %d \"%s\", want %d \"%s\"", rows[i].secs, rc, buf, rows[i].rc,
+                     rows[i].want);
+        long long back;
+        if (rc == 0 && (clock_parse_rfc3339(sv_from(buf), &back) != 0 || back != rows[i].secs))
+            fail_msg("%s does not read back as %lld", buf, rows[i].secs);
+    }
+    char small[20]; /* one short of the 21 a time needs */
+    assert_int_equal(clock_format_rfc3339(0, small, sizeof(small)), -1);
+    assert_string_equal(small, "");
+}
+
 /* What we write, we read back as the time it is. */
 static void test_written_reads_back(void **state)
 {
@@ -174,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_rfc3339_micro),
         cmocka_unit_test(test_parse_rfc3339),
+        cmocka_unit_test(test_format_rfc3339),
         cmocka_unit_test(test_written_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
