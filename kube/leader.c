@@ -175,17 +175,150 @@ leader_decision leader_decide(const leader_config *cfg, const leader_state *st,
     return d;
 }
 
+/* The verb of a Lease call, as RBAC names it and as the log says it. */
+static const char *call_verb(leader_step call)
+{
+    switch (call) {
+    case LEADER_GET:
+        return "get";
+    case LEADER_CREATE:
+        return "create";
+    case LEADER_TAKE:
+    case LEADER_RENEW:
+        return "update";
+    case LEADER_WAIT:
+        break;
+    }
+    return "none";
+}
+
+static void hint_for(const leader_config *cfg, const leader_call_end *end, char *hint,
+                     size_t size)
+{
+    hint[0] = '\0';
+    if (end->code == 404 && end->call == LEADER_CREATE)
+        /* a create's 404 can only be its namespace: the apiserver's
+         * `namespaces "x" not found` */
+        snprintf(hint, size, "create namespace %s or pass --leader-elect-resource-namespace",
+                 cfg->namespace);
+    else if (end->code == 404)
+        snprintf(hint, size, "the Lease was deleted meanwhile: it is made again at the next try");
+    else if (end->code == 403)
+        snprintf(hint, size,
+                 "grant get/create/update on leases (coordination.k8s.io) in namespace %s to "
+                 "the controller's service account",
+                 cfg->namespace);
+    else if (end->code == 401)
+        snprintf(hint, size, "check the token or client certificate the controller uses");
+}
+
+leader_say_decision leader_say_decide(const leader_config *cfg, const leader_say_state *st,
+                                      const leader_call_end *end, uint64_t now)
+{
+    leader_say_decision d;
+    memset(&d, 0, sizeof(d));
+    d.state = *st;
+    leader_say_state *s = &d.state;
+    /* we lead, or follow a live leader: the election works */
+    int works = end->event == LEADER_WRITTEN ||
+                (end->event == LEADER_READ && end->next == LEADER_WAIT);
+    int failed = (end->event == LEADER_READ_FAILED || end->event == LEADER_WRITE_FAILED) &&
+                 end->code != 409; /* 409: another candidate wrote first */
+    if (works) {
+        if (s->failing) {
+            d.say = LEADER_SAY_CLEARED;
+            d.failures = s->total;
+            d.lasted_ns = now > s->first_at ? now - s->first_at : 0;
+            memset(s, 0, sizeof(*s));
+        }
+        return d;
+    }
+    if (!failed)
+        return d;
+    char reason[sizeof(s->reason)];
+    snprintf(reason, sizeof(reason), "%s", end->reason != NULL ? end->reason : "");
+    int same = s->failing && s->code == end->code && strcmp(s->reason, reason) == 0 &&
+               strcmp(call_verb(s->call), call_verb(end->call)) == 0;
+    if (!s->failing) {
+        s->failing = 1;
+        s->first_at = now;
+    }
+    s->total++;
+    s->unsaid++;
+    if (same && now - s->said_at < LEADER_SAY_REPEAT_NS)
+        return d;
+    d.say = LEADER_SAY_FAILED;
+    d.failures = s->unsaid;
+    hint_for(cfg, end, d.hint, sizeof(d.hint));
+    s->unsaid = 0;
+    s->said_at = now;
+    s->code = end->code;
+    s->call = end->call;
+    memcpy(s->reason, reason, sizeof(reason));
+    return d;
+}
+
+void leader_status_read(const char *body, size_t len, char *reason, size_t reason_size,
+                        char *message, size_t message_size)
+{
+    char err[64];
+    /* a Status is 4 deep (details.causes[].field) */
+    yajl_val v = body != NULL && len > 0 ? json_parse_tree(body, len, 16, err, sizeof(err)) : NULL;
+    snprintf(reason, reason_size, "%s", v != NULL ? tree_str(v, "reason", NULL) : "");
+    snprintf(message, message_size, "%s", v != NULL ? tree_str(v, "message", NULL) : "");
+    if (v != NULL)
+        yajl_tree_free(v);
+}
+
+/* Logs what leader_say_decide says about the call that just ended (r;
+ * next: what the election does now). */
+static void say(leader *l, leader_event event, const kube_result *r, leader_step next,
+                uint64_t now)
+{
+    char reason[64], message[512];
+    leader_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+    if (message[0] == '\0' && r->error != NULL)
+        snprintf(message, sizeof(message), "%s", r->error);
+    else if (message[0] == '\0' && r->status == 200)
+        snprintf(message, sizeof(message), "the Lease in the answer does not parse");
+    else if (message[0] == '\0' && r->body != NULL)
+        snprintf(message, sizeof(message), "%.200s", r->body); /* not a Status: its head */
+    leader_call_end end = {l->call, event, r->status, reason, next};
+    leader_say_decision d = leader_say_decide(&l->cfg, &l->say, &end, now);
+    l->say = d.state;
+    if (d.say == LEADER_SAY_NOTHING)
+        return;
+    char lease[512], code[24], n[24], lasted[32];
+    snprintf(lease, sizeof(lease), "%s/%s", l->cfg.namespace, l->cfg.name);
+    snprintf(code, sizeof(code), "%ld", r->status);
+    snprintf(n, sizeof(n), "%lu", d.failures);
+    if (d.say == LEADER_SAY_FAILED) {
+        log_kv(LOG_WARN, "lease call failed", "lease", lease, "call", call_verb(end.call),
+               "code", code, "reason", reason, "message", message, "hint", d.hint,
+               "failures", n, NULL);
+    } else {
+        snprintf(lasted, sizeof(lasted), "%.1fs", (double)d.lasted_ns / 1e9);
+        log_kv(LOG_INFO, "lease call failure cleared", "lease", lease, "failures", n, "lasted",
+               lasted, NULL);
+    }
+}
+
 static void write_lease(leader *l, const char *holder, long duration_s, int create);
 static void read_lease(leader *l, uint64_t now);
 
-/* Does what leader_decide says. */
-static void step(leader *l, const leader_observation *obs, uint64_t now)
+/* Does what leader_decide says; r: the call that ended (NULL: a tick),
+ * said as leader_say_decide says. */
+static void step(leader *l, const leader_observation *obs, const kube_result *r, uint64_t now)
 {
     leader_decision d = leader_decide(&l->cfg, &l->st, obs, now);
     int on = d.state.is_leader;
     d.state.is_leader = l->st.is_leader;
     l->st = d.state;
+    if (r != NULL)
+        say(l, obs->event, r, d.step, now);
     set_leader(l, on);
+    if (d.step != LEADER_WAIT)
+        l->call = d.step;
     long duration_s = (long)(l->cfg.lease_ns / 1000000000ull);
     switch (d.step) {
     case LEADER_WAIT:
@@ -226,20 +359,34 @@ static void on_written(void *data, const kube_result *r)
     } else if (r->status == 409) {
         l->exists = 1; /* another candidate made it */
     }
-    step(l, &obs, now);
+    step(l, &obs, r, now);
+}
+
+/* A write that could not start failed: said, and tried again in a retry
+ * period (not at every tick). */
+static void write_not_started(leader *l)
+{
+    leader_observation failed = {LEADER_WRITE_FAILED, NULL, 0};
+    kube_result none = {.error = "the call could not start (out of memory?)"};
+    step(l, &failed, &none, clock_mono_ns());
 }
 
 /* create: POST a new Lease, else PUT over the one read. */
 static void write_lease(leader *l, const char *holder, long duration_s, int create)
 {
     char *body = lease_body(l, holder, duration_s);
-    if (body == NULL)
+    if (body == NULL) {
+        if (!l->releasing)
+            write_not_started(l);
         return;
+    }
     strbuf path = {0};
     if (kapi_path(&path, KAPI_LEASES, l->cfg.namespace, create ? NULL : l->cfg.name, NULL) != 0 ||
         path.failed) {
         strbuf_free(&path);
         free(body);
+        if (!l->releasing)
+            write_not_started(l);
         return;
     }
     kube_call call = {.method = create ? "POST" : "PUT", .path = path.data,
@@ -249,6 +396,8 @@ static void write_lease(leader *l, const char *holder, long duration_s, int crea
     l->st.busy = kube_client_call(l->client, &call) == 0;
     strbuf_free(&path);
     free(body);
+    if (!l->st.busy && !l->releasing)
+        write_not_started(l);
 }
 
 static void on_read(void *data, const kube_result *r)
@@ -266,7 +415,7 @@ static void on_read(void *data, const kube_result *r)
         obs.event = LEADER_READ;
         obs.holder = l->holder;
     }
-    step(l, &obs, now);
+    step(l, &obs, r, now);
 }
 
 static void read_lease(leader *l, uint64_t now)
@@ -280,7 +429,8 @@ static void read_lease(leader *l, uint64_t now)
     strbuf_free(&path);
     if (!l->st.busy) {
         leader_observation failed = {LEADER_READ_FAILED, NULL, 0};
-        step(l, &failed, now);
+        kube_result none = {.error = "the call could not start (out of memory?)"};
+        step(l, &failed, &none, now);
     }
 }
 
@@ -289,7 +439,7 @@ void leader_tick(leader *l, uint64_t now)
     if (l->releasing)
         return;
     leader_observation tick = {LEADER_TICK, NULL, 0};
-    step(l, &tick, now);
+    step(l, &tick, NULL, now);
 }
 
 void leader_release(leader *l)

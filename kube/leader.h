@@ -77,6 +77,65 @@ typedef struct leader_decision {
 leader_decision leader_decide(const leader_config *cfg, const leader_state *st,
                               const leader_observation *obs, uint64_t now);
 
+/* ---- what to say about failed Lease calls (pure: leader.c logs it) ---- */
+
+/* A failure that lasts is said again at most this often. */
+#define LEADER_SAY_REPEAT_NS (60ull * 1000000000ull)
+
+/* One Lease call that ended, as the log decision sees it. */
+typedef struct leader_call_end {
+    leader_step call;   /* LEADER_GET, LEADER_CREATE, LEADER_TAKE or LEADER_RENEW */
+    leader_event event; /* what it came to */
+    long code;          /* HTTP status; 0: no answer, or the call could not start */
+    const char *reason; /* the Status' reason ("NotFound", "Forbidden"), "" when none */
+    leader_step next;   /* what leader_decide said to do next */
+} leader_call_end;
+
+/* What has been said about failing Lease calls. */
+typedef struct leader_say_state {
+    int failing;         /* a failure was said and has not cleared */
+    long code;           /* the cause last said: its code, reason and verb */
+    char reason[64];
+    leader_step call;
+    uint64_t first_at;   /* when the failures began */
+    uint64_t said_at;    /* when the cause was last said */
+    unsigned long unsaid; /* failed calls since then (the next line counts them) */
+    unsigned long total; /* failed calls since the failures began */
+} leader_say_state;
+
+typedef enum leader_say {
+    LEADER_SAY_NOTHING,
+    LEADER_SAY_FAILED,  /* warn: the call failed (first, a new cause, or a minute on) */
+    LEADER_SAY_CLEARED, /* info: the election works again */
+} leader_say;
+
+typedef struct leader_say_decision {
+    leader_say say;
+    char hint[256];        /* LEADER_SAY_FAILED: what to do, or "" */
+    unsigned long failures; /* FAILED: calls of this cause since last said (1 the first
+                             * time); CLEARED: calls that failed in all */
+    uint64_t lasted_ns;    /* CLEARED: since the failures began */
+    leader_say_state state;
+} leader_say_decision;
+
+/* Whether and what to log for a Lease call that ended at now.  A failed
+ * call is any that failed but a 409 (another candidate wrote first: the
+ * election at work).  The first failure is said at once, as is one of
+ * another cause (code and reason); the same cause again at most every
+ * LEADER_SAY_REPEAT_NS.  The failure clears when the election works again:
+ * a write of ours succeeded, or a read found another's live Lease (we
+ * follow).  A 404 from a read is neither: there is no Lease yet, and a
+ * create follows.  For 404 on a create (the namespace is missing), 403
+ * and 401 the hint says what to do. */
+leader_say_decision leader_say_decide(const leader_config *cfg, const leader_say_state *st,
+                                      const leader_call_end *end, uint64_t now);
+
+/* The reason and message of a meta/v1 Status body[0..len) (what the
+ * apiserver answers a failed call with), each cut to fit its buffer; ""
+ * for what is missing or when the body is not JSON. */
+void leader_status_read(const char *body, size_t len, char *reason, size_t reason_size,
+                        char *message, size_t message_size);
+
 /* The fields of a Lease the election keeps. */
 typedef struct leader_lease {
     char holder[256];
@@ -105,6 +164,8 @@ typedef struct leader {
     char acquire_time[40];
     long long transitions;
     int exists;
+    leader_step call;     /* the call in flight: GET, CREATE, TAKE or RENEW */
+    leader_say_state say; /* what has been said about failing calls */
     void (*on_change)(void *data, int is_leader);
     void *data;
 } leader;

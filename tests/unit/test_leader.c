@@ -2,8 +2,10 @@
  * test_leader.c - the Lease election's decision as a table (client-go's
  * rules: take a free or locally expired Lease, renew ours, wait while
  * another holds a live one, step down when the renew deadline passes
- * without a renewal, before another candidate may take over), and the
- * Lease as read from the apiserver's JSON, its nesting bounded.
+ * without a renewal, before another candidate may take over), the
+ * Lease as read from the apiserver's JSON, its nesting bounded, and what
+ * is logged about failing Lease calls (issue 19: a missing namespace or
+ * RBAC used to fail silently), with the Status they are read from.
  */
 #include "kobj_fixture.h"
 
@@ -282,6 +284,239 @@ static void test_lease_nesting_bounded(void **state)
     free(b);
 }
 
+/* ---- what is said about failing Lease calls ------------------------------- */
+
+typedef struct say_row {
+    const char *name;
+    /* before: failing, last said with (code, reason, call) at said_at */
+    int failing;
+    long code;
+    const char *reason;
+    leader_step said_call;
+    int64_t said_at, first_at;
+    unsigned long unsaid, total;
+    /* the call that ended at T, and what the election does next */
+    leader_step call;
+    leader_event event;
+    long end_code;
+    const char *end_reason;
+    leader_step next;
+    /* wanted */
+    leader_say say;
+    const char *hint; /* the whole hint; NULL: "" */
+    unsigned long failures;
+    int failing_after;
+} say_row;
+
+#define NS_HINT "create namespace kube-system or pass --leader-elect-resource-namespace"
+#define RBAC_HINT "grant get/create/update on leases (coordination.k8s.io) in namespace " \
+                  "kube-system to the controller's service account"
+#define HEALTHY 0, 0, "", LEADER_WAIT, NEVER, NEVER, 0, 0
+#define FAILING_NS(said, unsaid) 1, 404, "NotFound", LEADER_CREATE, said, -4000, unsaid, 2 + unsaid
+
+/* clang-format off */
+static const say_row say_rows[] = {
+    /* the first failure, by cause: said at once, with what to do */
+    {"create 404 (no namespace): warn with the namespace hint",
+     HEALTHY, LEADER_CREATE, LEADER_WRITE_FAILED, 404, "NotFound", LEADER_WAIT,
+     LEADER_SAY_FAILED, NS_HINT, 1, 1},
+    {"get 403: warn with the RBAC hint",
+     HEALTHY, LEADER_GET, LEADER_READ_FAILED, 403, "Forbidden", LEADER_WAIT,
+     LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
+    {"create 403 (get granted, create not): the RBAC hint",
+     HEALTHY, LEADER_CREATE, LEADER_WRITE_FAILED, 403, "Forbidden", LEADER_WAIT,
+     LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
+    {"take 403 (update not granted): the RBAC hint",
+     HEALTHY, LEADER_TAKE, LEADER_WRITE_FAILED, 403, "Forbidden", LEADER_WAIT,
+     LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
+    {"401: check the credentials",
+     HEALTHY, LEADER_GET, LEADER_READ_FAILED, 401, "Unauthorized", LEADER_WAIT,
+     LEADER_SAY_FAILED, "check the token or client certificate the controller uses", 1, 1},
+    {"renew 404: the Lease was deleted under us, not the namespace",
+     HEALTHY, LEADER_RENEW, LEADER_WRITE_FAILED, 404, "NotFound", LEADER_WAIT,
+     LEADER_SAY_FAILED, "the Lease was deleted meanwhile: it is made again at the next try", 1, 1},
+    {"500: warn, no hint",
+     HEALTHY, LEADER_GET, LEADER_READ_FAILED, 500, "InternalError", LEADER_WAIT,
+     LEADER_SAY_FAILED, NULL, 1, 1},
+    {"no answer (code 0): warn",
+     HEALTHY, LEADER_RENEW, LEADER_WRITE_FAILED, 0, "", LEADER_WAIT,
+     LEADER_SAY_FAILED, NULL, 1, 1},
+    {"200 with a Lease that does not parse: a failed read",
+     HEALTHY, LEADER_GET, LEADER_READ_FAILED, 200, "", LEADER_WAIT,
+     LEADER_SAY_FAILED, NULL, 1, 1},
+    /* the same cause again: at most once a minute */
+    {"the same failure 2 s later: nothing",
+     FAILING_NS(-2000, 0), LEADER_CREATE, LEADER_WRITE_FAILED, 404, "NotFound", LEADER_WAIT,
+     LEADER_SAY_NOTHING, NULL, 0, 1},
+    {"the same failure just under a minute later: nothing",
+     FAILING_NS(-59999, 28), LEADER_CREATE, LEADER_WRITE_FAILED, 404, "NotFound", LEADER_WAIT,
+     LEADER_SAY_NOTHING, NULL, 0, 1},
+    {"the same failure a minute later: said again, counting the unsaid",
+     FAILING_NS(-60000, 29), LEADER_CREATE, LEADER_WRITE_FAILED, 404, "NotFound", LEADER_WAIT,
+     LEADER_SAY_FAILED, NS_HINT, 30, 1},
+    /* another cause: at once */
+    {"another code: said at once",
+     FAILING_NS(-2000, 0), LEADER_GET, LEADER_READ_FAILED, 403, "Forbidden", LEADER_WAIT,
+     LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
+    {"another reason, same code: said at once",
+     1, 500, "InternalError", LEADER_GET, -2000, -4000, 0, 2,
+     LEADER_GET, LEADER_READ_FAILED, 500, "ServerTimeout", LEADER_WAIT,
+     LEADER_SAY_FAILED, NULL, 1, 1},
+    {"another verb, same code and reason: said at once",
+     1, 403, "Forbidden", LEADER_GET, -2000, -4000, 0, 2,
+     LEADER_TAKE, LEADER_WRITE_FAILED, 403, "Forbidden", LEADER_WAIT,
+     LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
+    {"take then renew 403: both are update, the same cause",
+     1, 403, "Forbidden", LEADER_TAKE, -2000, -4000, 0, 2,
+     LEADER_RENEW, LEADER_WRITE_FAILED, 403, "Forbidden", LEADER_WAIT,
+     LEADER_SAY_NOTHING, NULL, 0, 1},
+    /* neither a failure nor the election working */
+    {"409 on a write: the election at work, not a failure",
+     HEALTHY, LEADER_TAKE, LEADER_WRITE_FAILED, 409, "Conflict", LEADER_WAIT,
+     LEADER_SAY_NOTHING, NULL, 0, 0},
+    {"409 while failing: nothing, still failing",
+     FAILING_NS(-2000, 0), LEADER_CREATE, LEADER_WRITE_FAILED, 409, "AlreadyExists", LEADER_WAIT,
+     LEADER_SAY_NOTHING, NULL, 0, 1},
+    {"get 404 while failing (no Lease yet, a create follows): not cleared",
+     FAILING_NS(-2000, 0), LEADER_GET, LEADER_READ_MISSING, 404, "NotFound", LEADER_CREATE,
+     LEADER_SAY_NOTHING, NULL, 0, 1},
+    {"a read that leads to a take while failing: not cleared yet",
+     1, 403, "Forbidden", LEADER_TAKE, -2000, -4000, 0, 2,
+     LEADER_GET, LEADER_READ, 200, "", LEADER_TAKE,
+     LEADER_SAY_NOTHING, NULL, 0, 1},
+    /* the election works again */
+    {"written while failing: cleared, counting every failure",
+     FAILING_NS(-2000, 5), LEADER_CREATE, LEADER_WRITTEN, 201, "", LEADER_WAIT,
+     LEADER_SAY_CLEARED, NULL, 7, 0},
+    {"another's live Lease read while failing (we follow): cleared",
+     FAILING_NS(-2000, 0), LEADER_GET, LEADER_READ, 200, "", LEADER_WAIT,
+     LEADER_SAY_CLEARED, NULL, 2, 0},
+    {"written, nothing failing: nothing",
+     HEALTHY, LEADER_RENEW, LEADER_WRITTEN, 200, "", LEADER_WAIT,
+     LEADER_SAY_NOTHING, NULL, 0, 0},
+};
+/* clang-format on */
+
+static void test_say_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(say_rows) / sizeof(say_rows[0]); i++) {
+        const say_row *r = &say_rows[i];
+        leader_say_state st;
+        memset(&st, 0, sizeof(st));
+        st.failing = r->failing;
+        st.code = r->code;
+        snprintf(st.reason, sizeof(st.reason), "%s", r->reason);
+        st.call = r->said_call;
+        st.said_at = at(r->said_at);
+        st.first_at = at(r->first_at);
+        st.unsaid = r->unsaid;
+        st.total = r->total;
+        leader_call_end end = {r->call, r->event, r->end_code, r->end_reason, r->next};
+        leader_say_decision d = leader_say_decide(&cfg, &st, &end, at(0));
+        const char *hint = r->hint != NULL ? r->hint : "";
+        if (d.say != r->say || strcmp(d.hint, hint) != 0 ||
+            (r->say != LEADER_SAY_NOTHING && d.failures != r->failures) ||
+            d.state.failing != r->failing_after)
+            fail_msg("%s: say %d hint \"%s\" failures %lu failing %d, want %d \"%s\" %lu %d",
+                     r->name, d.say, d.hint, d.failures, d.state.failing, r->say, hint,
+                     r->failures, r->failing_after);
+        if (d.say == LEADER_SAY_FAILED &&
+            (d.state.said_at != at(0) || d.state.unsaid != 0 || d.state.code != r->end_code))
+            fail_msg("%s: the cause said is not remembered", r->name);
+        if (d.say == LEADER_SAY_CLEARED && d.lasted_ns != at(0) - at(r->first_at))
+            fail_msg("%s: lasted %llu ns", r->name, (unsigned long long)d.lasted_ns);
+    }
+}
+
+/* The namespace is missing for three minutes (a get 404, a create 404,
+ * every 2 s), then made: three warnings (at 0, 60 and 120 s), not ninety,
+ * then one info line. */
+static void test_say_missing_namespace(void **state)
+{
+    (void)state;
+    leader_say_state st;
+    memset(&st, 0, sizeof(st));
+    int warned = 0, cleared = 0;
+    unsigned long said = 0;
+    for (int64_t ms = 0; ms <= 180000; ms += 2000) {
+        int made = ms == 180000;
+        leader_call_end get = {LEADER_GET, LEADER_READ_MISSING, 404, "NotFound", LEADER_CREATE};
+        leader_say_decision d = leader_say_decide(&cfg, &st, &get, at(ms));
+        assert_int_equal(d.say, LEADER_SAY_NOTHING);
+        st = d.state;
+        leader_call_end create = {LEADER_CREATE, made ? LEADER_WRITTEN : LEADER_WRITE_FAILED,
+                                  made ? 201 : 404, made ? "" : "NotFound", LEADER_WAIT};
+        d = leader_say_decide(&cfg, &st, &create, at(ms + 10));
+        st = d.state;
+        if (d.say == LEADER_SAY_FAILED) {
+            assert_int_equal(ms % 60000, 0);
+            assert_string_equal(d.hint, NS_HINT);
+            assert_int_equal(d.failures, warned == 0 ? 1 : 30);
+            said += d.failures;
+            warned++;
+        } else if (d.say == LEADER_SAY_CLEARED) {
+            assert_int_equal(d.failures, 90);
+            assert_int_equal(d.lasted_ns, 180000 * MS);
+            cleared++;
+        }
+    }
+    assert_int_equal(warned, 3);
+    assert_int_equal(said, 61); /* the last 29 were never said: the clear counts them */
+    assert_int_equal(cleared, 1);
+    assert_false(st.failing);
+}
+
+static void test_status_read(void **state)
+{
+    (void)state;
+    char reason[16], message[256];
+    static const char ns404[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+        "\"message\":\"namespaces \\\"nope\\\" not found\",\"reason\":\"NotFound\","
+        "\"details\":{\"name\":\"nope\",\"kind\":\"namespaces\"},\"code\":404}";
+    leader_status_read(ns404, strlen(ns404), reason, sizeof(reason), message, sizeof(message));
+    assert_string_equal(reason, "NotFound");
+    assert_string_equal(message, "namespaces \"nope\" not found");
+    static const char rbac403[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+        "\"message\":\"leases.coordination.k8s.io \\\"ota-controller\\\" is forbidden: User "
+        "\\\"system:serviceaccount:ota-system:ota-controller\\\" cannot get resource "
+        "\\\"leases\\\" in API group \\\"coordination.k8s.io\\\" in the namespace "
+        "\\\"ota-system\\\"\",\"reason\":\"Forbidden\",\"details\":{\"name\":\"ota-controller\","
+        "\"group\":\"coordination.k8s.io\",\"kind\":\"leases\"},\"code\":403}";
+    leader_status_read(rbac403, strlen(rbac403), reason, sizeof(reason), message, 40);
+    assert_string_equal(reason, "Forbidden");
+    assert_string_equal(message, "leases.coordination.k8s.io \"ota-control"); /* cut to 39 */
+    /* a reason longer than its buffer is cut too */
+    static const char long_reason[] = "{\"reason\":\"RequestEntityTooLarge\",\"message\":\"m\"}";
+    leader_status_read(long_reason, strlen(long_reason), reason, sizeof(reason), message,
+                       sizeof(message));
+    assert_string_equal(reason, "RequestEntityTo");
+    /* not a Status: nothing */
+    static const char html[] = "<html>502 Bad Gateway</html>";
+    leader_status_read(html, strlen(html), reason, sizeof(reason), message, sizeof(message));
+    assert_string_equal(reason, "");
+    assert_string_equal(message, "");
+    leader_status_read(NULL, 0, reason, sizeof(reason), message, sizeof(message));
+    assert_string_equal(reason, "");
+    static const char wrong_types[] = "{\"reason\":7,\"message\":[\"x\"]}";
+    leader_status_read(wrong_types, strlen(wrong_types), reason, sizeof(reason), message,
+                       sizeof(message));
+    assert_string_equal(reason, "");
+    assert_string_equal(message, "");
+    /* only len bytes are read */
+    leader_status_read(ns404, strlen(ns404) - 1, reason, sizeof(reason), message,
+                       sizeof(message));
+    assert_string_equal(reason, "");
+    /* a hostile depth is refused, not recursed into */
+    size_t len;
+    char *deep = nested(100000, &len);
+    leader_status_read(deep, len, reason, sizeof(reason), message, sizeof(message));
+    assert_string_equal(message, "");
+    free(deep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +524,9 @@ int main(void)
         cmocka_unit_test(test_partitioned_leader_steps_down_in_time),
         cmocka_unit_test(test_lease_read),
         cmocka_unit_test(test_lease_nesting_bounded),
+        cmocka_unit_test(test_say_table),
+        cmocka_unit_test(test_say_missing_namespace),
+        cmocka_unit_test(test_status_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
