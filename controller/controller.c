@@ -677,6 +677,14 @@ void controller_render_metrics(controller *c, strbuf *t)
                                     metrics_long_bounds);
     metrics_header(t, "ota_controller_leader", "gauge", "1 while this replica holds the lease.");
     strbuf_printf(t, "ota_controller_leader %d\n", c->leading);
+    if (c->cfg.leader_elect) {
+        /* client-go's name for it, labelled with the Lease's name */
+        metrics_header(t, "leader_election_master_status", "gauge",
+                       "1 while this replica leads the election on the Lease name, else 0.");
+        strbuf_printf(t, "leader_election_master_status{name=\"");
+        metrics_label_value(t, c->cfg.leader.name);
+        strbuf_printf(t, "\"} %d\n", c->leading);
+    }
     render_per_informer(t, c, "ota_controller_cache_store_failures_total",
                         "Objects a cache could not keep (out of memory); each forces a relist.",
                         offsetof(informer, store_failures));

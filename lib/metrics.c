@@ -72,8 +72,7 @@ void metrics_histogram_render_bounds(strbuf *t, const char *name, const char *la
                   (unsigned long long)count);
 }
 
-/* A label value in the text format: backslash, quote and newline escaped. */
-static void label_value(strbuf *t, const char *v)
+void metrics_label_value(strbuf *t, const char *v)
 {
     for (; *v != '\0'; v++) {
         if (*v == '\\' || *v == '"')
@@ -90,9 +89,9 @@ void metrics_build_info(strbuf *t, const char *version, const char *commit)
     metrics_header(t, "ota_prepull_build_info", "gauge",
                    "Always 1; the labels say which build this is.");
     strbuf_printf(t, "ota_prepull_build_info{version=\"");
-    label_value(t, version);
+    metrics_label_value(t, version);
     strbuf_printf(t, "\",commit=\"");
-    label_value(t, commit);
+    metrics_label_value(t, commit);
     strbuf_printf(t, "\"} 1\n");
 }
 

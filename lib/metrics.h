@@ -49,6 +49,9 @@ void metrics_observe_bounds(metrics_histogram *h, uint64_t ns, const double *bou
 /* Rendering appends Prometheus text to a strbuf; sample lines are written
  * with strbuf_printf. */
 
+/* A label value as the text format wants it: backslash, quote and newline
+ * escaped (no quotes around it). */
+void metrics_label_value(strbuf *t, const char *v);
 /* "# HELP name help\n# TYPE name type\n" */
 void metrics_header(strbuf *t, const char *name, const char *type, const char *help);
 /* The _bucket, _sum and _count lines of the sum of n histograms. labels is

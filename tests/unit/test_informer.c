@@ -224,6 +224,46 @@ static void test_metrics_export(void **state)
     controller_free(&c);
 }
 
+/* client-go's leader_election_master_status, labelled with the Lease's
+ * name, beside ota_controller_leader; only where an election runs (issue
+ * 19: a dashboard alerts on it). */
+static void test_metrics_election(void **state)
+{
+    (void)state;
+    char err[128];
+    kube_client *client = kube_client_new(&cfg, 100, 100, err, sizeof(err));
+    assert_non_null(client);
+    controller_config ccfg;
+    memset(&ccfg, 0, sizeof(ccfg));
+    ccfg.leader_elect = 1;
+    ccfg.leader = (leader_config){.namespace = "ota-system", .name = "ota-\"x", .identity = "me",
+                                  .lease_ns = 15000000000ull, .renew_deadline_ns = 10000000000ull,
+                                  .retry_ns = 2000000000ull};
+    controller c;
+    assert_int_equal(controller_init(&c, client, &ccfg), 0);
+    strbuf t = {0};
+    controller_render_metrics(&c, &t);
+    assert_non_null(strstr(t.data, "# TYPE leader_election_master_status gauge\n"
+                                   "leader_election_master_status{name=\"ota-\\\"x\"} 0\n"));
+    assert_non_null(strstr(t.data, "\nota_controller_leader 0\n"));
+    c.leading = 1; /* what on_change does when the Lease is won */
+    strbuf_free(&t);
+    controller_render_metrics(&c, &t);
+    assert_non_null(strstr(t.data, "leader_election_master_status{name=\"ota-\\\"x\"} 1\n"));
+    strbuf_free(&t);
+    kube_client_free(client);
+    controller_free(&c);
+
+    /* no election (--leader-elect=false): no Lease to name */
+    client = controller_up(&c);
+    controller_render_metrics(&c, &t);
+    assert_null(strstr(t.data, "leader_election_master_status"));
+    assert_non_null(strstr(t.data, "\nota_controller_leader 1\n"));
+    strbuf_free(&t);
+    kube_client_free(client);
+    controller_free(&c);
+}
+
 typedef struct watch_end_row {
     const char *name;
     long status;
@@ -542,6 +582,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lost_object_relists),
         cmocka_unit_test(test_metrics_export),
+        cmocka_unit_test(test_metrics_election),
         cmocka_unit_test(test_after_watch),
         cmocka_unit_test(test_list_query),
         cmocka_unit_test(test_spec_path),
