@@ -7,7 +7,8 @@ This runs them all, in one process; the tests are in
   test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO
   test_faults.py           Faults: dropped watches, 410, 429, 500, 409, a slow
                            apiserver, apiserver restart, controller SIGKILL
-  test_leader_election.py  LeaderElection: two replicas
+  test_leader_election.py  LeaderElection: two replicas; LeaseTrouble: a
+                           Lease that cannot be written is said, once
   test_transitions.py      Transitions: every move of DESIGN §3 through the
                            webhook registered from the rendered manifests,
                            with kubectl as admin, controller, node and user
@@ -59,7 +60,7 @@ import harness
 from harness import CONTROLLER, SCALE, STATE_DIRS, WEBHOOK
 # the test classes, which main() finds by name (also Class[.test] arguments)
 from test_faults import Faults
-from test_leader_election import LeaderElection
+from test_leader_election import LeaderElection, LeaseTrouble
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency
 from test_transitions import Transitions
@@ -82,8 +83,8 @@ def main(argv):
             print("no %s binary at %s (make all)" % (what, binary))
             print("0 passed, 1 failed")
             return 1
-    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "Transitions",
-                     "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
+    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
+                     "Transitions", "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
