@@ -93,14 +93,14 @@ typedef struct leader_call_end {
 
 /* What has been said about failing Lease calls. */
 typedef struct leader_say_state {
-    int failing;         /* a failure was said and has not cleared */
-    long code;           /* the cause last said: its code, reason and verb */
+    int failing;          /* a failure was said and has not cleared */
+    long code;            /* the cause last said: its code, Status reason and verb */
     char reason[64];
     leader_step call;
-    uint64_t first_at;   /* when the failures began */
-    uint64_t said_at;    /* when the cause was last said */
+    uint64_t first_at;    /* when the failures began */
+    uint64_t said_at;     /* when the cause was last said */
     unsigned long unsaid; /* failed calls since then (the next line counts them) */
-    unsigned long total; /* failed calls since the failures began */
+    unsigned long total;  /* failed calls since the failures began */
 } leader_say_state;
 
 typedef enum leader_say {
@@ -111,20 +111,20 @@ typedef enum leader_say {
 
 typedef struct leader_say_decision {
     leader_say say;
-    char hint[256];        /* LEADER_SAY_FAILED: what to do, or "" */
-    unsigned long failures; /* FAILED: calls of this cause since last said (1 the first
-                             * time); CLEARED: calls that failed in all */
-    uint64_t lasted_ns;    /* CLEARED: since the failures began */
+    char hint[256];         /* LEADER_SAY_FAILED: what to do, or "" */
+    unsigned long failures; /* FAILED: failed calls since the last line, this one
+                             * included (1 the first time); CLEARED: in all */
+    uint64_t lasted_ns;     /* CLEARED: since the failures began */
     leader_say_state state;
 } leader_say_decision;
 
 /* Whether and what to log for a Lease call that ended at now.  A failed
  * call is any that failed but a 409 (another candidate wrote first: the
  * election at work).  The first failure is said at once, as is one of
- * another cause (code and reason); the same cause again at most every
- * LEADER_SAY_REPEAT_NS.  The failure clears when the election works again:
- * a write of ours succeeded, or a read found another's live Lease (we
- * follow).  A 404 from a read is neither: there is no Lease yet, and a
+ * another cause (code, reason and verb: get, create or update); the same
+ * cause again at most every LEADER_SAY_REPEAT_NS.  The failure clears when
+ * the election works again: a write of ours succeeded, or a read found
+ * another's live Lease (we follow).  A 404 from a read is neither: there is no Lease yet, and a
  * create follows.  For 404 on a create (the namespace is missing), 403
  * and 401 the hint says what to do. */
 leader_say_decision leader_say_decide(const leader_config *cfg, const leader_say_state *st,

@@ -313,6 +313,8 @@ typedef struct say_row {
                   "kube-system to the controller's service account"
 #define HEALTHY 0, 0, "", LEADER_WAIT, NEVER, NEVER, 0, 0
 #define FAILING_NS(said, unsaid) 1, 404, "NotFound", LEADER_CREATE, said, -4000, unsaid, 2 + unsaid
+/* failing for 4 s with (code, reason, call), said 2 s ago */
+#define FAILING(code, reason, call) 1, code, reason, call, -2000, -4000, 0, 2
 
 /* clang-format off */
 static const say_row say_rows[] = {
@@ -359,15 +361,15 @@ static const say_row say_rows[] = {
      FAILING_NS(-2000, 0), LEADER_GET, LEADER_READ_FAILED, 403, "Forbidden", LEADER_WAIT,
      LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
     {"another reason, same code: said at once",
-     1, 500, "InternalError", LEADER_GET, -2000, -4000, 0, 2,
+     FAILING(500, "InternalError", LEADER_GET),
      LEADER_GET, LEADER_READ_FAILED, 500, "ServerTimeout", LEADER_WAIT,
      LEADER_SAY_FAILED, NULL, 1, 1},
     {"another verb, same code and reason: said at once",
-     1, 403, "Forbidden", LEADER_GET, -2000, -4000, 0, 2,
+     FAILING(403, "Forbidden", LEADER_GET),
      LEADER_TAKE, LEADER_WRITE_FAILED, 403, "Forbidden", LEADER_WAIT,
      LEADER_SAY_FAILED, RBAC_HINT, 1, 1},
     {"take then renew 403: both are update, the same cause",
-     1, 403, "Forbidden", LEADER_TAKE, -2000, -4000, 0, 2,
+     FAILING(403, "Forbidden", LEADER_TAKE),
      LEADER_RENEW, LEADER_WRITE_FAILED, 403, "Forbidden", LEADER_WAIT,
      LEADER_SAY_NOTHING, NULL, 0, 1},
     /* neither a failure nor the election working */
@@ -381,7 +383,7 @@ static const say_row say_rows[] = {
      FAILING_NS(-2000, 0), LEADER_GET, LEADER_READ_MISSING, 404, "NotFound", LEADER_CREATE,
      LEADER_SAY_NOTHING, NULL, 0, 1},
     {"a read that leads to a take while failing: not cleared yet",
-     1, 403, "Forbidden", LEADER_TAKE, -2000, -4000, 0, 2,
+     FAILING(403, "Forbidden", LEADER_TAKE),
      LEADER_GET, LEADER_READ, 200, "", LEADER_TAKE,
      LEADER_SAY_NOTHING, NULL, 0, 1},
     /* the election works again */
