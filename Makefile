@@ -137,17 +137,22 @@ $(A_LIB) $(A_NET) $(A_KUBE) $(A_WEBHOOK) $(A_CONTROLLER) $(A_CLI):
 	$(AR) rcs $@ $^
 
 # The link maps say which archive members each program pulled in; the layout
-# check reads them (tests/check_layout.py).
+# check reads them (tests/check_layout.py).  They live in $(BUILD)/maps/, not
+# beside the programs: with build/ on PATH (README.md), `kubectl plugin list`
+# takes build/kubectl-ota.map for a plugin that cannot run and exits 1.
 $(BUILD)/ota-webhook: $(BUILD)/obj/webhook/main.o $(A_WEBHOOK) $(A_NET) $(A_LIB)
-	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_WEBHOOK)
+	@mkdir -p $(BUILD)/maps
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$(BUILD)/maps/$(notdir $@).map -o $@ $^ $(LIBS_WEBHOOK)
 
 $(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(A_CONTROLLER) $(A_KUBE) $(A_NET) $(A_LIB)
-	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CONTROLLER)
+	@mkdir -p $(BUILD)/maps
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$(BUILD)/maps/$(notdir $@).map -o $@ $^ $(LIBS_CONTROLLER)
 
 # The node users' kubectl plugin: kubectl runs it as `kubectl ota` when it is
 # on PATH as kubectl-ota (docs/node-users.md).
 $(BUILD)/kubectl-ota: $(BUILD)/obj/cli/main.o $(A_CLI) $(A_KUBE) $(A_LIB)
-	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CLI)
+	@mkdir -p $(BUILD)/maps
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$(BUILD)/maps/$(notdir $@).map -o $@ $^ $(LIBS_CLI)
 
 MAIN_OBJ := $(BUILD)/obj/webhook/main.o $(BUILD)/obj/controller/main.o $(BUILD)/obj/cli/main.o
 $(MAIN_OBJ): ALL_CFLAGS += $(VERSION_DEFS)
