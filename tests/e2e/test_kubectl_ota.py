@@ -213,7 +213,11 @@ class KubectlOta(WebhookBase):
         # the controller's message, which carries the kubelet's reason
         self.assertRegex(out.stdout, r"\nFailed: pull image job ota-prepull-%s-[0-9a-f]{8} failed: "
                                      r"(ErrImagePull|ImagePullBackOff): .*not found" % name)
-        self.assertIn("Retry with: kubectl ota pull %s -n %s" % (name, self.ns), out.stdout)
+        # "not found": a retry cannot help (issue 19), the DaemonSet's admin can
+        self.assertNotIn("Retry with", out.stdout)
+        self.assertIn("A retry cannot help: the registry has no such image, or its name is not valid.\n"
+                      "Ask the admin of DaemonSet %s/agent about the image and its tag.\n" % self.ns,
+                      out.stdout)
         self.assertEqual(state_of(self.pod(name)), "Failed")
         # Failed may be retried (a new request), and upgrade still refuses
         out = self.ota_rc("node-3", NOT_READY, "upgrade", name, "-n", self.ns)
