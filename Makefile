@@ -137,17 +137,22 @@ $(A_LIB) $(A_NET) $(A_KUBE) $(A_WEBHOOK) $(A_CONTROLLER) $(A_CLI):
 	$(AR) rcs $@ $^
 
 # The link maps say which archive members each program pulled in; the layout
-# check reads them (tests/check_layout.py).
+# check reads them (tests/check_layout.py).  They live in $(BUILD)/maps/, not
+# beside the programs: with build/ on PATH (README.md), `kubectl plugin list`
+# takes build/kubectl-ota.map for a plugin that cannot run and exits 1.
 $(BUILD)/ota-webhook: $(BUILD)/obj/webhook/main.o $(A_WEBHOOK) $(A_NET) $(A_LIB)
-	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_WEBHOOK)
+	@mkdir -p $(BUILD)/maps
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$(BUILD)/maps/$(notdir $@).map -o $@ $^ $(LIBS_WEBHOOK)
 
 $(BUILD)/ota-controller: $(BUILD)/obj/controller/main.o $(A_CONTROLLER) $(A_KUBE) $(A_NET) $(A_LIB)
-	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CONTROLLER)
+	@mkdir -p $(BUILD)/maps
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$(BUILD)/maps/$(notdir $@).map -o $@ $^ $(LIBS_CONTROLLER)
 
 # The node users' kubectl plugin: kubectl runs it as `kubectl ota` when it is
 # on PATH as kubectl-ota (docs/node-users.md).
 $(BUILD)/kubectl-ota: $(BUILD)/obj/cli/main.o $(A_CLI) $(A_KUBE) $(A_LIB)
-	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$@.map -o $@ $^ $(LIBS_CLI)
+	@mkdir -p $(BUILD)/maps
+	$(CC) $(LDFLAGS_SAN) -Wl,-Map,$(BUILD)/maps/$(notdir $@).map -o $@ $^ $(LIBS_CLI)
 
 MAIN_OBJ := $(BUILD)/obj/webhook/main.o $(BUILD)/obj/controller/main.o $(BUILD)/obj/cli/main.o
 $(MAIN_OBJ): ALL_CFLAGS += $(VERSION_DEFS)
@@ -248,10 +253,13 @@ test: deps
 # The narrated demo on loopback (demo/README.md), and its test: the story to
 # the end (--fast), a failing step, SIGTERM and SIGINT midway; each run
 # bounded (tests/demo/test_demo.py).
+# Its ports: each a free one unless given (make demo DEMO_WEBHOOK_PORT=9443).
+DEMO_PORT_VARS := DEMO_KUBESIM_PORT DEMO_WEBHOOK_PORT DEMO_WEBHOOK_HEALTH_PORT \
+	DEMO_WEBHOOK_METRICS_PORT DEMO_CONTROLLER_HEALTH_PORT DEMO_CONTROLLER_METRICS_PORT
 .PHONY: demo demo-test
 demo: deps
 	$(MAKE) all
-	bash demo/run.sh
+	$(foreach v,$(DEMO_PORT_VARS),$(v)=$($(v))) bash demo/run.sh
 
 demo-test: $(PROGRAMS)
 	BUILD=$(BUILD) python3 tests/demo/test_demo.py
@@ -294,14 +302,19 @@ bench-webhook: $(BUILD)/ota-webhook $(BUILD)/bench/webhook_ref_transport $(BUILD
 bench-controller: $(BUILD)/ota-controller
 	python3 bench/controller.py --binary $(BUILD)/ota-controller $(BENCH_ARGS)
 
-# The webhook on loopback with a throw-away CA (see README.md).
+# The webhook on loopback with a throw-away CA (see README.md), on these
+# ports (make run WEBHOOK_PORT=19443).
+WEBHOOK_PORT ?= 9443
+HEALTH_PORT ?= 8081
+METRICS_PORT ?= 8080
 run: deps $(BUILD)/ota-webhook
 	@mkdir -p $(BUILD)/certs
 	@[ -f $(BUILD)/certs/tls.crt ] || certs/gen-certs.sh $(BUILD)/certs
 	$(BUILD)/ota-webhook --tls-cert-file $(BUILD)/certs/tls.crt \
 		--tls-private-key-file $(BUILD)/certs/tls.key \
-		--bind-address 127.0.0.1:9443 --health-probe-bind-address 127.0.0.1:8081 \
-		--metrics-bind-address 127.0.0.1:8080
+		--bind-address 127.0.0.1:$(WEBHOOK_PORT) \
+		--health-probe-bind-address 127.0.0.1:$(HEALTH_PORT) \
+		--metrics-bind-address 127.0.0.1:$(METRICS_PORT)
 
 # Container images (images/*/Dockerfile), tagged as manifests/base names
 # them.  Without docker or podman, or with a daemon that does not answer,

@@ -290,7 +290,10 @@ int cli_cmd_status(cli_app *a)
                                                ps.kubelet);
             char why[CLI_MESSAGE_MAX];
             cli_sanitize(why, sizeof(why), m, strlen(m));
-            printf("Failed: %s\nRetry with: kubectl ota pull %s -n %s\n", why, a->args.pod, a->ns);
+            strbuf next = {0};
+            cli_say_failed_next(&next, a->ns, a->args.pod, t.ds_name, cli_failure_refusal(m));
+            printf("Failed: %s\n%s", why, next.data != NULL ? next.data : "");
+            strbuf_free(&next);
         }
         else if (s == OTA_STATE_PENDING_UPGRADE)
             printf("No pre-pull is running (a newer revision drops an older request).\n"

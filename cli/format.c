@@ -179,6 +179,29 @@ void cli_say_pulled(strbuf *b, const char *ns, const char *pod, const char *node
                   ns, pod, hash, node, pod, ns, pod, ns);
 }
 
+void cli_say_failed_next(strbuf *b, const char *ns, const char *pod, const char *ds,
+                         pullerr_refusal refusal)
+{
+    switch (refusal) {
+    case PULLERR_REFUSED_IMAGE:
+        strbuf_printf(b,
+                      "A retry cannot help: the registry has no such image, or its name is not "
+                      "valid.\nAsk the admin of DaemonSet %s/%s about the image and its tag.\n",
+                      ns, ds);
+        return;
+    case PULLERR_REFUSED_CREDENTIALS:
+        strbuf_printf(b,
+                      "A retry cannot help: the registry refused the node's credentials.\n"
+                      "Ask the admin of DaemonSet %s/%s about the pull secret "
+                      "(imagePullSecrets).\n",
+                      ns, ds);
+        return;
+    case PULLERR_REFUSED_NOT:
+        break;
+    }
+    strbuf_printf(b, "Retry with: kubectl ota pull %s -n %s\n", pod, ns);
+}
+
 void cli_say_not_ready(strbuf *b, const char *ns, const char *pod, const char *node,
                        const char *hash, const char *state)
 {

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "pullerr.h"
 #include "strbuf.h"
 
 /* Widest cell of a table (names are at most 253 bytes), and of the IMAGES
@@ -58,5 +59,10 @@ void cli_say_pulled(strbuf *b, const char *ns, const char *pod, const char *node
  * and what a forced upgrade costs. */
 void cli_say_not_ready(strbuf *b, const char *ns, const char *pod, const char *node,
                        const char *hash, const char *state);
+
+/* After a failed pull: how to retry, or, when a retry cannot help (refusal:
+ * cli_failure_refusal's), whom to ask about what. */
+void cli_say_failed_next(strbuf *b, const char *ns, const char *pod, const char *ds,
+                         pullerr_refusal refusal);
 
 #endif

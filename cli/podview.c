@@ -235,6 +235,25 @@ const char *cli_failure_reason(const char *image_ready_message, const char *job_
     return kubelet != NULL ? kubelet : "";
 }
 
+pullerr_refusal cli_failure_refusal(const char *why)
+{
+    /* the kubelet's reasons for a pull, as the controller's message names
+     * them; the first one named is the one the words are about */
+    static const char *const reasons[] = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+                                          "ErrImageNeverPull"};
+    const char *first = NULL, *reason = NULL;
+    if (why == NULL)
+        return PULLERR_REFUSED_NOT;
+    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+        const char *at = strstr(why, reasons[i]);
+        if (at != NULL && (first == NULL || at < first)) {
+            first = at;
+            reason = reasons[i];
+        }
+    }
+    return reason != NULL ? pullerr_refusal_of(reason, why) : PULLERR_REFUSED_NOT;
+}
+
 int cli_is_replacement(const cli_pod *p, const char *ds_uid, const char *node, const char *old_uid)
 {
     const kobj *k = p->k;

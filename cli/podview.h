@@ -15,6 +15,7 @@
 #include "json.h"
 #include "kobj.h"
 #include "ota_state.h"
+#include "pullerr.h"
 
 /* kubectl-ota's exit codes (`kubectl ota --help` lists them). */
 typedef enum cli_exit {
@@ -130,6 +131,14 @@ int cli_watch_line(ota_state last, ota_state now, const char *last_word, const c
  * kubelet's latest word; "" when none says. */
 const char *cli_failure_reason(const char *image_ready_message, const char *job_why,
                                const char *kubelet);
+
+/* What a failure (cli_failure_reason's words: the controller's message
+ * carries the kubelet's reason, "... failed: ErrImagePull: <the runtime's
+ * answer>") asks for: PULLERR_REFUSED_NOT when a retry may help (a timeout,
+ * a busy registry, an unknown cause), else what the DaemonSet's admin must
+ * fix, the image reference or the pull secret (lib/pullerr's words, the
+ * controller's too). */
+pullerr_refusal cli_failure_refusal(const char *why);
 
 /* `upgrade --wait`: is p the Ready replacement of the pod old_uid of the
  * DaemonSet ds_uid on node? */

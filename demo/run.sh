@@ -6,7 +6,10 @@
 #   --keep   keep the work directory (logs, kubeconfigs) after the end
 # Environment: BUILD (default build), DEMO_TIME_SCALE (simulated seconds per
 # real second; default 30, 120 with --fast), DEMO_PAUSE (seconds between
-# steps; default 1 on a terminal, else 0).
+# steps; default 1 on a terminal, else 0), and the loopback ports, each a
+# free one unless set: DEMO_KUBESIM_PORT, DEMO_WEBHOOK_PORT,
+# DEMO_WEBHOOK_HEALTH_PORT, DEMO_WEBHOOK_METRICS_PORT,
+# DEMO_CONTROLLER_HEALTH_PORT, DEMO_CONTROLLER_METRICS_PORT.
 #
 # It starts kubesim (a Kubernetes API simulator with 4 simulated nodes and a
 # slow simulated registry), ota-webhook and ota-controller on free loopback
@@ -28,7 +31,7 @@ for a in "$@"; do
     case $a in
     --fast) FAST=1 ;;
     --keep) KEEP=1 ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown argument $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -253,13 +256,14 @@ cat >"$WORK/registry.json" <<EOF
 }
 EOF
 say "Registry: $IMG_V1 (150 MB, already on every node), $IMG_V2 (2 GiB), no $IMG_BAD. Every node pulls at $((BANDWIDTH / 1000000)) MB/s: the 2 GiB image takes about 9 minutes."
-WH_PORT=$(free_port)
-WH_HEALTH=$(free_port)
-WH_METRICS=$(free_port)
-CT_HEALTH=$(free_port)
-CT_METRICS=$(free_port)
+# a port the environment names (make demo DEMO_WEBHOOK_PORT=...), else a free one
+WH_PORT=${DEMO_WEBHOOK_PORT:-$(free_port)}
+WH_HEALTH=${DEMO_WEBHOOK_HEALTH_PORT:-$(free_port)}
+WH_METRICS=${DEMO_WEBHOOK_METRICS_PORT:-$(free_port)}
+CT_HEALTH=${DEMO_CONTROLLER_HEALTH_PORT:-$(free_port)}
+CT_METRICS=${DEMO_CONTROLLER_METRICS_PORT:-$(free_port)}
 say "Commands run in the work directory $WORK (the repository is ota-prepull/ there)."
-start kubesim ota-prepull/tests/kubesim/run --port 0 --nodes $NODES --time-scale "$SCALE" \
+start kubesim ota-prepull/tests/kubesim/run --port "${DEMO_KUBESIM_PORT:-0}" --nodes $NODES --time-scale "$SCALE" \
     --state-dir . --registry-config registry.json \
     --webhook-host "ota-webhook.ota-system.svc=127.0.0.1:$WH_PORT"
 KUBESIM_PID=${PIDS[-1]}

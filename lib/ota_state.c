@@ -140,15 +140,33 @@ ota_requester ota_requester_of(sv username, int is_master, const char *controlle
     return who;
 }
 
+int ota_state_reason_is_stale(const ota_cond *stored, const ota_cond *asked)
+{
+    int result_reason = sv_eq(asked->reason, OTA_REASON_PULL_SUCCESS) ||
+                        sv_eq(asked->reason, OTA_REASON_PULL_FAIL);
+    return stored->present && asked->present && sv_eq(asked->status, "False") && result_reason &&
+           sv_same(asked->reason, stored->reason);
+}
+
 /* What is wrong with a node user's PodImageReady that is not a pull request
  * about H (the caller knows it is not one).  state: the stored pod's. */
-static ota_verdict deny_image_ready(const ota_pod *new_pod, const char *pod_ref,
-                                    const char *state, arena *a)
+static ota_verdict deny_image_ready(const ota_pod *old_pod, const ota_pod *new_pod,
+                                    const char *pod_ref, const char *state, arena *a)
 {
     const ota_cond *ir = &new_pod->image_ready;
     if (!ir->present)
         return ota_rule_deny(a, OTA_RULE_IMAGE_READY_OWNED_BY_CONTROLLER, state,
                              "only the controller may remove PodImageReady from pod %s", pod_ref);
+    /* A strategic merge patch merges conditions by type and keeps every
+     * field it does not name: a request written without "reason":"" after a
+     * result still carries the controller's reason. */
+    if (ota_state_reason_is_stale(&old_pod->image_ready, ir))
+        return ota_rule_deny(a, OTA_RULE_RESULT_OWNED_BY_CONTROLLER, state,
+                             "only the controller may report a pre-pull result for pod %s "
+                             "(PodImageReady status %s, reason %s); the reason is the stored "
+                             "one, kept by a merge patch that does not name it: to ask for a "
+                             "pre-pull, write \"reason\":\"\"",
+                             pod_ref, QUOTE(ir->status), QUOTE(ir->reason));
     if (!sv_eq(ir->status, "False") || sv_eq(ir->reason, OTA_REASON_PULL_SUCCESS) ||
         sv_eq(ir->reason, OTA_REASON_PULL_FAIL))
         return ota_rule_deny(a, OTA_RULE_RESULT_OWNED_BY_CONTROLLER, state,
@@ -229,5 +247,5 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
                              pod_ref);
     if (to == OTA_STATE_PULLING)
         return allow; /* from PendingUpgrade, Failed, Ready, or a repeat while Pulling */
-    return deny_image_ready(new_pod, pod_ref, state, a);
+    return deny_image_ready(old_pod, new_pod, pod_ref, state, a);
 }

@@ -89,6 +89,12 @@ int ota_state_entries_same(const ota_pod *a, const ota_pod *b);
  * or empty. */
 int ota_state_is_pull_request(const ota_cond *image_ready);
 
+/* True when a node user's PodImageReady False carries a result's reason
+ * (PullImageSuccess or PullImageFail) only because the stored condition had
+ * it: a strategic merge patch that names status and message but not reason
+ * keeps the stored reason.  The denial then says to write "reason":"". */
+int ota_state_reason_is_stale(const ota_cond *stored, const ota_cond *asked);
+
 /* Which rule ota_state_request_time applied. */
 typedef enum ota_request_time_rule {
     OTA_RT_AS_ASKED, /* the request's own time (kubectl's complete request) */

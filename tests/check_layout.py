@@ -51,12 +51,14 @@ def linked_objects(build, program):
     """The objects a program was linked from: its main.o and every archive
     member its link map names, as (folder, stem) pairs."""
     objs = set()
-    with open(program + ".map", encoding="utf-8", errors="replace") as f:
+    # the maps are in BUILD/maps/ (the Makefile): beside the programs, one
+    # named kubectl-ota.map would be a plugin to kubectl
+    name = os.path.basename(program)
+    with open(os.path.join(build, "maps", name + ".map"), encoding="utf-8", errors="replace") as f:
         for line in f:
             m = MEMBER.match(line)
             if m and m.group(1) in ARCHIVES:
                 objs.add((ARCHIVES[m.group(1)], m.group(2)))
-    name = os.path.basename(program)
     objs.add((MAIN_FOLDER.get(name, name), "main"))
     return objs
 

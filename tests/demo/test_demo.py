@@ -10,6 +10,7 @@ import os
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -137,8 +138,8 @@ class DemoTest(unittest.TestCase):
         self.assertEqual(len(re.findall(r"(?i)downtime", demo.out)) >= 2, True, "two downtimes printed")
         self.assert_clean(demo)
 
-    def stop_midway(self, sig, code):
-        demo = self.start()
+    def stop_midway(self, sig, code, env=None):
+        demo = self.start(env=env)
         # once the three processes run and the story has begun
         self.assertTrue(demo.read_until(r"^== 3\. ", 120), "the demo did not reach step 3:\n" + demo.out)
         demo.proc.send_signal(sig)
@@ -146,9 +147,16 @@ class DemoTest(unittest.TestCase):
         self.assertEqual(rc, code, "exit code after %s; output:\n%s" % (sig, demo.out[-3000:]))
         self.assertEqual(len(demo.pids()), 3, demo.out)
         self.assert_clean(demo)
+        return demo
 
     def test_sigterm_midway_stops_everything(self):
-        self.stop_midway(signal.SIGTERM, 143)
+        # ... on the webhook port the environment names (make demo DEMO_WEBHOOK_PORT=...)
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        demo = self.stop_midway(signal.SIGTERM, 143, env={"DEMO_WEBHOOK_PORT": str(port)})
+        self.assertIn("--bind-address 127.0.0.1:%d " % port, demo.out)
 
     def test_sigint_midway_stops_everything(self):
         self.stop_midway(signal.SIGINT, 130)

@@ -14,8 +14,11 @@ without it; a failing pull followed to Failed with the kubelet's reason;
 --timeout; and each error with its exit code (not found, not OTA, no
 upgrade, webhook denial printed verbatim, usage).
 """
+import json
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import time
 import urllib.parse
@@ -24,6 +27,38 @@ from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER,
 from webhook_flow import VALIDATE_POD, WebhookBase, cond, state_of
 
 KUBECTL_OTA = os.environ.get("KUBECTL_OTA", os.path.join(ROOT, "build", "kubectl-ota"))
+
+
+def json_without_reason(patch):
+    """A pre-pull request's patch with its "reason" left out."""
+    body = json.loads(patch)
+    for c in body["status"]["conditions"]:
+        c.pop("reason", None)
+    return json.dumps(body)
+
+
+def doc_patch_command(doc):
+    """The `kubectl patch` of a pre-pull request as a document writes it: the
+    first sh block that has one, from `kubectl patch` to the end of the
+    command (backslash-newlines joined, a newline inside quotes kept), as
+    argv words."""
+    with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+        text = f.read()
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        start = block.find("kubectl patch pod")
+        if start < 0:
+            continue
+        cmd = ""
+        for line in block[start:].split("\n"):
+            cmd += line.strip() + "\n"
+            try:
+                words = shlex.split(cmd.replace("\\\n", " "))
+            except ValueError:  # a quote still open: the next line continues it
+                continue
+            if not line.rstrip().endswith("\\"):
+                return words
+    raise AssertionError("no kubectl patch pod command in %s" % doc)
+
 
 # exit codes (kubectl ota --help)
 OK, USAGE, NOT_FOUND, NOT_OTA, NO_UPGRADE, DENIED, NOT_READY, TIMEOUT, PULL_FAILED = 0, 2, 3, 4, 5, 6, 7, 8, 9
@@ -178,11 +213,68 @@ class KubectlOta(WebhookBase):
         # the controller's message, which carries the kubelet's reason
         self.assertRegex(out.stdout, r"\nFailed: pull image job ota-prepull-%s-[0-9a-f]{8} failed: "
                                      r"(ErrImagePull|ImagePullBackOff): .*not found" % name)
-        self.assertIn("Retry with: kubectl ota pull %s -n %s" % (name, self.ns), out.stdout)
+        # "not found": a retry cannot help (issue 19), the DaemonSet's admin can
+        self.assertNotIn("Retry with", out.stdout)
+        self.assertIn("A retry cannot help: the registry has no such image, or its name is not valid.\n"
+                      "Ask the admin of DaemonSet %s/agent about the image and its tag.\n" % self.ns,
+                      out.stdout)
         self.assertEqual(state_of(self.pod(name)), "Failed")
         # Failed may be retried (a new request), and upgrade still refuses
         out = self.ota_rc("node-3", NOT_READY, "upgrade", name, "-n", self.ns)
         self.assertIn("is Failed", out.stderr)
+
+    def test_readme_plain_kubectl_after_failed_pull(self):
+        """Issue 19: the README's plain-kubectl request, run as written there
+        with the real kubectl, is admitted after a failed pull; the same
+        request without "reason":"" is denied with a denial that says why."""
+        readme = doc_patch_command("README.md")
+        self.assertEqual(readme[:3], ["kubectl", "patch", "pod"])
+        # one form: docs/node-users.md gives the same request
+        guide = doc_patch_command(os.path.join("docs", "node-users.md"))
+        self.assertEqual(readme[readme.index("-p") + 1], guide[guide.index("-p") + 1])
+        pods, h = self.upgraded_ds(old=FRESH[7], new=MISSING, nodes=["node-3"], timeout=30)
+        pod = pods[0]
+        name = pod["metadata"]["name"]
+        self.ota_rc("node-3", OK, "pull", name, "-n", self.ns)
+        self.wait_state(pod, "Failed", timeout=60)
+
+        def run(words):
+            argv = [{"<pod>": name}.get(w, w) for w in words]
+            argv[argv.index("-n") + 1] = self.ns
+            p = argv.index("-p") + 1
+            self.assertIn("bpwch9f77j", argv[p])
+            argv[p] = argv[p].replace("bpwch9f77j", h)
+            return self.sim.kubectl("node-3", *argv[1:])
+
+        # without "reason":"" (the README's old form): the stored reason stays
+        old = list(readme)
+        p = old.index("-p") + 1
+        old[p] = json_without_reason(old[p])
+        out = run(old)
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        self.assertIn("rule: result-owned-by-controller", out.stderr)
+        self.assertIn('the reason is the stored one, kept by a merge patch that does not name it: '
+                      'to ask for a pre-pull, write "reason":""', out.stderr)
+        self.assertEqual(state_of(self.pod(name)), "Failed")
+        # as the README writes it: admitted, a new request
+        out = run(readme)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        ir = cond(self.pod(name), "PodImageReady")
+        self.assertEqual((ir["status"], ir["reason"], ir["message"]),
+                         ("False", "WaitPullImage", "controllerrevision: " + h))
+
+    def test_plugin_list_with_build_on_path(self):
+        """Issue 19: with build/ on PATH, as the README says, `kubectl plugin
+        list` finds kubectl-ota and nothing it cannot run (a linker map named
+        kubectl-ota.map made it exit 1)."""
+        if shutil.which("kubectl") is None:
+            self.skipTest("no kubectl")
+        build = os.path.dirname(os.path.abspath(KUBECTL_OTA))
+        env = dict(os.environ, PATH=build + os.pathsep + os.environ.get("PATH", ""))
+        out = subprocess.run(["kubectl", "plugin", "list"], capture_output=True, text=True, env=env,
+                             timeout=60)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn(os.path.join(build, "kubectl-ota"), out.stdout)
 
     def test_watch_timeout(self):
         pods, h = self.upgraded_ds(old=PRELOADED, new=BIG + "2.0", nodes=["node-4"])

@@ -179,6 +179,27 @@ static void test_messages(void **state)
     assert_non_null(strstr(b.data, "A pre-pull is running"));
     assert_null(strstr(b.data, "Pre-pull first"));
     strbuf_free(&b);
+    /* after a failure: retry only where a retry can help */
+    static const struct {
+        pullerr_refusal refusal;
+        const char *want, *not;
+    } failed[] = {
+        {PULLERR_REFUSED_NOT, "Retry with: kubectl ota pull agent-x7k2p -n edge\n", "admin"},
+        {PULLERR_REFUSED_IMAGE,
+         "A retry cannot help: the registry has no such image, or its name is not valid.\n"
+         "Ask the admin of DaemonSet edge/agent about the image and its tag.\n",
+         "Retry"},
+        {PULLERR_REFUSED_CREDENTIALS,
+         "A retry cannot help: the registry refused the node's credentials.\n"
+         "Ask the admin of DaemonSet edge/agent about the pull secret (imagePullSecrets).\n",
+         "Retry"},
+    };
+    for (size_t i = 0; i < sizeof(failed) / sizeof(failed[0]); i++) {
+        cli_say_failed_next(&b, "edge", "agent-x7k2p", "agent", failed[i].refusal);
+        assert_string_equal(b.data, failed[i].want);
+        assert_null(strstr(b.data, failed[i].not));
+        strbuf_free(&b);
+    }
 }
 
 int main(void)

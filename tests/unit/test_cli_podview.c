@@ -326,10 +326,49 @@ static void test_watch_lines_and_failure_reasons(void **state)
     }
 }
 
+/* Issue 19: after a pull the registry refused, "Retry" cannot help; the
+ * controller's messages as it writes them. */
+static void test_failure_refusal(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *why;
+        pullerr_refusal want;
+    } rows[] = {
+        {"not found", "pull image job ota-prepull-a-1 failed: ErrImagePull: rpc error: code = "
+                      "NotFound desc = failed to pull and unpack image \"r/e/missing:9.9\": "
+                      "failed to resolve reference \"r/e/missing:9.9\": r/e/missing:9.9: not found",
+         PULLERR_REFUSED_IMAGE},
+        {"401", "pull image job ota-prepull-a-1 failed: ImagePullBackOff: Back-off pulling image "
+                "\"r/p/a:2\": ErrImagePull: unexpected status from HEAD request to "
+                "https://r/v2/p/a/manifests/2: 401 Unauthorized",
+         PULLERR_REFUSED_CREDENTIALS},
+        {"denied", "pull image job j failed: ErrImagePull: pull access denied, repository does not "
+                   "exist or may require authorization",
+         PULLERR_REFUSED_CREDENTIALS},
+        {"invalid name", "pull image job j failed: InvalidImageName: couldn't parse image name",
+         PULLERR_REFUSED_IMAGE},
+        {"a busy registry", "pull image job j failed: ErrImagePull: 503 Service Unavailable",
+         PULLERR_REFUSED_NOT},
+        {"a timeout", "pull image job j failed: ErrImagePull: dial tcp: i/o timeout",
+         PULLERR_REFUSED_NOT},
+        {"the deadline", "pull image job j failed: DeadlineExceeded: the Job ran past its deadline",
+         PULLERR_REFUSED_NOT},
+        {"no kubelet reason named", "not found", PULLERR_REFUSED_NOT},
+        {"none", "", PULLERR_REFUSED_NOT},
+        {"NULL", NULL, PULLERR_REFUSED_NOT},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        pullerr_refusal got = cli_failure_refusal(rows[i].why);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "%d, want %d", (int)got, (int)rows[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_states_and_verdicts),
+        cmocka_unit_test(test_failure_refusal),
         cmocka_unit_test(test_row),
         cmocka_unit_test(test_replacement),
         cmocka_unit_test(test_latest_kubelet_event),

@@ -73,6 +73,9 @@ static const struct {
 #define REWINDS NU(H1), IR_WAIT(H1)              /* PodNeedUpgrade moved back, pull of it */
 #define READY_RETIMED NU(H2) /* lastTransitionTime only */, IR_OK(H2)
 #define PULLING_NEXT NU(H3), IR_WAIT(H3)          /* a pull of a revision nobody asked for */
+/* a request patched over a result without "reason":"": the reason stays */
+#define ASKS_KEEPING_FAIL NU(H2), {"False", OTA_REASON_PULL_FAIL, REV(H2), NULL}
+#define ASKS_KEEPING_OK NU(H2), {"False", OTA_REASON_PULL_SUCCESS, REV(H2), NULL}
 
 /* How the write is shaped besides the OTA conditions. */
 enum shape {
@@ -742,6 +745,48 @@ static void test_node_identity(void **state)
     }
 }
 
+/* Issue 19: a plain `kubectl patch` request after a failure (or after a
+ * success) that leaves out "reason":"" keeps the stored result's reason; the
+ * denial says so, and a result the user wrote on purpose gets no such hint. */
+static void test_stale_reason_hint(void **state)
+{
+    (void)state;
+#define STALE_HINT "the reason is the stored one, kept by a merge patch that does not name it: " \
+                   "to ask for a pre-pull, write \"reason\":\"\""
+    static const struct {
+        transition_row shape_of;
+        int hint;
+    } rows[] = {
+        /* the README's old form after a failure: reason PullImageFail kept */
+        {ROW(NODE_SELF, FAILED, ASKS_KEEPING_FAIL, KUBECTL, FAILED, FAILED, DENY(R_RESULT)),
+         1},
+        /* ... after a success, status False over PullImageSuccess */
+        {ROW(NODE_SELF, READY, ASKS_KEEPING_OK, KUBECTL, READY, PENDING_UPGRADE, DENY(R_RESULT)),
+         1},
+        /* results written on purpose: the reason is new, or the status True */
+        {ROW(NODE_SELF, PULLING, FAILED, KUBECTL, PULLING, FAILED, DENY(R_RESULT)), 0},
+        {ROW(NODE_SELF, PULLING, READY, KUBECTL, PULLING, READY, DENY(R_RESULT)), 0},
+        {ROW(NODE_SELF, FAILED, READY, KUBECTL, FAILED, READY, DENY(R_RESULT)), 0},
+        {ROW(NODE_SELF, READY, PENDING_STALE_READY, KUBECTL, READY, PENDING_UPGRADE,
+             DENY(R_RESULT)),
+         0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        arena a;
+        arena_init(&a);
+        ota_verdict v = decide(&a, "system:node:node-1", "[\"system:nodes\"]", "node-1",
+                               &rows[i].shape_of, FX_CONTROLLER);
+        FX_CHECK(rows[i].shape_of.name, !v.allowed && v.rule == OTA_RULE_RESULT_OWNED_BY_CONTROLLER,
+                 "%s", v.message != NULL ? v.message : "(allowed)");
+        assert_non_null(v.message);
+        FX_CHECK(rows[i].shape_of.name, (strstr(v.message, STALE_HINT) != NULL) == rows[i].hint,
+                 "%s", v.message);
+        assert_non_null(strstr(v.message, "only the controller may report a pre-pull result"));
+        arena_free(&a);
+    }
+#undef STALE_HINT
+}
+
 /* The node that counts is the stored pod's: a status write cannot move a
  * pod, and the apiserver only resets spec after the mutating webhooks, so
  * the object's spec.nodeName is whatever the client sent. */
@@ -981,6 +1026,7 @@ int main(void)
         cmocka_unit_test(test_cond_same),
         cmocka_unit_test(test_pull_request_shape),
         cmocka_unit_test(test_node_identity),
+        cmocka_unit_test(test_stale_reason_hint),
         cmocka_unit_test(test_node_of_stored_pod),
         cmocka_unit_test(test_requester_kinds),
         cmocka_unit_test(test_admit_uses_configured_controller),

@@ -135,6 +135,53 @@ static void test_classify_table(void **state)
     }
 }
 
+/* What a refusal asks of the DaemonSet's admin (issue 19: kubectl ota said
+ * "Retry" after NotFound and 401): the image reference, or the pull secret. */
+static void test_refusal_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        size_t row; /* of classify_rows */
+        pullerr_refusal want;
+    } rows[] = {
+        {"tag not found", 0, PULLERR_REFUSED_IMAGE},
+        {"401", 1, PULLERR_REFUSED_CREDENTIALS},
+        {"Docker Hub: private or absent", 2, PULLERR_REFUSED_CREDENTIALS},
+        {"403", 3, PULLERR_REFUSED_CREDENTIALS},
+        {"no image for this platform", 4, PULLERR_REFUSED_IMAGE},
+        {"manifest unknown", 5, PULLERR_REFUSED_IMAGE},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        const classify_row *r = &classify_rows[rows[i].row];
+        pullerr_refusal got = pullerr_refusal_of(r->reason, r->message);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "%d, want %d (row %s)", (int)got,
+                  (int)rows[i].want, r->name);
+    }
+    static const struct {
+        const char *name, *reason, *message;
+        pullerr_refusal want;
+    } more[] = {
+        {"the kubelet's own last word", "InvalidImageName", "invalid reference format",
+         PULLERR_REFUSED_IMAGE},
+        {"never pull", "ErrImageNeverPull", "image is not present", PULLERR_REFUSED_IMAGE},
+        {"a busy registry", "ErrImagePull", "503 Service Unavailable: not found",
+         PULLERR_REFUSED_NOT},
+        {"a timeout", "ErrImagePull", "dial tcp: i/o timeout", PULLERR_REFUSED_NOT},
+        {"no reason", NULL, "401 Unauthorized", PULLERR_REFUSED_NOT},
+    };
+    for (size_t i = 0; i < N_ROWS(more); i++) {
+        pullerr_refusal got = pullerr_refusal_of(more[i].reason, more[i].message);
+        ROW_CHECK(more[i].name, got == more[i].want, "%d, want %d", (int)got, (int)more[i].want);
+    }
+    /* refused by pullerr_refused exactly when it asks something */
+    for (size_t i = 0; i < N_ROWS(classify_rows); i++) {
+        const classify_row *r = &classify_rows[i];
+        int asks = pullerr_refusal_of(r->reason, r->message) != PULLERR_REFUSED_NOT;
+        ROW_CHECK(r->name, asks == pullerr_refused(r->reason, r->message), "asks %d", asks);
+    }
+}
+
 /* ---- attempts and kept words, version after version --------------------------- */
 
 #define NOT_FOUND "rpc error: code = NotFound desc = failed to resolve reference \"r/a:1\": r/a:1: not found"
@@ -331,6 +378,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify_table),
+        cmocka_unit_test(test_refusal_table),
         cmocka_unit_test(test_next_table),
         cmocka_unit_test(test_next_story),
         cmocka_unit_test(test_says_less_table),

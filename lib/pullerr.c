@@ -26,6 +26,27 @@ static int contains_ci(const char *hay, const char *needle)
     return 0;
 }
 
+/* The registry said no: to the credentials, or to the name (or the
+ * reference is no name at all). */
+static const char *const refused_credentials[] = {
+    "401 unauthorized", "unauthorized", "403 forbidden", "pull access denied",
+    "requested access to the resource is denied", "authentication required", "insufficient_scope",
+};
+static const char *const refused_image[] = {
+    "not found", "manifest unknown", "name unknown", "repository does not exist",
+    "invalid reference format", "no matching manifest",
+};
+#define N_CREDENTIALS (sizeof(refused_credentials) / sizeof(refused_credentials[0]))
+#define N_IMAGE (sizeof(refused_image) / sizeof(refused_image[0]))
+
+static int says_any(const char *message, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (contains_ci(message, words[i]))
+            return 1;
+    return 0;
+}
+
 pullerr_kind pullerr_classify(const char *reason, const char *message)
 {
     if (reason == NULL)
@@ -51,16 +72,23 @@ pullerr_kind pullerr_classify(const char *reason, const char *message)
     for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
         if (contains_ci(message, transient[i]))
             return PULLERR_TRANSIENT;
-    static const char *const permanent[] = {
-        "not found", "manifest unknown", "name unknown", "401 unauthorized", "unauthorized",
-        "403 forbidden", "pull access denied", "repository does not exist",
-        "requested access to the resource is denied", "authentication required",
-        "insufficient_scope", "invalid reference format", "no matching manifest",
-    };
-    for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
-        if (contains_ci(message, permanent[i]))
-            return PULLERR_PERMANENT;
+    if (says_any(message, refused_credentials, N_CREDENTIALS) ||
+        says_any(message, refused_image, N_IMAGE))
+        return PULLERR_PERMANENT;
     return PULLERR_TRANSIENT;
+}
+
+pullerr_refusal pullerr_refusal_of(const char *reason, const char *message)
+{
+    pullerr_kind kind = pullerr_classify(reason, message);
+    if (kind == PULLERR_FINAL)
+        return PULLERR_REFUSED_IMAGE;
+    if (kind != PULLERR_PERMANENT)
+        return PULLERR_REFUSED_NOT;
+    /* Docker's "pull access denied ..., repository does not exist or may
+     * require 'docker login'" names both: the credentials are asked about */
+    return says_any(message, refused_credentials, N_CREDENTIALS) ? PULLERR_REFUSED_CREDENTIALS
+                                                                 : PULLERR_REFUSED_IMAGE;
 }
 
 int pullerr_backing_off(const char *reason)

@@ -40,6 +40,19 @@ typedef enum pullerr_kind {
  * transient: a proxy's 503 page can say "not found". */
 pullerr_kind pullerr_classify(const char *reason, const char *message);
 
+/* What a refused pull asks of whoever can fix it: nothing (not refused, or
+ * a retry may help), the image reference (not found, or no valid name), or
+ * the credentials (401, 403, denied). */
+typedef enum pullerr_refusal {
+    PULLERR_REFUSED_NOT,
+    PULLERR_REFUSED_IMAGE,
+    PULLERR_REFUSED_CREDENTIALS,
+} pullerr_refusal;
+
+/* Of a reason and message pullerr_classify calls PERMANENT or FINAL, what
+ * the registry (or the kubelet) refused; PULLERR_REFUSED_NOT otherwise. */
+pullerr_refusal pullerr_refusal_of(const char *reason, const char *message);
+
 /* The kubelet is waiting before its next try: reason is ImagePullBackOff. */
 int pullerr_backing_off(const char *reason);
 
