@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "errmsg.h"
+#include "imageref.h"
 
 #define AT(field) FLAGTAB_FIELD(flags, field)
 #define SECONDS(s) ((uint64_t)((s) * 1e9))
@@ -36,9 +38,9 @@ static const flagtab_row rows[] = {
     {"leader-elect-resource-namespace", FLAGTAB_STRING, "NS", NULL,
      "the Lease's namespace (default: the pod's\nown, from the service account mount, else\n"
      FLAGS_DEFAULT_LEASE_NAMESPACE "; never the kubeconfig context's)",
-     AT(ctl.leader.namespace)},
+     AT(ctl.leader.namespace), .nonempty = 1},
     {"leader-elect-resource-name", FLAGTAB_STRING, "NAME", "ota-controller", "the Lease's name",
-     AT(ctl.leader.name)},
+     AT(ctl.leader.name), .nonempty = 1},
     {.name = "leader-elect-namespace", .kind = FLAGTAB_ALIAS,
      .alias_of = "leader-elect-resource-namespace"},
     {.name = "leader-elect-lease-name", .kind = FLAGTAB_ALIAS,
@@ -76,17 +78,40 @@ const flagtab flags_flagtab = {
     .n_rows = sizeof(rows) / sizeof(rows[0]),
 };
 
+/* Every pre-pull Job runs the helper image, so one the kubelet cannot
+ * parse would fail each pull with InvalidImageName: read it as the Job
+ * renderer will (controller/prepull_job.c), once, at start.  0, or -1 with
+ * the line to print in err. */
+static int check_helper_image(const char *ref, char *err, size_t errlen)
+{
+    arena a;
+    arena_init(&a);
+    imageref r;
+    char why[256];
+    int rc = imageref_parse(&r, ref, strlen(ref), &a, why, sizeof(why));
+    if (rc != 0) /* why names the reference */
+        errmsg_set(err, errlen,
+                   "ota-controller: --helper-image wants an image reference the kubelet can "
+                   "pull: %s",
+                   why);
+    arena_free(&a);
+    return rc;
+}
+
 flagtab_result flags_parse(int argc, char *const *argv, flags *f, char *err, size_t errlen)
 {
     *f = (flags){0};
     flagtab_result r = flagtab_parse(&flags_flagtab, argc, argv, f, err, errlen);
+    if (r != FLAGTAB_RUN)
+        return r;
     const leader_config *l = &f->ctl.leader;
-    if (r == FLAGTAB_RUN &&
-        (l->renew_deadline_ns >= l->lease_ns || l->retry_ns >= l->renew_deadline_ns)) {
+    if (l->renew_deadline_ns >= l->lease_ns || l->retry_ns >= l->renew_deadline_ns) {
         errmsg_set(err, errlen,
                    "ota-controller: want retry period < renew deadline < lease duration");
         return FLAGTAB_BAD_VALUE;
     }
+    if (check_helper_image(f->ctl.reconcile.helper_image, err, errlen) != 0)
+        return FLAGTAB_BAD_VALUE;
     return r;
 }
 

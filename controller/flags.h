@@ -29,8 +29,9 @@ typedef struct flags {
 extern const flagtab flags_flagtab;
 
 /* Parses argv into *f: flagtab_parse, then the leader-election periods
- * must nest (retry period < renew deadline < lease duration).  err gets
- * the line to print. */
+ * must nest (retry period < renew deadline < lease duration) and
+ * --helper-image must be a reference controller/imageref.c reads (the
+ * kubelet would refuse it in every Job).  err gets the line to print. */
 flagtab_result flags_parse(int argc, char *const *argv, flags *f, char *err, size_t errlen);
 
 /* The namespace the Lease lives in: the flag if given, else the pod's own

@@ -112,6 +112,9 @@ static int set_value(const flagtab *t, const flagtab_row *r, const char *value, 
     char why[256];
     switch (r->kind) {
     case FLAGTAB_STRING:
+        if (r->nonempty && value[0] == '\0')
+            return errmsg_set(err, errlen, "%s: --%s wants a non-empty %s, got \"\"", t->program,
+                              r->name, r->metavar != NULL ? r->metavar : "value");
         *(const char **)p = value;
         return 0;
     case FLAGTAB_WHOLE: {

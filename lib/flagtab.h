@@ -98,6 +98,10 @@ typedef struct flagtab_row {
     double real_min, real_max; /* NUMBER */
     const flagtab_choice *choices; /* CHOICE */
     const char *alias_of;          /* ALIAS: the row it spells */
+    /* STRING: "" is refused.  For a value that names something (a user, a
+     * Lease): an empty one names nothing, and the program would start and
+     * then fail at every use of it. */
+    int nonempty;
 } flagtab_row;
 
 /* The rows both daemons end with, into T's level_field and format_field:

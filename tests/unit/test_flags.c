@@ -1,8 +1,11 @@
 /*
- * test_flags.c - where ota-controller's Lease lives by default: the flag,
- * else the pod's namespace from the service account mount, else
- * ota-system; never the kubeconfig context's namespace.  And who it is in
- * the Lease: hostname_pid.  (The flags themselves: test_flagtab.c.)
+ * test_flags.c - what flags_parse refuses beyond each row's own bounds (a
+ * helper image the kubelet could not pull, an empty Lease name or
+ * namespace: each would start and then fail at every use, issue 19);
+ * where ota-controller's Lease lives by default: the flag, else the pod's
+ * namespace from the service account mount, else ota-system; never the
+ * kubeconfig context's namespace.  And who it is in the Lease:
+ * hostname_pid.  (The flags themselves: test_flagtab.c.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,65 @@
 #include "row_check.h"
 
 #include "flags.h"
+
+#define HELPER_WANTS                                                                               \
+    "ota-controller: --helper-image wants an image reference the kubelet can pull: invalid image " \
+    "reference"
+
+static void test_parse_refuses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *argv[4]; /* after argv[0], NULL-terminated */
+        flagtab_result want;
+        const char *err; /* for FLAGTAB_BAD_VALUE */
+    } rows[] = {
+        {"default helper image", {NULL}, FLAGTAB_RUN, NULL},
+        {"helper image with registry and digest",
+         {"--helper-image",
+          "registry.local:5000/tools/busybox@sha256:"
+          "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+          NULL},
+         FLAGTAB_RUN, NULL},
+        {"empty helper image", {"--helper-image", "", NULL}, FLAGTAB_BAD_VALUE,
+         HELPER_WANTS ": empty"},
+        {"uppercase helper image", {"--helper-image=BusyBox:1.36", NULL}, FLAGTAB_BAD_VALUE,
+         HELPER_WANTS " \"BusyBox:1.36\": repository name must be lowercase"},
+        {"helper image with an empty tag", {"--helper-image", "busybox:", NULL},
+         FLAGTAB_BAD_VALUE, HELPER_WANTS " \"busybox:\": empty tag after ':'"},
+        {"helper image with a space", {"--helper-image", "busybox latest", NULL},
+         FLAGTAB_BAD_VALUE, HELPER_WANTS ": whitespace at byte 7"},
+        {"empty Lease name", {"--leader-elect-resource-name", "", NULL}, FLAGTAB_BAD_VALUE,
+         "ota-controller: --leader-elect-resource-name wants a non-empty NAME, got \"\""},
+        {"empty Lease name, older spelling", {"--leader-elect-lease-name=", NULL},
+         FLAGTAB_BAD_VALUE,
+         "ota-controller: --leader-elect-resource-name wants a non-empty NAME, got \"\""},
+        {"empty Lease namespace", {"--leader-elect-resource-namespace", "", NULL},
+         FLAGTAB_BAD_VALUE,
+         "ota-controller: --leader-elect-resource-namespace wants a non-empty NS, got \"\""},
+        {"empty Lease namespace, older spelling", {"--leader-elect-namespace", "", NULL},
+         FLAGTAB_BAD_VALUE,
+         "ota-controller: --leader-elect-resource-namespace wants a non-empty NS, got \"\""},
+        {"a bad period is told first", {"--leader-elect-renew-deadline", "15s", NULL},
+         FLAGTAB_BAD_VALUE, "ota-controller: want retry period < renew deadline < lease duration"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *argv[6] = {"ota-controller"};
+        int argc = 1;
+        while (rows[i].argv[argc - 1] != NULL) {
+            argv[argc] = (char *)rows[i].argv[argc - 1];
+            argc++;
+        }
+        flags f;
+        char err[512] = "";
+        flagtab_result r = flags_parse(argc, argv, &f, err, sizeof(err));
+        ROW_CHECK(rows[i].name, r == rows[i].want, "result %d, want %d (%s)", r, rows[i].want,
+                  err);
+        if (rows[i].err != NULL)
+            ROW_CHECK(rows[i].name, strcmp(err, rows[i].err) == 0, "err \"%s\"", err);
+    }
+}
 
 static void test_lease_namespace(void **state)
 {
@@ -66,6 +128,7 @@ static void test_identity(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_refuses),
         cmocka_unit_test(test_lease_namespace),
         cmocka_unit_test(test_identity),
     };

@@ -27,7 +27,7 @@
 #include "strbuf.h"
 
 typedef struct cfg {
-    const char *name;
+    const char *name, *user;
     unsigned long long whole;
     unsigned timeout_ms;
     double qps;
@@ -47,6 +47,7 @@ static const flagtab_choice tls_choices[] = {
 
 static const flagtab_row rows[] = {
     {"name", FLAGTAB_STRING, "NAME", "x", "who", AT(name)},
+    {"user", FLAGTAB_STRING, "USER", "u", "never empty", AT(user), .nonempty = 1},
     {.name = "names", .kind = FLAGTAB_ALIAS, .alias_of = "name"},
     {.name = "old-name", .kind = FLAGTAB_ALIAS, .alias_of = "name"},
     {"whole", FLAGTAB_WHOLE, "N", "8", NULL, AT(whole), .min = 1, .max = 256},
@@ -74,7 +75,7 @@ static const flagtab table = {
 };
 
 /* Which field a row checks. */
-enum field { F_NONE, F_NAME, F_WHOLE, F_TIMEOUT, F_QPS, F_BURST, F_PERIOD, F_DEADLINE, F_ELECT,
+enum field { F_NONE, F_NAME, F_USER, F_WHOLE, F_TIMEOUT, F_QPS, F_BURST, F_PERIOD, F_DEADLINE, F_ELECT,
              F_FAST, F_TLS, F_LEVEL, F_FORMAT };
 
 static double field_value(const cfg *c, enum field f)
@@ -92,7 +93,8 @@ static double field_value(const cfg *c, enum field f)
     case F_LEVEL: return c->level;
     case F_FORMAT: return c->format;
     case F_NONE:
-    case F_NAME: break;
+    case F_NAME:
+    case F_USER: break;
     }
     return 0;
 }
@@ -111,7 +113,7 @@ static void test_parse(void **state)
         const char *err;     /* for FLAGTAB_BAD_* */
         enum field field;    /* for FLAGTAB_RUN */
         double value;
-        const char *str;     /* F_NAME */
+        const char *str;     /* F_NAME, F_USER */
     } rows_[] = {
         /* defaults: parsed as values are, before argv */
         {"string default", {NULL}, FLAGTAB_RUN, NULL, F_NAME, 0, "x"},
@@ -138,6 +140,17 @@ static void test_parse(void **state)
          F_NAME, 0, "e"},
         {"exact name beats longer names", {"--name", "f", NULL}, FLAGTAB_RUN, NULL, F_NAME, 0, "f"},
         {"later wins", {"--name", "a", "--name", "g", NULL}, FLAGTAB_RUN, NULL, F_NAME, 0, "g"},
+        /* a string that names something is never empty */
+        {"non-empty default", {NULL}, FLAGTAB_RUN, NULL, F_USER, 0, "u"},
+        {"non-empty", {"--user", "v", NULL}, FLAGTAB_RUN, NULL, F_USER, 0, "v"},
+        {"non-empty, one space is a value", {"--user", " ", NULL}, FLAGTAB_RUN, NULL, F_USER, 0,
+         " "},
+        {"non-empty given empty", {"--user", "", NULL}, FLAGTAB_BAD_VALUE,
+         "prog: --user wants a non-empty USER, got \"\"", F_NONE, 0, NULL},
+        {"non-empty given empty with =", {"--user=", NULL}, FLAGTAB_BAD_VALUE,
+         "prog: --user wants a non-empty USER, got \"\"", F_NONE, 0, NULL},
+        {"non-empty: a later empty one still fails", {"--user", "v", "--user=", NULL},
+         FLAGTAB_BAD_VALUE, "prog: --user wants a non-empty USER, got \"\"", F_NONE, 0, NULL},
         /* whole numbers and their bounds */
         {"whole lower bound", {"--whole", "1", NULL}, FLAGTAB_RUN, NULL, F_WHOLE, 1, NULL},
         {"whole upper bound", {"--whole=256", NULL}, FLAGTAB_RUN, NULL, F_WHOLE, 256, NULL},
@@ -264,9 +277,10 @@ static void test_parse(void **state)
                   err);
         if (rows_[i].err != NULL)
             ROW_CHECK(rows_[i].name, strcmp(err, rows_[i].err) == 0, "err \"%s\"", err);
-        if (rows_[i].field == F_NAME)
-            ROW_CHECK(rows_[i].name, c.name != NULL && strcmp(c.name, rows_[i].str) == 0,
-                      "name \"%s\"", c.name != NULL ? c.name : "(null)");
+        const char *str = rows_[i].field == F_NAME ? c.name : c.user;
+        if (rows_[i].field == F_NAME || rows_[i].field == F_USER)
+            ROW_CHECK(rows_[i].name, str != NULL && strcmp(str, rows_[i].str) == 0,
+                      "got \"%s\"", str != NULL ? str : "(null)");
         else if (rows_[i].field != F_NONE)
             ROW_CHECK(rows_[i].name, field_value(&c, rows_[i].field) == rows_[i].value,
                       "got %.17g, want %.17g", field_value(&c, rows_[i].field), rows_[i].value);
@@ -300,6 +314,7 @@ static void test_help(void **state)
         "usage: prog [options]\n"
         "\n"
         "  --name NAME                         who (default x)\n"
+        "  --user USER                         never empty (default u)\n"
         "  --whole N                           (default 8)\n"
         "  --timeout-seconds N                 cut after this long\n"
         "                                      (default 10)\n"
@@ -382,6 +397,8 @@ static void check_table(const flagtab *t)
             ROW_CHECK(r->name, r->dst != FLAGTAB_DST_NONE, "no field");
             break;
         }
+        ROW_CHECK(r->name, !r->nonempty || r->kind == FLAGTAB_STRING,
+                  "non-empty on a row that is not a string");
         ROW_CHECK(r->name,
                   r->short_name == '\0' || r->kind == FLAGTAB_HELP || r->kind == FLAGTAB_VERSION ||
                       r->kind == FLAGTAB_SWITCH || r->kind == FLAGTAB_BOOL,
@@ -448,6 +465,11 @@ static void test_webhook_defaults(void **state)
     assert_int_equal(o.tls_min_version, TLS1_3_VERSION);
     assert_int_equal(o.http2, 1);
     assert_int_equal(o.server.shutdown_grace_ms, 0);
+    /* an empty username would match no request's user: refused */
+    char *nouser[] = {"ota-webhook", "--tls-cert-file", "c", "--tls-private-key-file", "k",
+                      "--controller-username", ""};
+    assert_int_equal(options_parse(7, nouser, 3, &o, err, sizeof(err)), FLAGTAB_BAD_VALUE);
+    assert_string_equal(err, "ota-webhook: --controller-username wants a non-empty NAME, got \"\"");
 }
 
 static void test_controller_defaults(void **state)
