@@ -31,49 +31,46 @@ static void test_parse_refuses(void **state)
     (void)state;
     static const struct {
         const char *name;
-        const char *argv[4]; /* after argv[0], NULL-terminated */
+        int argc;
+        const char *argv[3]; /* argv[0] is the program */
         flagtab_result want;
         const char *err; /* for FLAGTAB_BAD_VALUE */
     } rows[] = {
-        {"default helper image", {NULL}, FLAGTAB_RUN, NULL},
-        {"helper image with registry and digest",
-         {"--helper-image",
+        {"default helper image", 1, {"ota-controller"}, FLAGTAB_RUN, NULL},
+        {"helper image with registry and digest", 3,
+         {"ota-controller", "--helper-image",
           "registry.local:5000/tools/busybox@sha256:"
-          "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-          NULL},
+          "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
          FLAGTAB_RUN, NULL},
-        {"empty helper image", {"--helper-image", "", NULL}, FLAGTAB_BAD_VALUE,
+        {"empty helper image", 3, {"ota-controller", "--helper-image", ""}, FLAGTAB_BAD_VALUE,
          HELPER_WANTS ": empty"},
-        {"uppercase helper image", {"--helper-image=BusyBox:1.36", NULL}, FLAGTAB_BAD_VALUE,
-         HELPER_WANTS " \"BusyBox:1.36\": repository name must be lowercase"},
-        {"helper image with an empty tag", {"--helper-image", "busybox:", NULL},
+        {"uppercase helper image", 2, {"ota-controller", "--helper-image=BusyBox:1.36"},
+         FLAGTAB_BAD_VALUE, HELPER_WANTS " \"BusyBox:1.36\": repository name must be lowercase"},
+        {"helper image with an empty tag", 3, {"ota-controller", "--helper-image", "busybox:"},
          FLAGTAB_BAD_VALUE, HELPER_WANTS " \"busybox:\": empty tag after ':'"},
-        {"helper image with a space", {"--helper-image", "busybox latest", NULL},
+        {"helper image with a space", 3, {"ota-controller", "--helper-image", "busybox latest"},
          FLAGTAB_BAD_VALUE, HELPER_WANTS ": whitespace at byte 7"},
-        {"empty Lease name", {"--leader-elect-resource-name", "", NULL}, FLAGTAB_BAD_VALUE,
-         "ota-controller: --leader-elect-resource-name wants a non-empty NAME, got \"\""},
-        {"empty Lease name, older spelling", {"--leader-elect-lease-name=", NULL},
+        {"empty Lease name", 3, {"ota-controller", "--leader-elect-resource-name", ""},
          FLAGTAB_BAD_VALUE,
          "ota-controller: --leader-elect-resource-name wants a non-empty NAME, got \"\""},
-        {"empty Lease namespace", {"--leader-elect-resource-namespace", "", NULL},
+        {"empty Lease name, older spelling", 2, {"ota-controller", "--leader-elect-lease-name="},
+         FLAGTAB_BAD_VALUE,
+         "ota-controller: --leader-elect-resource-name wants a non-empty NAME, got \"\""},
+        {"empty Lease namespace", 3, {"ota-controller", "--leader-elect-resource-namespace", ""},
          FLAGTAB_BAD_VALUE,
          "ota-controller: --leader-elect-resource-namespace wants a non-empty NS, got \"\""},
-        {"empty Lease namespace, older spelling", {"--leader-elect-namespace", "", NULL},
-         FLAGTAB_BAD_VALUE,
+        {"empty Lease namespace, older spelling", 3,
+         {"ota-controller", "--leader-elect-namespace", ""}, FLAGTAB_BAD_VALUE,
          "ota-controller: --leader-elect-resource-namespace wants a non-empty NS, got \"\""},
-        {"a bad period is told first", {"--leader-elect-renew-deadline", "15s", NULL},
-         FLAGTAB_BAD_VALUE, "ota-controller: want retry period < renew deadline < lease duration"},
+        {"a bad period is told first", 3,
+         {"ota-controller", "--leader-elect-renew-deadline", "15s"}, FLAGTAB_BAD_VALUE,
+         "ota-controller: want retry period < renew deadline < lease duration"},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        char *argv[6] = {"ota-controller"};
-        int argc = 1;
-        while (rows[i].argv[argc - 1] != NULL) {
-            argv[argc] = (char *)rows[i].argv[argc - 1];
-            argc++;
-        }
         flags f;
         char err[512] = "";
-        flagtab_result r = flags_parse(argc, argv, &f, err, sizeof(err));
+        flagtab_result r =
+            flags_parse(rows[i].argc, (char *const *)rows[i].argv, &f, err, sizeof(err));
         ROW_CHECK(rows[i].name, r == rows[i].want, "result %d, want %d (%s)", r, rows[i].want,
                   err);
         if (rows[i].err != NULL)
