@@ -38,7 +38,6 @@ typedef struct conn_rec {
     SSL *ssl;           /* once its handshake started (info callback) */
     enum listener_kind kind;
     int uses_spare;     /* took the spare descriptor's place */
-    int http2;
     int paused;         /* we stopped reading it; read_cb is h2o's callback */
     int cut;
     h2o_socket_cb read_cb;
@@ -262,8 +261,6 @@ static void track_request(worker *w, h2o_req_t *req)
     if (slot->rec != NULL) {
         slot->rec->answering++;
         slot->rec->requests++;
-        if (req->version >= 0x200)
-            slot->rec->http2 = 1;
     }
 }
 
@@ -384,7 +381,6 @@ void conn_sweep(worker *w, uint64_t now)
         }
         size_t buffered = buffered_of(sock);
         guard_conn c = {
-            .http1 = !rec->http2,
             .answering = rec->answering > 0,
             .buffered = buffered,
             /* Read only where the head limit can apply (an HTTP/1 request
@@ -392,7 +388,7 @@ void conn_sweep(worker *w, uint64_t now)
              * every turn of the loop, and scanning every slow connection's
              * buffer each time would let a trickle of bytes buy a lot of CPU.
              * Where the head is complete, the scan stops at its end. */
-            .head_complete = rec->http2 || rec->answering > 0 ||
+            .head_complete = rec->answering > 0 ||
                                      buffered <= srv->limits.max_header_bytes
                                  ? 1
                                  : head_complete(sock, srv->limits.max_header_bytes),
@@ -451,12 +447,7 @@ int conn_receiving(worker *w, uint64_t now)
         if (guard_arriving(&a))
             return 1;
     }
-    /* HTTP/2: h2o 2.2 has no foreach_request for it, and its connection
-     * struct is not public; a connection still open after our GOAWAY counts
-     * as busy.  Clients close a connection once its last stream is done
-     * (curl and Go do), h2o closes idle ones after http2.idle_timeout, and
-     * the grace period bounds the rest. */
-    return !h2o_linklist_is_empty(&w->ctx.http2._conns);
+    return 0;
 }
 
 /* ---- metrics ------------------------------------------------------------ */

@@ -44,10 +44,10 @@ guard_action guard_conn_action(const guard_conn *c, const guard_limits *limits, 
     if (c->writing && c->writing_ns > limits->write_timeout_ns)
         return GUARD_CUT_WRITE_TIMEOUT;
     /* A head still incomplete past the limit: h2o itself would buffer up to
-     * ~400 KB of it.  Only HTTP/1 heads are text; while a request is being
-     * answered the buffer holds that request and what is pipelined after
-     * it, which is read only later. */
-    if (c->http1 && !c->answering && !c->head_complete && c->buffered > limits->max_header_bytes)
+     * ~400 KB of it.  While a request is being answered the buffer holds
+     * that request and what is pipelined after it, which is read only
+     * later. */
+    if (!c->answering && !c->head_complete && c->buffered > limits->max_header_bytes)
         return GUARD_CUT_HEADERS;
     /* Arriving: not answered yet, bytes in.  Over the budget, all but the
      * largest wait; under it, all read. */

@@ -62,7 +62,6 @@ size_t guard_connection_cap(size_t requested, uint64_t nofile, unsigned threads)
 
 /* What the server knows about one connection at a sweep. */
 typedef struct guard_conn {
-    int http1;             /* speaks HTTP/1.x (not h2) */
     int answering;         /* a request of it is being answered */
     size_t buffered;       /* decrypted input not yet consumed */
     int head_complete;     /* buffered input holds a whole request head */

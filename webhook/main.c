@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.tls_min_version, o.http2,
+    if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.tls_min_version,
                        server_tls_info_callback, err,
                        sizeof(err)) != 0) {
         fprintf(stderr, "ota-webhook: %s\n", err);
@@ -72,7 +72,6 @@ int main(int argc, char **argv)
     log_str(&l, "health", o.server.health_address);
     log_str(&l, "metrics", o.server.metrics_address);
     log_int(&l, "threads", o.server.threads);
-    log_str(&l, "http2", o.http2 ? "on" : "off");
     log_end(&l, LOG_INFO);
 
     struct timespec poll = {o.cert_poll_ms / 1000, (long)(o.cert_poll_ms % 1000) * 1000000L};

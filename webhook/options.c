@@ -32,8 +32,6 @@ static const flagtab_row rows[] = {
      "plain HTTP /livez, /healthz, /readyz", AT(server.health_address)},
     {"metrics-bind-address", FLAGTAB_STRING, "H:P", ":8080", "plain HTTP /metrics",
      AT(server.metrics_address)},
-    {"http2", FLAGTAB_SWITCH, NULL, NULL, "offer HTTP/2 in ALPN (default: HTTP/1.1 only)",
-     AT(http2)},
     {"threads", FLAGTAB_WHOLE, "N", NULL, "event loops (default: number of CPUs)",
      AT(server.threads), .min = 1, .max = 256},
     {"max-request-bytes", FLAGTAB_WHOLE, "N", "8388608", "larger bodies get 413",

@@ -16,7 +16,6 @@ typedef struct options {
     server_config server; /* version and commit are main's to set */
     const char *cert_file, *key_file;
     int tls_min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */
-    int http2;
     unsigned cert_poll_ms;
     log_level log_level;
     log_format log_format;

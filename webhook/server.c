@@ -85,12 +85,8 @@ static void *worker_main(void *arg)
              * during the drain (/readyz says 503), as the kubelet expects
              * of a terminating pod. */
             conn_unlisten(w, L_TLS);
-            /* HTTP/2 connections get GOAWAY; HTTP/1 ones stop keep-alive. */
+            /* HTTP/1 connections stop keep-alive. */
             h2o_context_request_shutdown(&w->ctx);
-            /* h2o 2.2 sends a second GOAWAY a second later and from then on
-             * drops DATA frames, which would cut an upload in progress: the
-             * first GOAWAY already stops new streams, so skip the second. */
-            h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
             drain_deadline = now + (uint64_t)srv->shutdown_grace_ms * 1000000u;
         }
         if (w->draining &&
@@ -198,8 +194,9 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
     srv->globalconf.max_request_entity_size = cfg->max_request_bytes;
     srv->globalconf.http1.req_timeout = cfg->read_timeout_ms;
     srv->globalconf.handshake_timeout = cfg->read_timeout_ms;
-    /* HTTP/2 only through ALPN (--http2): no "PRI *" prior-knowledge preface
-     * and no Upgrade: h2c on an HTTP/1 connection. */
+    /* No HTTP/2 (docs/DECISIONS.md "No HTTP/2"): no ALPN offers it, and
+     * no "PRI *" prior-knowledge preface or Upgrade: h2c on an HTTP/1
+     * connection switches to it. */
     srv->globalconf.http1.upgrade_to_http2 = 0;
     srv->limits = (guard_limits){
         .max_connections = cfg->max_connections,

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <h2o.h>
-#include <h2o/http2.h>
 #include <openssl/err.h>
 
 #include "log.h"
@@ -45,9 +44,8 @@ static SSL_CTX *build_ctx(tls_store *s, char *err, size_t errlen)
         openssl_error(err, errlen, "private key does not match certificate", s->cert_file);
         goto fail;
     }
-    /* Without ALPN a client speaks HTTP/1.1, as the apiserver does. */
-    if (s->http2)
-        h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
+    /* No ALPN: a client speaks HTTP/1.1, as the apiserver does, and never
+     * HTTP/2 (docs/DECISIONS.md "No HTTP/2"). */
     if (s->info_cb != NULL)
         SSL_CTX_set_info_callback(ctx, s->info_cb);
     return ctx;
@@ -63,7 +61,7 @@ static int same_file(const struct stat *a, const struct stat *b)
 }
 
 int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
-                   int http2, void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
+                   void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
                    size_t errlen)
 {
     memset(s, 0, sizeof(*s));
@@ -71,7 +69,6 @@ int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, in
     s->cert_file = cert_file;
     s->key_file = key_file;
     s->min_version = min_version;
-    s->http2 = http2;
     pthread_mutex_init(&s->lock, NULL);
     /* stat before reading: a change in between is then seen by the next poll */
     if (stat(cert_file, &s->loaded[0]) != 0 || stat(key_file, &s->loaded[1]) != 0) {

@@ -29,7 +29,6 @@
 typedef struct tls_store {
     const char *cert_file, *key_file;
     int min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */
-    int http2;       /* offer h2 in ALPN */
     void (*info_cb)(const SSL *ssl, int where, int ret); /* set on every context; may be NULL */
     pthread_mutex_t lock;
     SSL_CTX *current;           /* guarded by lock */
@@ -42,7 +41,7 @@ typedef struct tls_store {
 
 /* Loads the pair for the first time.  0, or -1 with a message in err. */
 int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
-                   int http2, void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
+                   void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
                    size_t errlen);
 
 /* Re-loads now, whether or not the files changed (SIGHUP). */

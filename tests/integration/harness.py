@@ -9,7 +9,7 @@ Every test_*.py file of this directory imports from here, and run_all.py
     (SERVER_ARGS), with the assertions on AdmissionReview and Status answers;
   - clients that talk like the kube-apiserver (SNI ota-webhook.ota-system.svc,
     keep-alive): Conn, client_context, tls_socket, raw_exchange, http_get,
-    and curl_batch (several POSTs in one curl run, HTTP/1.1 or HTTP/2);
+    and curl_batch (several POSTs in one curl run; HTTP/2 asked for or not);
   - the fixtures of tests/fixtures: load_fixture, compact, FIXTURE_CASES
     (what each must produce);
   - diff_objects: a patched object against an <name>.expected.json;

@@ -47,7 +47,7 @@ build).
 
 Usage: tests/integration/run_all.py [-k PATTERN] [-v] [--keep]
   -k matches test ids, FILE.CLASS.TEST (FILE without .py): -k fixture_pod,
-  -k 'test_cert_rotation.*' (one file), -k '*TestBodyLimitHTTP2*'.
+  -k 'test_cert_rotation.*' (one file), -k '*TestFixturesHTTP1*'.
 Prints "N passed, N failed" as its last line; exits 1 on any failure.
 """
 

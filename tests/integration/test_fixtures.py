@@ -1,12 +1,12 @@
 """Every AdmissionReview fixture of tests/fixtures through the real server,
-over HTTP/1.1 keep-alive and over HTTP/2.
+over HTTP/1.1 keep-alive.
 
 For each fixture (FIXTURE_CASES in harness.py says what it must produce):
 the patch /mutate returns, applied with kubesim's JSON Patch applier, gives
 <name>.expected.json; /validate's verdict on the review as received and on
 the mutated object (the apiserver runs validating webhooks after mutating
-ones); mutate, validate and mutate again share one connection. Also: HTTP/2
-only with --http2, HTTP/1.1 still served with it, bad input over HTTP/2.
+ones); mutate, validate and mutate again share one connection. Also: a
+client that offers HTTP/2 gets HTTP/1.1 (docs/DECISIONS.md "No HTTP/2").
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_fixtures.*').
@@ -20,10 +20,8 @@ from harness import (FIXTURE_CASES, ApiError, ServerTestCase, compact,
 
 
 class FixtureMixin:
-    HTTP2 = False
-
     def check_transfer(self, w, what):
-        want = "2" if self.HTTP2 else "1.1"
+        want = "1.1"
         self.assertEqual(w["http_version"], want,
                          "%s: HTTP version %s, expected %s"
                          % (what, w["http_version"], want))
@@ -40,8 +38,7 @@ class FixtureMixin:
         body = compact(review)
         tr = curl_batch(self.port, [("/mutate?timeout=10s", body),
                                     ("/validate?timeout=10s", body),
-                                    ("/mutate?timeout=10s", body)],
-                        http2=self.HTTP2)
+                                    ("/mutate?timeout=10s", body)])
         self.assertEqual(sum(w["num_connects"] for w in tr), 1,
                          "3 requests in one curl run used %s connections "
                          "(keep-alive broken)"
@@ -102,8 +99,7 @@ class FixtureMixin:
             review2 = copy.deepcopy(review)
             review2["request"]["object"] = patched
             tr2 = curl_batch(self.port, [("/validate?timeout=10s",
-                                          compact(review2))],
-                             http2=self.HTTP2)
+                                          compact(review2))])
             self.check_transfer(tr2[0], "validate after mutation")
             vresp, vpatch = self.assert_review(200, tr2[0]["headers"],
                                                tr2[0]["body"], uid)
@@ -124,7 +120,7 @@ class FixtureMixin:
             body = compact(load_fixture(name)[0])
             transfers += [("/mutate?timeout=10s", body),
                           ("/validate?timeout=10s", body)]
-        tr = curl_batch(self.port, transfers, http2=self.HTTP2)
+        tr = curl_batch(self.port, transfers)
         self.assertEqual(sum(w["num_connects"] for w in tr), 1,
                          [w["num_connects"] for w in tr])
         for w in tr:
@@ -145,40 +141,11 @@ def _add_fixture_tests(cls):
 @_add_fixture_tests
 class TestFixturesHTTP1(FixtureMixin, ServerTestCase):
     SERVER_ARGS = ("--threads", "2")
-    HTTP2 = False
 
-    def test_http2_is_off_by_default(self):
+    def test_http2_is_never_negotiated(self):
+        # docs/DECISIONS.md "No HTTP/2": no ALPN is offered, so a client
+        # that asks for h2 speaks HTTP/1.1.
         tr = curl_batch(self.port, [("/mutate", compact(self.valid_review()))],
                         http2=True)
-        self.assertEqual(tr[0]["http_version"], "1.1",
-                         "HTTP/2 negotiated without --http2")
+        self.assertEqual(tr[0]["http_version"], "1.1", "HTTP/2 negotiated")
         self.assertEqual(tr[0]["http_code"], 200)
-
-
-@_add_fixture_tests
-class TestFixturesHTTP2(FixtureMixin, ServerTestCase):
-    SERVER_ARGS = ("--http2", "--threads", "2")
-    HTTP2 = True
-
-    def test_http1_still_served_with_http2_on(self):
-        c = self.conn()
-        uid = "1d1d1d1d-0000-4000-8000-000000000001"
-        st, h, b = c.call("POST", "/mutate", compact(self.valid_review(uid)))
-        self.assert_review(st, h, b, uid)
-
-    def test_bad_input_over_http2(self):
-        good = compact(self.valid_review())
-        bad = [("/mutate", b"", 400), ("/mutate", b'{"apiVersion":', 400),
-               ("/validate", b"[" * 200000 + b"]" * 200000, 400),
-               ("/nowhere", good, 404), ("/validate", b"[]", 400),
-               ("/mutate", good, 200)]
-        tr = curl_batch(self.port, [(p, b) for p, b, _ in bad], http2=True)
-        self.assertEqual(sum(w["num_connects"] for w in tr), 1)
-        for w, (p, b, code) in zip(tr, bad):
-            self.check_transfer(w, p)
-            if code == 200:
-                self.assert_review(200, w["headers"], w["body"],
-                                   self.valid_review()["request"]["uid"])
-            else:
-                self.assert_status_body(w["http_code"], w["headers"],
-                                        w["body"], code)

@@ -5,7 +5,7 @@ server (docs/DECISIONS.md "Webhook limits"):
                        Content-Lengths: 400 Status, connection closed, the
                        smuggled request never answered (RFC 9112 §6.1, §6.3);
   TestH2oErrorsStatus  h2o's own 400 and 417 answers are meta/v1 Status JSON;
-  TestNoPriorKnowledge --http2 off: an h2 preface over TLS without ALPN gets
+  TestNoPriorKnowledge no HTTP/2: an h2 preface over TLS without ALPN gets
                        no HTTP/2 frame back;
   TestSighup           SIGHUP under load re-reads the pair, loses nothing;
   TestConnectionLimit  --max-connections: past it, new connections are

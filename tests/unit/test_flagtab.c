@@ -75,8 +75,8 @@ static const flagtab table = {
 };
 
 /* Which field a row checks. */
-enum field { F_NONE, F_NAME, F_USER, F_WHOLE, F_TIMEOUT, F_QPS, F_BURST, F_PERIOD, F_DEADLINE, F_ELECT,
-             F_FAST, F_TLS, F_LEVEL, F_FORMAT };
+enum field { F_NONE, F_NAME, F_USER, F_WHOLE, F_TIMEOUT, F_QPS, F_BURST, F_PERIOD, F_DEADLINE,
+             F_ELECT, F_FAST, F_TLS, F_LEVEL, F_FORMAT };
 
 static double field_value(const cfg *c, enum field f)
 {
@@ -446,7 +446,6 @@ static void test_webhook_defaults(void **state)
     assert_int_equal(o.server.max_buffered_bytes, 64u << 20);
     assert_int_equal(o.server.write_timeout_ms, 10000);
     assert_int_equal(o.tls_min_version, TLS1_2_VERSION);
-    assert_int_equal(o.http2, 0);
     assert_int_equal(o.cert_poll_ms, 1000);
     assert_int_equal(o.log_level, LOG_INFO);
     assert_int_equal(o.log_format, LOG_FORMAT_TEXT);
@@ -460,11 +459,14 @@ static void test_webhook_defaults(void **state)
     assert_string_equal(err,
                         "ota-webhook: --tls-cert-file and --tls-private-key-file are required");
     char *tls13[] = {"ota-webhook", "--tls-cert-file", "c", "--tls-private-key-file", "k",
-                     "--tls-min-version", "1.3", "--http2", "--shutdown-grace-seconds", "0"};
-    assert_int_equal(options_parse(10, tls13, 3, &o, err, sizeof(err)), FLAGTAB_RUN);
+                     "--tls-min-version", "1.3", "--shutdown-grace-seconds", "0"};
+    assert_int_equal(options_parse(9, tls13, 3, &o, err, sizeof(err)), FLAGTAB_RUN);
     assert_int_equal(o.tls_min_version, TLS1_3_VERSION);
-    assert_int_equal(o.http2, 1);
     assert_int_equal(o.server.shutdown_grace_ms, 0);
+    /* HTTP/2 is gone (docs/DECISIONS.md "No HTTP/2"): its flag is unknown */
+    char *h2[] = {"ota-webhook", "--tls-cert-file", "c", "--tls-private-key-file", "k", "--http2"};
+    assert_int_equal(options_parse(6, h2, 3, &o, err, sizeof(err)), FLAGTAB_BAD_USAGE);
+    assert_string_equal(err, "ota-webhook: unrecognized option '--http2'");
     /* an empty username would match no request's user: refused */
     char *nouser[] = {"ota-webhook", "--tls-cert-file", "c", "--tls-private-key-file", "k",
                       "--controller-username", ""};
