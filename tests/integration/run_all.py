@@ -17,7 +17,8 @@ docs/DECISIONS.md, file by file:
                               <name>.expected.json; the validating webhook's
                               verdict on the mutated object (the apiserver
                               runs validating webhooks after mutating ones);
-                              over HTTP/1.1 keep-alive and over HTTP/2;
+                              over HTTP/1.1 keep-alive; HTTP/2 never
+                              negotiated;
   test_transitions.py         DESIGN §3 condition transitions per requester,
                               the DaemonSet annotation values,
                               --controller-username;
@@ -29,7 +30,7 @@ docs/DECISIONS.md, file by file:
                               --request-read-timeout-seconds;
   test_strict_input.py        RFC 8259 strictness, lone surrogates, values
                               quoted whole in messages, restore warnings;
-  test_body_limit.py          --max-request-bytes (413, HTTP/2 stream reset);
+  test_body_limit.py          --max-request-bytes (413);
   test_cert_rotation.py       certificate rotation under traffic;
   test_shutdown.py            SIGTERM drain;
   test_health_metrics.py      /healthz, /readyz, /metrics;
