@@ -85,7 +85,7 @@ static void *worker_main(void *arg)
              * during the drain (/readyz says 503), as the kubelet expects
              * of a terminating pod. */
             conn_unlisten(w, L_TLS);
-            /* HTTP/1 connections stop keep-alive. */
+            /* Keep-alive stops: answers carry Connection: close. */
             h2o_context_request_shutdown(&w->ctx);
             drain_deadline = now + (uint64_t)srv->shutdown_grace_ms * 1000000u;
         }
