@@ -32,6 +32,10 @@ static SSL_CTX *build_ctx(tls_store *s, char *err, size_t errlen)
     SSL_CTX_set_min_proto_version(ctx, s->min_version);
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                  SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (SSL_CTX_set_cipher_list(ctx, TLS_CIPHERS_TLS12) != 1) {
+        openssl_error(err, errlen, "cannot set the TLS 1.2 cipher list for", s->cert_file);
+        goto fail;
+    }
     if (SSL_CTX_use_certificate_chain_file(ctx, s->cert_file) != 1) {
         openssl_error(err, errlen, "cannot load certificate", s->cert_file);
         goto fail;

@@ -26,6 +26,16 @@
 
 #include "metrics.h"
 
+/* The suites offered under TLS 1.2, the one place they are named: the
+ * ECDHE suites of Mozilla's "intermediate" configuration (v5.7), all AEAD,
+ * in its order.  Its three DHE suites are left out: they need DH parameters
+ * we do not load, and Go's crypto/tls (the apiserver) has no DHE at all.
+ * TLS 1.3's suites are AEAD by definition and keep OpenSSL's defaults. */
+#define TLS_CIPHERS_TLS12                                                                  \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                           \
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"                           \
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
 typedef struct tls_store {
     const char *cert_file, *key_file;
     int min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */

@@ -3,7 +3,8 @@ files make the server exit non-zero with a message (and no sanitizer
 report); what both daemons print and exit with for a set of command lines,
 --help included, is pinned byte for byte (tests/fixtures/command_line/;
 ota-controller from $OTA_CONTROLLER, else beside the webhook); TLS 1.2 and
-1.3 are accepted by default, --tls-min-version VersionTLS13 refuses TLS 1.2.
+1.3 are accepted by default, --tls-min-version VersionTLS13 refuses TLS 1.2;
+TLS 1.2 offers AEAD suites only.
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_command_line_and_tls.*').
@@ -133,6 +134,62 @@ class TestTLSVersions(unittest.TestCase):
                 self.handshake(srv.port, max_version=ssl.TLSVersion.TLSv1_2)
             self.assertEqual(self.handshake(srv.port), "TLSv1.3")
             # And the server is fine after a failed handshake.
+            c = Conn(srv.port)
+            review, _ = load_fixture("configmap-create")
+            st, _, _ = c.call("POST", "/validate", compact(review))
+            c.close()
+            self.assertEqual(st, 200)
+        finally:
+            problems = srv.stop()
+        self.assertEqual(problems, [])
+
+
+class TestTLSCiphers(unittest.TestCase):
+    """TLS 1.2 offers AEAD suites only (webhook/tls.h, TLS_CIPHERS_TLS12):
+    a client that offers nothing but CBC suites is refused, a modern one
+    gets an ECDHE suite with GCM or ChaCha20-Poly1305, and the server
+    answers after a refused handshake.  The serving certificate is ECDSA
+    (certs/gen-certs.sh), so the ECDSA forms are the ones that can
+    succeed."""
+
+    CBC = ("ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA",
+           "ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384")
+    AEAD = ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+            "ECDHE-ECDSA-CHACHA20-POLY1305")
+
+    @staticmethod
+    def tls12_context(suites):
+        ctx = client_context(max_version=ssl.TLSVersion.TLSv1_2)
+        ctx.set_ciphers(suites)
+        return ctx
+
+    def test_tls12_offers_aead_only(self):
+        srv = Server("tls-ciphers")
+        srv.start()
+        try:
+            for suite in self.CBC:
+                with self.subTest(refused=suite):
+                    with self.assertRaises(ssl.SSLError):
+                        tls_socket(srv.port, self.tls12_context(suite),
+                                   timeout=5).close()
+            for suite in self.AEAD:
+                with self.subTest(accepted=suite):
+                    s = tls_socket(srv.port, self.tls12_context(suite),
+                                   timeout=5)
+                    self.assertEqual((s.version(), s.cipher()[0]),
+                                     ("TLSv1.2", suite))
+                    s.close()
+            # A client that offers CBC first still gets an AEAD suite.
+            s = tls_socket(srv.port, self.tls12_context(
+                ":".join(self.CBC + self.AEAD)), timeout=5)
+            self.assertEqual(s.version(), "TLSv1.2")
+            self.assertIn(s.cipher()[0], self.AEAD)
+            s.close()
+            # Python's defaults, as any client: TLS 1.2 negotiates AEAD.
+            s = tls_socket(srv.port, client_context(
+                max_version=ssl.TLSVersion.TLSv1_2), timeout=5)
+            self.assertRegex(s.cipher()[0], r"^ECDHE-.*-(GCM-SHA\d+|CHACHA20-POLY1305)$")
+            s.close()
             c = Conn(srv.port)
             review, _ = load_fixture("configmap-create")
             st, _, _ = c.call("POST", "/validate", compact(review))
