@@ -19,6 +19,7 @@
 #endif
 
 #include "jcheck.h"
+#include "jkeys.h"
 
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGHS UINT64_C(0x8080808080808080)
@@ -30,6 +31,7 @@ typedef struct scanner {
     unsigned char *buf; /* unescaped strings, grown as needed */
     size_t cap;
     int rc;             /* the answer when the loop stops early */
+    jkeys *keys;        /* of each open object, skipped ones too */
 } scanner;
 
 static const yajl_callbacks no_callbacks;
@@ -269,22 +271,48 @@ static const unsigned char *string_token(scanner *sc, const unsigned char *s,
     return NULL;
 }
 
-/* A member's key and colon, s at the key: the start of its value, or NULL. */
+/* A member's key and colon, s at the key: the start of its value, or NULL.
+ * A key the object already has is refused, read or skipped (decoded, so
+ * `"a"` and `"\u0061"` are one key): Kubernetes' decoder keeps the last of
+ * two, and a reader that kept the first would read another object. */
 static const unsigned char *member_key(scanner *sc, const unsigned char *s,
                                        const yajl_callbacks *cb)
 {
-    if (s >= sc->end || *s != '"' || (s = string_token(sc, s, cb->yajl_map_key)) == NULL)
+    int escaped = 0;
+    const unsigned char *e;
+    if (s >= sc->end || *s != '"' || (e = string_end(s + 1, sc->end, &escaped)) == NULL)
         return NULL;
-    s = skip_space(s, sc->end);
+    const unsigned char *key = s + 1;
+    size_t n = (size_t)(e - 1 - key);
+    if (escaped && (key = unescape(sc, key, n, &n)) == NULL)
+        return NULL;
+    if (jkeys_add(sc->keys, key, n) != 0)
+        return NULL;
+    if (cb->yajl_map_key != NULL) {
+        sc->k->consumed = (size_t)(e - sc->base);
+        if (!cb->yajl_map_key(sc->k->ctx, key, n)) {
+            sc->rc = JSCAN_STOPPED;
+            return NULL;
+        }
+    }
+    s = skip_space(e, sc->end);
     if (s >= sc->end || *s != ':')
         return NULL;
     return skip_space(s + 1, sc->end);
 }
 
+_Static_assert(JSCAN_MAX_DEPTH <= JKEYS_MAX_DEPTH, "jkeys must hold every open object");
+
 int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
 {
-    scanner sc = {(const unsigned char *)text, (const unsigned char *)text + len, k,
-                  k->cb != NULL ? k->cb : &no_callbacks, NULL, 0, JSCAN_REFUSED};
+    scanner sc = {.base = (const unsigned char *)text,
+                  .end = (const unsigned char *)text + len,
+                  .k = k,
+                  .cb = k->cb != NULL ? k->cb : &no_callbacks,
+                  .rc = JSCAN_REFUSED};
+    jkeys keys; /* not in sc's initialiser: that would zero its 4 KB */
+    jkeys_init(&keys, text, len);
+    sc.keys = &keys;
     const unsigned char *s = skip_space(sc.base, sc.end), *end = sc.end;
     unsigned char open[JSCAN_MAX_DEPTH]; /* '{' or '[' of each open container */
     int depth = 0;
@@ -305,6 +333,8 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
             if (depth >= max_depth)
                 goto done;
             open[depth++] = c;
+            if (c == '{')
+                jkeys_open(&keys); /* cannot fail: depth is bounded below it */
             s++;
             if (!emit(&sc, s, c == '{' ? cb->yajl_start_map : cb->yajl_start_array))
                 goto done;
@@ -370,6 +400,8 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
             if (*s == closer(o)) {
                 depth--;
                 s++;
+                if (o == '{')
+                    jkeys_close(&keys);
                 if (quiet < 0 &&
                     !emit(&sc, s, o == '{' ? sc.cb->yajl_end_map : sc.cb->yajl_end_array))
                     goto done;
@@ -385,5 +417,6 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
     }
 done:
     free(sc.buf);
+    jkeys_free(&keys);
     return sc.rc;
 }

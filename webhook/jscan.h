@@ -12,7 +12,8 @@
  * wherever the flaw hides.
  *
  * What it accepts is what jcheck_body() + yajl 2.1 accept with nothing but
- * whitespace after the value (checked on the fuzz corpora, the fixtures and
+ * whitespace after the value and no key twice in one object, read or
+ * skipped (webhook/jkeys.h; checked on the fuzz corpora, the fixtures and
  * their mutants: tests/unit/test_jscan.c, tests/fuzz/fuzz_jscan.c).  It
  * names no errors: a refusal is one return code, and the review decoder then
  * decodes the body again with jcheck + yajl, whose messages it keeps.
@@ -46,7 +47,8 @@ typedef struct jscan_sink {
 
 enum {
     JSCAN_OK = 0,
-    JSCAN_REFUSED = -1, /* not one strict JSON value, nested past max_depth, or out of memory */
+    JSCAN_REFUSED = -1, /* not one strict JSON value, a key twice in an object, nested past
+                           max_depth, or out of memory */
     JSCAN_STOPPED = -2, /* a callback returned 0 */
 };
 

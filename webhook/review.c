@@ -29,6 +29,7 @@
 #include "base64.h"
 #include "errmsg.h"
 #include "jcheck.h"
+#include "jkeys.h"
 #include "jscan.h"
 #include "json.h"
 #include "ota_names.h"
@@ -220,11 +221,28 @@ typedef struct frame {
     uint8_t array; /* a JSON array: children are elements, not keys */
 } frame;
 
+/* The reference path's own record of where it is in the body, every
+ * container included (the frames above hold only what a node reads), to
+ * refuse a repeated key and say where it is. */
+typedef struct ref_level {
+    const unsigned char *key; /* an object's latest key (in the body or arena) */
+    size_t key_len;
+    size_t index; /* an array's elements so far */
+    int array;
+} ref_level;
+
+typedef struct ref_where {
+    jkeys keys;
+    ref_level level[REVIEW_MAX_DEPTH];
+    int depth;
+} ref_where;
+
 typedef struct decoder {
     review *rv;
     arena *a;
     yajl_handle h;          /* the reference path's parser, or NULL */
     const jscan_sink *scan; /* the fast path's scanner, or NULL */
+    ref_where *where;       /* the reference path's, or NULL */
     frame stack[REVIEW_MAX_DEPTH];
     int depth;
     enum node pending;  /* node of the value after the last map key */
@@ -663,6 +681,156 @@ static const yajl_callbacks decode_callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
+/* ---- the reference path's wrappers: where it is, and repeated keys ---- */
+
+/* A value starts at the innermost level: an array counts it. */
+static void ref_value(decoder *d)
+{
+    ref_where *r = d->where;
+    if (r->depth > 0 && r->level[r->depth - 1].array)
+        r->level[r->depth - 1].index++;
+}
+
+static int ref_open(decoder *d, int array, int (*inner)(void *))
+{
+    ref_where *r = d->where;
+    ref_value(d);
+    if (!inner(d))
+        return 0;
+    /* the decoder refused nesting past REVIEW_MAX_DEPTH already */
+    r->level[r->depth++] = (ref_level){NULL, 0, 0, array};
+    if (!array && jkeys_open(&r->keys) != 0) {
+        set_error(d, "JSON nesting deeper than %d levels", REVIEW_MAX_DEPTH);
+        return 0;
+    }
+    return 1;
+}
+
+static int ref_close(decoder *d, int (*inner)(void *))
+{
+    ref_where *r = d->where;
+    if (!r->level[--r->depth].array)
+        jkeys_close(&r->keys);
+    return inner(d);
+}
+
+/* Where the innermost object is, in out: "request.userInfo",
+ * "request.object.spec.containers[0]", a key that is not a plain name
+ * quoted ("metadata.labels[\"a.b\"]"). */
+static void ref_path(decoder *d, char *out, size_t n)
+{
+    ref_where *r = d->where;
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i + 1 < r->depth && used < n; i++) {
+        const ref_level *l = &r->level[i];
+        int w;
+        if (l->array) {
+            w = snprintf(out + used, n - used, "[%zu]", l->index - 1);
+        } else {
+            size_t plain = 0;
+            while (plain < l->key_len &&
+                   (l->key[plain] == '_' || l->key[plain] == '-' || l->key[plain] == ':' ||
+                    (l->key[plain] >= '0' && l->key[plain] <= '9') ||
+                    ((l->key[plain] | 0x20) >= 'a' && (l->key[plain] | 0x20) <= 'z')))
+                plain++;
+            if (plain == l->key_len && plain > 0)
+                w = snprintf(out + used, n - used, "%s%.*s", used > 0 ? "." : "",
+                             (int)l->key_len, (const char *)l->key);
+            else
+                w = snprintf(out + used, n - used, "[%s]",
+                             arena_quote(d->a, (const char *)l->key, l->key_len));
+        }
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+static int ref_null(void *ctx)
+{
+    ref_value(ctx);
+    return cb_null(ctx);
+}
+
+static int ref_boolean(void *ctx, int b)
+{
+    ref_value(ctx);
+    return cb_boolean(ctx, b);
+}
+
+static int ref_number(void *ctx, const char *s, size_t len)
+{
+    ref_value(ctx);
+    return cb_number(ctx, s, len);
+}
+
+static int ref_string(void *ctx, const unsigned char *s, size_t len)
+{
+    ref_value(ctx);
+    return cb_string(ctx, s, len);
+}
+
+static int ref_start_map(void *ctx)
+{
+    return ref_open(ctx, 0, cb_start_map);
+}
+
+static int ref_end_map(void *ctx)
+{
+    return ref_close(ctx, cb_end_map);
+}
+
+static int ref_start_array(void *ctx)
+{
+    return ref_open(ctx, 1, cb_start_array);
+}
+
+static int ref_end_array(void *ctx)
+{
+    return ref_close(ctx, cb_end_array);
+}
+
+/* A key the object already has is refused wherever it is, read or not:
+ * Kubernetes' decoder keeps the last of two, and a reader that kept the
+ * first (or merged) would judge another object (issue 19). */
+static int ref_map_key(void *ctx, const unsigned char *key, size_t len)
+{
+    decoder *d = ctx;
+    ref_where *r = d->where;
+    int dup = jkeys_add(&r->keys, key, len);
+    if (dup != 0) {
+        if (dup < 0) {
+            set_error(d, "out of memory");
+            return 0;
+        }
+        char where[256];
+        ref_path(d, where, sizeof(where));
+        set_error(d, "duplicate key %s in %s", arena_quote(d->a, (const char *)key, len),
+                  where[0] != '\0' ? where : "the AdmissionReview");
+        return 0;
+    }
+    ref_level *l = &r->level[r->depth - 1];
+    sv kept;
+    if (keep_string(d, key, len, &kept) != 0)
+        return 0;
+    l->key = (const unsigned char *)kept.ptr;
+    l->key_len = kept.len;
+    return cb_map_key(ctx, key, len);
+}
+
+static const yajl_callbacks reference_callbacks = {
+    .yajl_null = ref_null,
+    .yajl_boolean = ref_boolean,
+    .yajl_number = ref_number,
+    .yajl_string = ref_string,
+    .yajl_start_map = ref_start_map,
+    .yajl_map_key = ref_map_key,
+    .yajl_end_map = ref_end_map,
+    .yajl_start_array = ref_start_array,
+    .yajl_end_array = ref_end_array,
+};
+
 static void copy_yajl_error(decoder *d, const char *body, size_t len, size_t at)
 {
     unsigned char *msg = yajl_get_error(d->h, 0, (const unsigned char *)body, len);
@@ -736,8 +904,15 @@ int review_decode_reference(review *rv, const char *body, size_t len, arena *a, 
     memset(rv, 0, sizeof(*rv));
     rv->body = body;
     rv->body_len = len;
-    decoder d = {.rv = rv, .a = a, .err = err, .errlen = errlen};
+    ref_where *where = arena_alloc(a, sizeof(*where));
+    decoder d = {.rv = rv, .a = a, .where = where, .err = err, .errlen = errlen};
     err[0] = '\0';
+    if (where == NULL) {
+        set_error(&d, "out of memory");
+        return -1;
+    }
+    where->depth = 0;
+    jkeys_init(&where->keys, body, len);
     if (len == 0) {
         set_error(&d, "the request body is empty");
         return -1;
@@ -749,7 +924,7 @@ int review_decode_reference(review *rv, const char *body, size_t len, arena *a, 
         return -1;
     }
     yajl_alloc_funcs funcs = arena_yajl_funcs(a);
-    d.h = yajl_alloc(&decode_callbacks, &funcs, &d);
+    d.h = yajl_alloc(&reference_callbacks, &funcs, &d);
     if (d.h == NULL) {
         set_error(&d, "out of memory");
         return -1;
@@ -774,6 +949,7 @@ int review_decode_reference(review *rv, const char *body, size_t len, arena *a, 
     if (!d.failed)
         check_envelope(&d);
     yajl_free(d.h);
+    jkeys_free(&where->keys);
     return d.failed ? -1 : 0;
 }
 

@@ -10,6 +10,9 @@ badly, checked on the wire.
 - Messages quote the request's values whole: an escaped NUL no longer cuts
   them, and the OnDelete warning says the annotation as written.
 - A restored condition comes with an admission warning naming it and why.
+- Issue 19: a key twice in one object, anywhere in the body, is a 400 that
+  names the key and where (a forged `groups` before the real one was read
+  as system:masters: the decoder merged, Kubernetes keeps the last).
 (Duplicate OTA conditions: test_transitions.py.)
 
 Part of the integration suite: run_all.py runs it with the others (`make
@@ -169,3 +172,59 @@ class TestStrictInput(ServerTestCase):
         st, h, b = self.post("/mutate", compact(routine))
         resp, _ = self.assert_review(st, h, b, routine["request"]["uid"])
         self.assertNotIn("warnings", resp)
+
+    # -- duplicate keys (issue 19) ------------------------------------------
+
+    def node_write(self):
+        review, _ = load_fixture("pod-status-node-claims-ready")
+        body = compact(review)
+        real = b'"groups":["system:nodes","system:authenticated"]'
+        self.assertIn(real, body)
+        return review, body, real
+
+    def test_forged_groups_before_the_real_ones_are_refused(self):
+        review, body, real = self.node_write()
+        uid = review["request"]["uid"]
+        # the node's own write: a node may not report a pull result
+        st, h, b = self.post("/validate", body)
+        self.assert_review(st, h, b, uid)
+        self.assertFalse(json.loads(b)["response"]["allowed"])
+        masters = b'"groups":["system:masters"]'
+        for forged in (body.replace(real, masters + b"," + real, 1),
+                       body.replace(real, real + b"," + masters, 1),
+                       body.replace(real, b'"gr\\u006fups":["system:masters"],' + real, 1)):
+            for path in ("/mutate", "/validate"):
+                with self.subTest(path=path):
+                    msg = self.expect_400(forged, ['duplicate key "groups"'], path)
+                    self.assertEqual(msg, 'duplicate key "groups" in request.userInfo')
+        # what the merge made of it (old main answered 200 allowed): the
+        # masters' verdict, here as a body that says so once
+        st, h, b = self.post("/validate", body.replace(real, masters, 1))
+        self.assert_review(st, h, b, uid)
+        self.assertTrue(json.loads(b)["response"]["allowed"])
+
+    def test_duplicate_keys_anywhere_are_refused(self):
+        review, body, _ = self.node_write()
+        rows = (
+            # a value no node reads
+            (b'"image":"registry.example.com/edge/agent:v2.3.1",',
+             b'"image":"registry.example.com/edge/agent:v2.3.1","image":"x",',
+             'duplicate key "image" in request.object.spec.containers[0]'),
+            # the envelope
+            (b'"kind":"AdmissionReview",', b'"kind":"AdmissionReview","kind":"AdmissionReview",',
+             'duplicate key "kind" in the AdmissionReview'),
+            # a label, with a key that is not a plain name
+            (b'"app":"edge-agent",', b'"app":"edge-agent","app":"other",',
+             'duplicate key "app" in request.object.metadata.labels'),
+            (b'"f:hostIP":{},', b'"f:hostIP":{},"f:hostIP":{},',
+             'duplicate key "f:hostIP" in '
+             'request.object.metadata.managedFields[0].fieldsV1.f:status'),
+        )
+        for old, new, want in rows:
+            with self.subTest(want=want):
+                self.assertIn(old, body)
+                msg = self.expect_400(body.replace(old, new, 1), [want])
+                self.assertEqual(msg, want)
+        # the same key in two objects is no repeat
+        uid = review["request"]["uid"]
+        self.assert_review(*self.post("/validate", body), uid)

@@ -2,7 +2,8 @@
  * jscan_ref.h - what tests/unit/test_jscan.c and the fuzz harnesses share
  * to hold webhook/jscan.c to the reference it stands in for: a recorder of
  * callbacks, the reference (jcheck_body() + yajl, nothing but whitespace
- * after the value, nesting bounded as the review decoder bounds it), and a
+ * after the value, nesting bounded as the review decoder bounds it, no key
+ * twice in one object), and a
  * field-by-field comparison of two decoded reviews.
  *
  * Header-only because each test and harness is built on its own against the
@@ -38,7 +39,46 @@ typedef struct rec {
     size_t len;       /* of the text */
     char key[16];     /* the last key, cut */
     int completing;   /* in yajl_complete_parse(): its offsets restart */
+    /* The keys of the open objects, innermost last, each with its depth:
+     * the reference refuses a key its object already has (naively: a
+     * search of the object's keys, sharing nothing with webhook/jkeys.c). */
+    struct jref_key {
+        int depth;
+        unsigned char *s;
+        size_t n;
+    } *keys;
+    size_t n_keys, cap_keys;
+    int duplicate;
 } rec;
+
+static void jref_keys_free(rec *r)
+{
+    for (size_t i = 0; i < r->n_keys; i++)
+        free(r->keys[i].s);
+    free(r->keys);
+    r->keys = NULL;
+    r->n_keys = r->cap_keys = 0;
+}
+
+/* 1 when the innermost object already has the key; else keeps it. */
+static int jref_key_repeats(rec *r, const unsigned char *s, size_t n)
+{
+    for (size_t i = r->n_keys; i-- > 0 && r->keys[i].depth == r->depth;)
+        if (r->keys[i].n == n && memcmp(r->keys[i].s, s, n) == 0)
+            return 1;
+    if (r->n_keys == r->cap_keys) {
+        r->cap_keys = r->cap_keys == 0 ? 16 : 2 * r->cap_keys;
+        r->keys = realloc(r->keys, r->cap_keys * sizeof(*r->keys));
+        if (r->keys == NULL)
+            abort();
+    }
+    unsigned char *copy = malloc(n + 1);
+    if (copy == NULL)
+        abort();
+    memcpy(copy, s, n);
+    r->keys[r->n_keys++] = (struct jref_key){r->depth, copy, n};
+    return 0;
+}
 
 static size_t at(const rec *r)
 {
@@ -100,6 +140,10 @@ static int r_string(void *c, const unsigned char *s, size_t n)
 static int r_key(void *c, const unsigned char *s, size_t n)
 {
     rec *r = c;
+    if (jref_key_repeats(r, s, n)) {
+        r->duplicate = 1;
+        return 0;
+    }
     put_str(r, 'k', s, n);
     snprintf(r->key, sizeof(r->key), "%.*s", (int)(n < 15 ? n : 15), (const char *)s);
     return 1;
@@ -118,6 +162,8 @@ static int r_close(rec *r, char what)
 {
     strbuf_printf(&r->ev, "%c@%zu ", what, at(r));
     r->key[0] = '\0';
+    while (r->n_keys > 0 && r->keys[r->n_keys - 1].depth == r->depth)
+        free(r->keys[--r->n_keys].s);
     if (--r->depth == 0)
         r->value_end = at(r);
     return 1;
@@ -168,7 +214,8 @@ static JREF_UNUSED int jref_reference(const char *s, size_t len, strbuf *ev)
     if (st == yajl_status_ok)
         st = yajl_complete_parse(r.h);
     yajl_free(r.h);
-    int ok = st == yajl_status_ok && !r.too_deep && r.value_end > 0 &&
+    jref_keys_free(&r);
+    int ok = st == yajl_status_ok && !r.too_deep && !r.duplicate && r.value_end > 0 &&
              jcheck_skip_space(s, len, r.value_end) == len;
     *ev = r.ev;
     return ok ? 0 : -1;
@@ -186,6 +233,7 @@ static JREF_UNUSED int jref_scan(const char *s, size_t len, int (*skips)(void *)
     jscan_sink sink = {.cb = &recording, .ctx = &r, .skips = skips};
     r.sink = &sink;
     int rc = jscan_parse(s, len, JREF_DEPTH, &sink);
+    jref_keys_free(&r);
     *ev = r.ev;
     return rc;
 }

@@ -136,6 +136,17 @@ static const char *const cases[] = {
     "[\"\\udc00\"]", "[\"\\ud800\\u0041\"]", "[\"\x01\"]", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]",
     "{}x", "{} {}", "{}\"", "[", "{\"a\"", "\v{}", "{\"skip\":[1,{\"x\":[{}]}],\"b\":2}",
     "{\"skip\":\"\\ud800\"}", "{\"skip\":[1,]}", "{\"skip\":{\"a\":tru}}",
+    /* a key twice in one object, read, skipped, escaped; and the same key in
+     * different objects, which is no repeat */
+    "{\"a\":1,\"a\":2}", "{\"a\":1,\"\\u0061\":2}", "{\"\\u0061\":1,\"a\":2}",
+    "{\"\":1,\"\":2}", "{\"a\\u0000\":1,\"a\":2}", "{\"skip\":{\"x\":1,\"x\":2}}",
+    "{\"skip\":[{\"x\":1},{\"x\":1}]}", "{\"a\":{\"a\":{\"a\":1}},\"b\":{\"a\":1}}",
+    "{\"a\":{\"b\":1},\"c\":2,\"a\":3}",
+    "{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,"
+    "\"k9\":9,\"ka\":0,\"kb\":0,\"kc\":0,\"kd\":0,\"ke\":0,\"kf\":0,\"kg\":0,\"kh\":0,"
+    "\"ki\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,"
+    "\"k8\":8,\"k9\":9,\"ka\":0,\"kb\":0,\"kc\":0,\"kd\":0,\"ke\":0,\"kf\":0,\"kg\":0},"
+    "\"kj\":0,\"k\\u0030\":0}",
 };
 
 /* ---- jscan against the reference --------------------------------------- */
@@ -215,6 +226,12 @@ static void test_skipped_values(void **state)
         {"{\"skip\":1}x", JSCAN_REFUSED, NULL},
         {"[{\"skip\":{}},{\"skip\":[]}]", JSCAN_OK,
          "[@1 {@2 k\"skip\" }@12 {@14 k\"skip\" }@24 ]@25 "},
+        /* a repeated key is refused in a value no node reads too */
+        {"{\"skip\":{\"x\":1,\"x\":2}}", JSCAN_REFUSED, NULL},
+        {"{\"skip\":[{\"x\":{\"y\":1,\"\\u0079\":2}}]}", JSCAN_REFUSED, NULL},
+        {"{\"skip\":1,\"skip\":2}", JSCAN_REFUSED, NULL},
+        {"{\"skip\":[{\"x\":1},{\"x\":1}],\"b\":{\"x\":1}}", JSCAN_OK,
+         "{@1 k\"skip\" k\"b\" {@31 k\"x\" n1 }@37 }@38 "},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         const skip_row *row = &rows[i];

@@ -931,6 +931,36 @@ static const bad_row bad_rows[] = {
     {"low surrogate first", IN_UID("\\udc00\\ud800"), 0, LONE("dc00", 79, "low surrogate")},
     {"lone surrogate in a key", "{\"\\udfff\":1}", 0, LONE("dfff", 2, "low surrogate")},
     {"bad escape", "{\"x\":\"\\q\"}", 0, "invalid JSON: lexical error: inside a string, '\\' occurs"},
+    /* a key twice in one object, anywhere in the body (issue 19): Kubernetes
+     * keeps the last of two, a reader that kept the first would judge
+     * another object */
+#define REQ(rest) "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\"," rest "}}"
+    {"groups twice", REQ("\"userInfo\":{\"username\":\"x\",\"groups\":[\"system:masters\"],"
+                         "\"groups\":[\"system:nodes\"]}"),
+     0, "duplicate key \"groups\" in request.userInfo"},
+    {"a key twice at the top", "{\"kind\":\"AdmissionReview\",\"kind\":\"AdmissionReview\"}", 0,
+     "duplicate key \"kind\" in the AdmissionReview"},
+    {"a key twice, once escaped", REQ("\"ui\\u0064\":\"v\""), 0,
+     "duplicate key \"uid\" in request"},
+    {"a key twice in a value no node reads",
+     REQ("\"object\":{\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\",\"image\":\"x\","
+         "\"image\":\"y\"}]}}"),
+     0, "duplicate key \"image\" in request.object.spec.containers[1]"},
+    {"a key twice in managedFields",
+     REQ("\"object\":{\"metadata\":{\"managedFields\":[{\"fieldsV1\":{\"f:metadata\":{"
+         "\"f:labels\":{\".\":{},\".\":{}}}}}]}}"),
+     0, "duplicate key \".\" in request.object.metadata.managedFields[0].fieldsV1.f:metadata.f:labels"},
+    {"a label twice", REQ("\"object\":{\"metadata\":{\"labels\":{\"a.b/c\":\"1\",\"a.b/c\":\"2\"}}}"), 0,
+     "duplicate key \"a.b/c\" in request.object.metadata.labels"},
+    {"under a key that is not a plain name",
+     REQ("\"object\":{\"spec\":{\"x.y\":{\"a\":1,\"a\":2}}}"), 0,
+     "duplicate key \"a\" in request.object.spec[\"x.y\"]"},
+    {"a key with a NUL twice", "{\"a\\u0000\":1,\"a\\u0000\":2}", 0,
+     "duplicate key \"a\\u0000\" in the AdmissionReview"},
+    {"a key twice in an object past sixteen keys",
+     "{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,\"k9\":9,"
+     "\"ka\":0,\"kb\":0,\"kc\":0,\"kd\":0,\"ke\":0,\"kf\":0,\"kg\":0,\"kh\":0,\"k\\u0037\":0}",
+     0, "duplicate key \"k7\" in the AdmissionReview"},
     {"array root", "[]", 0, "the body must be a JSON object (an AdmissionReview), got an array"},
     /* yajl takes an unfinished token after a scalar root too (found by
      * tests/fuzz/fuzz_jcheck.c: corpus/jcheck/crash-db3577c5...): the root's
