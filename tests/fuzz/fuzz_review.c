@@ -8,7 +8,9 @@
  * AdmissionReview or 400 with a Status, strict JSON either way, and a patch
  * that is itself strict JSON (conditions are copied from the body into it
  * verbatim, so a byte the strict pass missed would show here).  "Strict
- * JSON" is judged by json_ref.h, which shares no code with the webhook.
+ * JSON" is judged by json_ref.h, which shares no code with the webhook, and
+ * so is a key twice in one object (issue 19): a body with one is never
+ * answered 200, and a "duplicate key" 400 is only given to such a body.
  */
 #include <stdint.h>
 #include <string.h>
@@ -83,6 +85,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                               "2026-11-21T21:30:00Z", &cfg, &a, &out);
         FUZZ_CHECK(rc == 0, "admit_review ran out of memory");
         check_response(&out, &a);
+        int repeats = json_ref_key_repeats(data, size);
+        FUZZ_CHECK(out.http_status != 200 || !repeats, "answered 200 to a body with a key twice");
+        if (out.http_status == 400 && strncmp(out.message, "duplicate key ", 14) == 0)
+            FUZZ_CHECK(repeats, "\"%s\" for a body without a key twice", out.message);
         free(body);
         arena_free(&a);
     }

@@ -2,7 +2,7 @@
  * json_ref.h - a reference JSON checker for the fuzz harnesses, written for
  * nothing else: a plain recursive descent over RFC 8259's grammar, with RFC
  * 3629 UTF-8 and paired surrogate escapes, and an object or array at the
- * top.  It shares no code with the webhook (webhook/jcheck.c, yajl), so it
+ * top; it also says whether an object has a key twice.  It shares no code with the webhook (webhook/jcheck.c, yajl), so it
  * can judge both.  Recursive: callers bound the input (4 KB nests 4096
  * deep at most).
  */
@@ -11,11 +11,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct ref {
     const unsigned char *s;
     size_t n, i;
+    int repeated; /* an object had a key twice (decoded), see json_ref_keys_unique */
 } ref;
 
 static int peek(const ref *r)
@@ -148,6 +150,69 @@ static int string(ref *r)
     }
 }
 
+/* The string whose opening quote is at s[at] (string() passed it),
+ * decoded into out (at least as long as the raw text): its length. */
+static size_t decode_key(const unsigned char *s, size_t at, unsigned char *out)
+{
+    size_t o = 0;
+    for (size_t i = at + 1; s[i] != '"';) {
+        if (s[i] != '\\') {
+            out[o++] = s[i++];
+            continue;
+        }
+        unsigned char c = s[i + 1];
+        i += 2;
+        if (c != 'u') {
+            const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+            out[o++] = (unsigned char)to[strchr(from, c) - from];
+            continue;
+        }
+        ref h = {s, i + 4, i, 0};
+        unsigned long cp = (unsigned long)hex4(&h);
+        i += 4;
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+            h.i = i + 2;
+            h.n = i + 6;
+            cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)hex4(&h) - 0xdc00);
+            i += 6;
+        }
+        if (cp < 0x80) {
+            out[o++] = (unsigned char)cp;
+        } else if (cp < 0x800) {
+            out[o++] = (unsigned char)(0xc0 | cp >> 6);
+            out[o++] = (unsigned char)(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+            out[o++] = (unsigned char)(0xe0 | cp >> 12);
+            out[o++] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+            out[o++] = (unsigned char)(0x80 | (cp & 0x3f));
+        } else {
+            out[o++] = (unsigned char)(0xf0 | cp >> 18);
+            out[o++] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+            out[o++] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+            out[o++] = (unsigned char)(0x80 | (cp & 0x3f));
+        }
+    }
+    return o;
+}
+
+/* The key at s[at] equals one of the earlier keys at s[keys[0..n)]:
+ * naively, each decoded again (the inputs are small). */
+static int key_seen(const ref *r, const size_t *keys, size_t n, size_t at)
+{
+    unsigned char *a = malloc(r->n), *b = malloc(r->n);
+    if (a == NULL || b == NULL)
+        abort();
+    size_t la = decode_key(r->s, at, a);
+    int seen = 0;
+    for (size_t k = 0; k < n && !seen; k++) {
+        size_t lb = decode_key(r->s, keys[k], b);
+        seen = la == lb && memcmp(a, b, la) == 0;
+    }
+    free(a);
+    free(b);
+    return seen;
+}
+
 static int value(ref *r);
 
 static int members(ref *r, int close, int keyed)
@@ -158,28 +223,41 @@ static int members(ref *r, int close, int keyed)
         r->i++;
         return 1;
     }
+    size_t *keys = NULL, n_keys = 0; /* where this object's keys start */
+    int ok = 0;
     for (;;) {
         if (keyed) {
+            size_t at = r->i;
             if (peek(r) != '"' || !string(r))
-                return 0;
+                break;
+            if (!r->repeated && key_seen(r, keys, n_keys, at))
+                r->repeated = 1;
+            size_t *grown = realloc(keys, (n_keys + 1) * sizeof(*keys));
+            if (grown == NULL)
+                abort();
+            keys = grown;
+            keys[n_keys++] = at;
             ws(r);
             if (peek(r) != ':')
-                return 0;
+                break;
             r->i++;
             ws(r);
         }
         if (!value(r))
-            return 0;
+            break;
         ws(r);
         if (peek(r) == close) {
             r->i++;
-            return 1;
+            ok = 1;
+            break;
         }
         if (peek(r) != ',')
-            return 0;
+            break;
         r->i++;
         ws(r);
     }
+    free(keys);
+    return ok;
 }
 
 static int value(ref *r)
@@ -203,15 +281,30 @@ static int value(ref *r)
 }
 
 /* s[0..n) is one JSON object or array by RFC 8259, RFC 3629 and paired
- * surrogates. */
-static int json_ref_accepts(const uint8_t *s, size_t n)
+ * surrogates.  *repeated (when not NULL) says whether an object had a key
+ * twice, compared decoded, in what was read before the first flaw. */
+static int json_ref_parse(const uint8_t *s, size_t n, int *repeated)
 {
-    ref r = {s, n, 0};
+    ref r = {s, n, 0, 0};
     ws(&r);
-    if ((peek(&r) != '{' && peek(&r) != '[') || !value(&r))
-        return 0;
+    int ok = (peek(&r) == '{' || peek(&r) == '[') && value(&r);
     ws(&r);
-    return r.i == n;
+    if (repeated != NULL)
+        *repeated = r.repeated;
+    return ok && r.i == n;
+}
+
+static __attribute__((unused)) int json_ref_accepts(const uint8_t *s, size_t n)
+{
+    return json_ref_parse(s, n, NULL);
+}
+
+/* An object had a key twice before the first flaw, if any (issue 19). */
+static __attribute__((unused)) int json_ref_key_repeats(const uint8_t *s, size_t n)
+{
+    int repeated = 0;
+    json_ref_parse(s, n, &repeated);
+    return repeated;
 }
 
 #endif

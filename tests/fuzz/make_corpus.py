@@ -66,6 +66,12 @@ def review_seeds():
     conds.append({"type": "PodImageReady", "status": "True",
                   "reason": "PullImageSuccess", "message": "x"})
     seeds.append(("duplicate-image-ready", compact(claims)))
+    # issue 19: a key twice in one object, read (a forged groups before the
+    # real one) and skipped (escaped, in spec)
+    node = compact(by_name["pod-status-node-claims-ready"])
+    real = b'"groups":["system:nodes","system:authenticated"]'
+    seeds.append(("duplicate-groups", node.replace(real, b'"groups":["system:masters"],' + real, 1)))
+    seeds.append(("duplicate-escaped-key", node.replace(b'"nodeName":', b'"n\\u006fdeName":"x","nodeName":', 1)))
     return seeds
 
 
