@@ -18,8 +18,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#define COPIED UINT32_C(0x80000000)
-
 static uint64_t seed[2];
 static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
 
@@ -82,6 +80,16 @@ static uint64_t key_hash(const unsigned char *s, size_t n)
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* jkeys_tag8() of a key of which only key[0..len) can be read. */
+static uint64_t key_tag(const unsigned char *key, size_t len)
+{
+    unsigned char b[8] = {0};
+    if (len >= 8)
+        return jkeys_tag8(key, len);
+    memcpy(b, key, len);
+    return jkeys_tag8(b, len);
+}
+
 void jkeys_init(jkeys *k, const char *text, size_t len)
 {
     pthread_once(&seed_once, seed_init);
@@ -95,6 +103,9 @@ void jkeys_init(jkeys *k, const char *text, size_t len)
     k->copies = NULL;
     k->ncopies = k->capcopies = 0;
     k->depth = 0;
+    /* offsets and lengths of keys kept by view fit an entry */
+    k->fast_end = len >= 8 && len - 8 < JKEYS_COPIED ? len - 8 : 0;
+    k->limit = 0;
 }
 
 void jkeys_free(jkeys *k)
@@ -106,32 +117,16 @@ void jkeys_free(jkeys *k)
     jkeys_init(k, (const char *)k->text, k->text_len);
 }
 
-int jkeys_open(jkeys *k)
-{
-    if (k->depth >= JKEYS_MAX_DEPTH)
-        return -1;
-    k->level[k->depth].begin = (uint32_t)k->n;
-    k->level[k->depth].copies = (uint32_t)k->ncopies;
-    k->level[k->depth].indexed = 0;
-    k->depth++;
-    return 0;
-}
-
 static const unsigned char *entry_key(const jkeys *k, const jkeys_entry *e)
 {
-    return (e->len & COPIED) ? k->copies + e->off : k->text + e->off;
+    return (e->len & JKEYS_COPIED) ? k->copies + e->off : k->text + e->off;
 }
 
-static int same_key(const jkeys *k, const jkeys_entry *e, const unsigned char *key, size_t len)
-{
-    return (e->len & ~COPIED) == len && memcmp(entry_key(k, e), key, len) == 0;
-}
-
-/* Puts entry i (whose hash is set) into the table, which has room. */
+/* Puts entry i (its tag the SipHash) into the table, which has room. */
 static void slot_put(jkeys *k, size_t i)
 {
     size_t mask = k->nslots - 1;
-    size_t at = k->keys[i].hash & mask;
+    size_t at = (size_t)k->keys[i].tag & mask;
     while (k->slots[at] != 0)
         at = (at + 1) & mask;
     k->slots[at] = (uint32_t)i + 1;
@@ -163,13 +158,14 @@ static int slots_reserve(jkeys *k, size_t more)
     return 0;
 }
 
-/* The innermost object passes JKEYS_LINEAR keys: index them.  0 or -1. */
+/* The innermost object passes JKEYS_LINEAR keys: its tags become SipHashes
+ * and it is indexed.  0 or -1. */
 static int index_level(jkeys *k)
 {
     size_t begin = k->level[k->depth - 1].begin;
     for (size_t i = begin; i < k->n; i++) {
         const jkeys_entry *e = &k->keys[i];
-        k->keys[i].hash = (uint32_t)key_hash(entry_key(k, e), e->len & ~COPIED);
+        k->keys[i].tag = key_hash(entry_key(k, e), e->len & ~JKEYS_COPIED);
     }
     /* reserved before the level counts as indexed: a rebuild leaves it out */
     if (slots_reserve(k, k->n - begin) != 0)
@@ -181,7 +177,7 @@ static int index_level(jkeys *k)
 }
 
 /* A new entry for key at the end of the array: 0 or -1. */
-static int push_entry(jkeys *k, const unsigned char *key, size_t len)
+static int push_entry(jkeys *k, const unsigned char *key, size_t len, uint64_t tag)
 {
     if (k->n == k->cap) {
         size_t cap = k->cap * 2;
@@ -194,9 +190,10 @@ static int push_entry(jkeys *k, const unsigned char *key, size_t len)
         k->keys = keys;
         k->cap = cap;
     }
-    jkeys_entry e = {0, (uint32_t)len, 0, 0};
-    if (k->text != NULL && key >= k->text && key + len <= k->text + k->text_len) {
-        e.off = (uint32_t)(key - k->text);
+    jkeys_entry e = {tag, 0, (uint32_t)len};
+    uintptr_t off = (uintptr_t)key - (uintptr_t)k->text;
+    if (k->text != NULL && off < k->text_len && len <= k->text_len - off) {
+        e.off = (uint32_t)off;
     } else {
         if (k->ncopies + len > k->capcopies) {
             size_t cap = k->capcopies == 0 ? 256 : k->capcopies;
@@ -211,59 +208,57 @@ static int push_entry(jkeys *k, const unsigned char *key, size_t len)
         if (len > 0)
             memcpy(k->copies + k->ncopies, key, len);
         e.off = (uint32_t)k->ncopies;
-        e.len |= COPIED;
+        e.len |= JKEYS_COPIED;
         k->ncopies += len;
     }
     k->keys[k->n++] = e;
     return 0;
 }
 
-int jkeys_add(jkeys *k, const unsigned char *key, size_t len)
+int jkeys_add_slow(jkeys *k, const unsigned char *key, size_t len)
 {
-    if (k->depth == 0 || len >= COPIED || k->text_len > UINT32_MAX ||
+    if (k->depth == 0 || len >= JKEYS_COPIED || k->text_len > UINT32_MAX ||
         k->ncopies + len > UINT32_MAX)
         return -1;
     size_t begin = k->level[k->depth - 1].begin;
     if (!k->level[k->depth - 1].indexed) {
+        uint64_t tag = key_tag(key, len);
         for (size_t i = begin; i < k->n; i++)
-            if (same_key(k, &k->keys[i], key, len))
+            if (k->keys[i].tag == tag && jkeys_same(k, &k->keys[i], key, len))
                 return 1;
-        if (push_entry(k, key, len) != 0)
+        if (push_entry(k, key, len, tag) != 0)
             return -1;
         if (k->n - begin > JKEYS_LINEAR && index_level(k) != 0)
             return -1;
+        jkeys_set_limit(k);
         return 0;
     }
-    uint32_t h = (uint32_t)key_hash(key, len);
+    uint64_t h = key_hash(key, len);
     size_t mask = k->nslots - 1;
-    for (size_t at = h & mask; k->slots[at] != 0; at = (at + 1) & mask) {
+    for (size_t at = (size_t)h & mask; k->slots[at] != 0; at = (at + 1) & mask) {
         size_t i = k->slots[at] - 1;
-        if (i >= begin && k->keys[i].hash == h && same_key(k, &k->keys[i], key, len))
+        if (i >= begin && k->keys[i].tag == h && jkeys_same(k, &k->keys[i], key, len))
             return 1;
     }
-    if (slots_reserve(k, 1) != 0 || push_entry(k, key, len) != 0)
+    if (slots_reserve(k, 1) != 0 || push_entry(k, key, len, h) != 0)
         return -1;
-    k->keys[k->n - 1].hash = h;
     slot_put(k, k->n - 1);
     return 0;
 }
 
-void jkeys_close(jkeys *k)
+void jkeys_close_indexed(jkeys *k)
 {
-    if (k->depth == 0)
-        return;
     k->depth--;
     size_t begin = k->level[k->depth].begin;
-    if (k->level[k->depth].indexed) {
-        size_t mask = k->nslots - 1;
-        for (size_t i = k->n; i-- > begin;) {
-            size_t at = k->keys[i].hash & mask;
-            while (k->slots[at] != (uint32_t)i + 1)
-                at = (at + 1) & mask;
-            k->slots[at] = 0;
-            k->indexed--;
-        }
+    size_t mask = k->nslots - 1;
+    for (size_t i = k->n; i-- > begin;) {
+        size_t at = (size_t)k->keys[i].tag & mask;
+        while (k->slots[at] != (uint32_t)i + 1)
+            at = (at + 1) & mask;
+        k->slots[at] = 0;
+        k->indexed--;
     }
     k->n = begin;
     k->ncopies = k->level[k->depth].copies;
+    jkeys_set_limit(k);
 }

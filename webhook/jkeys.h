@@ -22,16 +22,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define JKEYS_MAX_DEPTH 256
 #define JKEYS_LINEAR 16 /* keys an object holds before it gets an index */
 #define JKEYS_INLINE 64 /* keys held without an allocation */
+#define JKEYS_COPIED UINT32_C(0x80000000)
 
 typedef struct jkeys_entry {
-    uint32_t off;    /* in the text, or in the copies when copied */
-    uint32_t len;    /* bit 31: copied */
-    uint32_t hash;   /* of a key of an indexed object */
-    uint32_t unused; /* keeps the entry 16 bytes */
+    /* In a linear object, the key's first and last eight bytes and length
+     * folded together (jkeys_tag: no seed, only a filter before memcmp);
+     * in an indexed one, its SipHash. */
+    uint64_t tag;
+    uint32_t off; /* in the text, or in the copies when copied */
+    uint32_t len; /* JKEYS_COPIED: a copy */
 } jkeys_entry;
 
 typedef struct jkeys {
@@ -44,6 +48,10 @@ typedef struct jkeys {
     unsigned char *copies; /* keys that lie outside the text */
     size_t ncopies, capcopies;
     int depth;
+    /* The inline path of jkeys_add(): a key at an offset under fast_end (8
+     * bytes readable past its end) while n is under limit (the innermost
+     * object linear, under JKEYS_LINEAR keys, and room in keys). */
+    size_t fast_end, limit;
     struct {
         uint32_t begin, copies; /* first entry and copy byte of the object */
         int indexed;
@@ -54,17 +62,91 @@ typedef struct jkeys {
 /* Ready for a body; keys inside text[0..len) are kept without a copy. */
 void jkeys_init(jkeys *k, const char *text, size_t len);
 
-/* An object opens: 0, or -1 past JKEYS_MAX_DEPTH objects. */
-int jkeys_open(jkeys *k);
-
-/* A key of the innermost open object: 0 when it is new, 1 when the object
- * already has it, -1 when out of memory (or the text is over 4 GiB). */
-int jkeys_add(jkeys *k, const unsigned char *key, size_t len);
-
-/* The innermost open object closes: its keys are forgotten. */
-void jkeys_close(jkeys *k);
-
 /* Frees what jkeys_add() allocated; k can be initialised again. */
 void jkeys_free(jkeys *k);
+
+/* Sets limit for the innermost open object. */
+static inline void jkeys_set_limit(jkeys *k)
+{
+    size_t begin = k->depth > 0 ? k->level[k->depth - 1].begin : 0;
+    k->limit = k->depth == 0 || k->level[k->depth - 1].indexed ? 0
+               : begin + JKEYS_LINEAR < k->cap                ? begin + JKEYS_LINEAR
+                                                              : k->cap;
+}
+
+/* An object opens: 0, or -1 past JKEYS_MAX_DEPTH objects. */
+static inline int jkeys_open(jkeys *k)
+{
+    if (k->depth >= JKEYS_MAX_DEPTH)
+        return -1;
+    k->level[k->depth].begin = (uint32_t)k->n;
+    k->level[k->depth].copies = (uint32_t)k->ncopies;
+    k->level[k->depth].indexed = 0;
+    k->depth++;
+    k->limit = k->n + JKEYS_LINEAR < k->cap ? k->n + JKEYS_LINEAR : k->cap;
+    return 0;
+}
+
+/* jkeys_add() and jkeys_close() for what the inline parts leave: copies,
+ * growth, indexed objects.  Not for callers. */
+int jkeys_add_slow(jkeys *k, const unsigned char *key, size_t len);
+void jkeys_close_indexed(jkeys *k);
+
+/* The key of entry e equals key[0..len). */
+static inline int jkeys_same(const jkeys *k, const jkeys_entry *e, const unsigned char *key,
+                             size_t len)
+{
+    const unsigned char *at = (e->len & JKEYS_COPIED) ? k->copies + e->off : k->text + e->off;
+    return (e->len & ~JKEYS_COPIED) == len && memcmp(at, key, len) == 0;
+}
+
+/* The filter tag of a key whose bytes from key to key + 8 can be read. */
+static inline uint64_t jkeys_tag8(const unsigned char *key, size_t len)
+{
+    uint64_t first, last = 0;
+    memcpy(&first, key, 8);
+    if (len < 8)
+        first &= (UINT64_C(1) << (8 * len)) - 1; /* little-endian: the first len bytes */
+    else
+        memcpy(&last, key + len - 8, 8);
+    return (first ^ (last << 29 | last >> 35)) + len * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+/* A key of the innermost open object: 0 when it is new, 1 when the object
+ * already has it, -1 when out of memory (or the text is over 4 GiB).  The
+ * common case inline: a key in the text, an object under JKEYS_LINEAR. */
+static inline int jkeys_add(jkeys *k, const unsigned char *key, size_t len)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uintptr_t off = (uintptr_t)key - (uintptr_t)k->text;
+    size_t n = k->n;
+    if (off < k->fast_end && len <= k->fast_end - off && n < k->limit) {
+        uint64_t tag = jkeys_tag8(key, len);
+        jkeys_entry *e = k->keys;
+        for (size_t i = k->level[k->depth - 1].begin; i < n; i++)
+            if (e[i].tag == tag && jkeys_same(k, &e[i], key, len))
+                return 1;
+        e[n] = (jkeys_entry){tag, (uint32_t)off, (uint32_t)len};
+        k->n = n + 1;
+        return 0;
+    }
+#endif
+    return jkeys_add_slow(k, key, len);
+}
+
+/* The innermost open object closes: its keys are forgotten. */
+static inline void jkeys_close(jkeys *k)
+{
+    if (k->depth == 0)
+        return;
+    if (k->level[k->depth - 1].indexed) {
+        jkeys_close_indexed(k);
+        return;
+    }
+    k->depth--;
+    k->n = k->level[k->depth].begin;
+    k->ncopies = k->level[k->depth].copies;
+    jkeys_set_limit(k);
+}
 
 #endif
