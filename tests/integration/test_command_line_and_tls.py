@@ -107,6 +107,15 @@ class TestPinnedCommandLine(unittest.TestCase):
         self.check_program(CONTROLLER, "ota-controller")
 
 
+def assert_answers(test, port):
+    """The server answers a review (after refused handshakes, say)."""
+    c = Conn(port)
+    review, _ = load_fixture("configmap-create")
+    st, _, _ = c.call("POST", "/validate", compact(review))
+    c.close()
+    test.assertEqual(st, 200)
+
+
 class TestTLSVersions(unittest.TestCase):
     def handshake(self, port, **ctxargs):
         s = tls_socket(port, client_context(**ctxargs), timeout=5)
@@ -134,11 +143,7 @@ class TestTLSVersions(unittest.TestCase):
                 self.handshake(srv.port, max_version=ssl.TLSVersion.TLSv1_2)
             self.assertEqual(self.handshake(srv.port), "TLSv1.3")
             # And the server is fine after a failed handshake.
-            c = Conn(srv.port)
-            review, _ = load_fixture("configmap-create")
-            st, _, _ = c.call("POST", "/validate", compact(review))
-            c.close()
-            self.assertEqual(st, 200)
+            assert_answers(self, srv.port)
         finally:
             problems = srv.stop()
         self.assertEqual(problems, [])
@@ -190,11 +195,7 @@ class TestTLSCiphers(unittest.TestCase):
                 max_version=ssl.TLSVersion.TLSv1_2), timeout=5)
             self.assertRegex(s.cipher()[0], r"^ECDHE-.*-(GCM-SHA\d+|CHACHA20-POLY1305)$")
             s.close()
-            c = Conn(srv.port)
-            review, _ = load_fixture("configmap-create")
-            st, _, _ = c.call("POST", "/validate", compact(review))
-            c.close()
-            self.assertEqual(st, 200)
+            assert_answers(self, srv.port)
         finally:
             problems = srv.stop()
         self.assertEqual(problems, [])
