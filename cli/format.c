@@ -4,9 +4,10 @@
 #include "format.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "kapi.h"
 
 void cli_age(char *buf, size_t size, long long s)
 {
@@ -89,20 +90,16 @@ void cli_table_render(strbuf *out, const char *const *header, size_t ncols,
 
 char *cli_status_message(char *out, size_t size, long status, const char *body, size_t len)
 {
-    char err[64];
-    yajl_val tree = len > 0 ? json_parse_tree(body, len, 16, err, sizeof(err)) : NULL;
-    static const char *const p_msg[] = {"message", NULL};
-    yajl_val msg = tree != NULL ? yajl_tree_get(tree, (const char **)p_msg, yajl_t_string) : NULL;
-    if (msg != NULL) {
-        const char *s = YAJL_GET_STRING(msg);
-        cli_sanitize(out, size, s, strlen(s));
+    /* a message is never longer than the body it came in */
+    char *msg = malloc(len + 1);
+    if (msg != NULL && kapi_status_read(body, len, NULL, 0, msg, len + 1)) {
+        cli_sanitize(out, size, msg, strlen(msg));
     } else {
         char head[201];
         cli_sanitize(head, sizeof(head), body != NULL ? body : "", body != NULL ? len : 0);
         snprintf(out, size, "HTTP %ld%s%s", status, head[0] != '\0' ? ": " : "", head);
     }
-    if (tree != NULL)
-        yajl_tree_free(tree);
+    free(msg);
     return out;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "kapi.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -159,4 +160,23 @@ char *kapi_delete_options(const char *uid, const char *rv)
     json_map_close(&w);
     json_map_close(&w);
     return json_writer_take(&w);
+}
+
+int kapi_status_read(const char *body, size_t len, char *reason, size_t reason_size,
+                     char *message, size_t message_size)
+{
+    static const char *const p_reason[] = {"reason", NULL};
+    static const char *const p_message[] = {"message", NULL};
+    char err[64];
+    /* a Status is 4 deep (details.causes[].field) */
+    yajl_val v = body != NULL && len > 0 ? json_parse_tree(body, len, 16, err, sizeof(err)) : NULL;
+    yajl_val r = v != NULL ? yajl_tree_get(v, (const char **)p_reason, yajl_t_string) : NULL;
+    yajl_val m = v != NULL ? yajl_tree_get(v, (const char **)p_message, yajl_t_string) : NULL;
+    if (reason != NULL)
+        snprintf(reason, reason_size, "%s", r != NULL ? YAJL_GET_STRING(r) : "");
+    if (message != NULL)
+        snprintf(message, message_size, "%s", m != NULL ? YAJL_GET_STRING(m) : "");
+    if (v != NULL)
+        yajl_tree_free(v);
+    return m != NULL;
 }

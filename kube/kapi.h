@@ -101,4 +101,12 @@ char *kapi_conditions_patch(const kapi_condition *conds, size_t n, const char *r
  * out of memory. */
 char *kapi_delete_options(const char *uid, const char *rv);
 
+/* The reason and message of a meta/v1 Status body[0..len) (what the
+ * apiserver answers a failed call with), each cut to fit its buffer (a
+ * NULL buffer is not written); "" for what is missing or when the body is
+ * not JSON.  Returns 1 when the body has a message string (even ""), else
+ * 0. */
+int kapi_status_read(const char *body, size_t len, char *reason, size_t reason_size,
+                     char *message, size_t message_size);
+
 #endif

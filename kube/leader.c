@@ -258,25 +258,13 @@ leader_say_decision leader_say_decide(const leader_config *cfg, const leader_say
     return d;
 }
 
-void leader_status_read(const char *body, size_t len, char *reason, size_t reason_size,
-                        char *message, size_t message_size)
-{
-    char err[64];
-    /* a Status is 4 deep (details.causes[].field) */
-    yajl_val v = body != NULL && len > 0 ? json_parse_tree(body, len, 16, err, sizeof(err)) : NULL;
-    snprintf(reason, reason_size, "%s", v != NULL ? tree_str(v, "reason", NULL) : "");
-    snprintf(message, message_size, "%s", v != NULL ? tree_str(v, "message", NULL) : "");
-    if (v != NULL)
-        yajl_tree_free(v);
-}
-
 /* Logs what leader_say_decide says about the call that just ended (r;
  * next: what the election does now). */
 static void say(leader *l, leader_event event, const kube_result *r, leader_step next,
                 uint64_t now)
 {
     char reason[64], message[512];
-    leader_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+    kapi_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
     if (message[0] == '\0' && r->error != NULL)
         snprintf(message, sizeof(message), "%s", r->error);
     else if (message[0] == '\0' && r->status == 200)

@@ -130,12 +130,6 @@ typedef struct leader_say_decision {
 leader_say_decision leader_say_decide(const leader_config *cfg, const leader_say_state *st,
                                       const leader_call_end *end, uint64_t now);
 
-/* The reason and message of a meta/v1 Status body[0..len) (what the
- * apiserver answers a failed call with), each cut to fit its buffer; ""
- * for what is missing or when the body is not JSON. */
-void leader_status_read(const char *body, size_t len, char *reason, size_t reason_size,
-                        char *message, size_t message_size);
-
 /* The fields of a Lease the election keeps. */
 typedef struct leader_lease {
     char holder[256];

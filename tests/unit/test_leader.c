@@ -9,6 +9,7 @@
  */
 #include "kobj_fixture.h"
 
+#include "kapi.h"
 #include "leader.h"
 
 #define MS 1000000ll
@@ -477,7 +478,7 @@ static void test_status_read(void **state)
         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
         "\"message\":\"namespaces \\\"nope\\\" not found\",\"reason\":\"NotFound\","
         "\"details\":{\"name\":\"nope\",\"kind\":\"namespaces\"},\"code\":404}";
-    leader_status_read(ns404, strlen(ns404), reason, sizeof(reason), message, sizeof(message));
+    kapi_status_read(ns404, strlen(ns404), reason, sizeof(reason), message, sizeof(message));
     assert_string_equal(reason, "NotFound");
     assert_string_equal(message, "namespaces \"nope\" not found");
     static const char rbac403[] =
@@ -487,34 +488,34 @@ static void test_status_read(void **state)
         "\\\"leases\\\" in API group \\\"coordination.k8s.io\\\" in the namespace "
         "\\\"ota-system\\\"\",\"reason\":\"Forbidden\",\"details\":{\"name\":\"ota-controller\","
         "\"group\":\"coordination.k8s.io\",\"kind\":\"leases\"},\"code\":403}";
-    leader_status_read(rbac403, strlen(rbac403), reason, sizeof(reason), message, 40);
+    kapi_status_read(rbac403, strlen(rbac403), reason, sizeof(reason), message, 40);
     assert_string_equal(reason, "Forbidden");
     assert_string_equal(message, "leases.coordination.k8s.io \"ota-control"); /* cut to 39 */
     /* a reason longer than its buffer is cut too */
     static const char long_reason[] = "{\"reason\":\"RequestEntityTooLarge\",\"message\":\"m\"}";
-    leader_status_read(long_reason, strlen(long_reason), reason, sizeof(reason), message,
+    kapi_status_read(long_reason, strlen(long_reason), reason, sizeof(reason), message,
                        sizeof(message));
     assert_string_equal(reason, "RequestEntityTo");
     /* not a Status: nothing */
     static const char html[] = "<html>502 Bad Gateway</html>";
-    leader_status_read(html, strlen(html), reason, sizeof(reason), message, sizeof(message));
+    kapi_status_read(html, strlen(html), reason, sizeof(reason), message, sizeof(message));
     assert_string_equal(reason, "");
     assert_string_equal(message, "");
-    leader_status_read(NULL, 0, reason, sizeof(reason), message, sizeof(message));
+    kapi_status_read(NULL, 0, reason, sizeof(reason), message, sizeof(message));
     assert_string_equal(reason, "");
     static const char wrong_types[] = "{\"reason\":7,\"message\":[\"x\"]}";
-    leader_status_read(wrong_types, strlen(wrong_types), reason, sizeof(reason), message,
+    kapi_status_read(wrong_types, strlen(wrong_types), reason, sizeof(reason), message,
                        sizeof(message));
     assert_string_equal(reason, "");
     assert_string_equal(message, "");
     /* only len bytes are read */
-    leader_status_read(ns404, strlen(ns404) - 1, reason, sizeof(reason), message,
+    kapi_status_read(ns404, strlen(ns404) - 1, reason, sizeof(reason), message,
                        sizeof(message));
     assert_string_equal(reason, "");
     /* a hostile depth is refused, not recursed into */
     size_t len;
     char *deep = nested(100000, &len);
-    leader_status_read(deep, len, reason, sizeof(reason), message, sizeof(message));
+    kapi_status_read(deep, len, reason, sizeof(reason), message, sizeof(message));
     assert_string_equal(message, "");
     free(deep);
 }
