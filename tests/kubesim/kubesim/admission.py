@@ -9,6 +9,10 @@ such as `pods/status`, `*/status`, `pods/*`, scope), `namespaceSelector`
 (labels of the object's namespace; a Namespace matches on its own labels),
 `objectSelector` (object or oldObject labels), then `matchConditions` in CEL
 (cel.py; any false skips the webhook, errors otherwise apply failurePolicy).
+With `matchPolicy: Equivalent` (the default) a webhook whose rules name
+another served version of the same custom resource gets the request too,
+converted to that version (kind and resource say the webhook's version,
+requestKind and requestResource the request's).
 
 A matching webhook is POSTed an admission.k8s.io/v1 AdmissionReview over
 HTTP/1.1 keep-alive TLS to `<path>?timeout=<n>s`, the server certificate
@@ -239,20 +243,40 @@ class Admission:
                 return True
         return False
 
-    def _request(self, op, user, req, obj, old, dry, options):
+    def _matching_resource(self, wh, op, req):
+        """The resource version a webhook's rules match this request as: the request's own,
+        or with matchPolicy Equivalent another served version of the same custom resource;
+        None when the webhook does not apply."""
+        candidates = [req.res]
+        if (wh.get("matchPolicy") or "Equivalent") == "Equivalent":
+            candidates += self.api.registry.equivalents(req.res)
+        for res in candidates:
+            if any(_rule_matches(r, op, res.group, res.version, res.plural, req.subresource, res.namespaced)
+                   for r in wh.get("rules") or []):
+                return res
+        return None
+
+    @staticmethod
+    def _convert(obj, res):
+        """obj as version res serves it (conversion strategy None: apiVersion only)."""
+        if obj is None or obj.get("apiVersion") == res.api_version:
+            return obj
+        return dict(obj, apiVersion=res.api_version)
+
+    def _request(self, op, user, req, obj, old, dry, options, target):
         res = req.res
         md = (obj or old or {}).get("metadata", {})
         r = {
             "uid": str(uuid.uuid4()),
-            "kind": {"group": res.group, "version": res.version, "kind": res.kind},
-            "resource": {"group": res.group, "version": res.version, "resource": res.plural},
+            "kind": {"group": target.group, "version": target.version, "kind": target.kind},
+            "resource": {"group": target.group, "version": target.version, "resource": target.plural},
             "requestKind": {"group": res.group, "version": res.version, "kind": res.kind},
             "requestResource": {"group": res.group, "version": res.version, "resource": res.plural},
             "name": req.name or md.get("name", ""),
             "operation": op,
             "userInfo": user.info(),
-            "object": obj,
-            "oldObject": old,
+            "object": self._convert(obj, target),
+            "oldObject": self._convert(old, target),
             "dryRun": bool(dry),
             "options": options,
         }
@@ -289,12 +313,12 @@ class Admission:
         if self.api is None:
             return obj
         for wh in self._configs(phase):
-            if not any(_rule_matches(r, op, req.res.group, req.res.version, req.res.plural, req.subresource,
-                                     req.res.namespaced) for r in wh.get("rules") or []):
+            target = self._matching_resource(wh, op, req)
+            if target is None:
                 continue
             if not self._namespace_matches(wh, req, obj, old) or not self._object_matches(wh, obj, old):
                 continue
-            request = self._request(op, user, req, obj, old, dry, options)
+            request = self._request(op, user, req, obj, old, dry, options, target)
             fail_closed = (wh.get("failurePolicy") or "Fail") == "Fail"
             match, cerr = self._match_conditions(wh, request)
             if not match:
@@ -326,7 +350,7 @@ class Admission:
                     continue
                 try:
                     ops = json.loads(base64.b64decode(response["patch"]))
-                    obj = patch.json_patch(obj, ops)
+                    obj = self._convert(patch.json_patch(self._convert(obj, target), ops), req.res)
                 except (ValueError, errors.ApiError) as e:
                     msg = e.message if isinstance(e, errors.ApiError) else str(e)
                     if fail_closed:

@@ -16,7 +16,8 @@ import random
 import threading
 import uuid
 
-from . import defaults, discovery, errors, patch, schemas, selectors
+from . import crd as crdmod
+from . import defaults, discovery, errors, patch, schemas, selectors, structural
 from .store import Store
 
 
@@ -63,9 +64,15 @@ class Request:
     def resource(self):
         return self.res.plural
 
+    @property
+    def key(self):
+        """Where the objects are in the store (a custom resource's plural is not unique)."""
+        return self.res.key
 
-def parse_path(path):
-    """Returns ('resource', Request) for resource paths, or (None, None)."""
+
+def parse_path(path, registry=None):
+    """Returns ('resource', Request) for resource paths, or (None, None). registry: the
+    Api's (built-ins and custom resources); without one, built-ins only."""
     path = path.split("?", 1)[0].rstrip("/")
     parts = [p for p in path.split("/") if p]
     if len(parts) >= 2 and parts[0] == "api" and parts[1] == "v1":
@@ -82,7 +89,7 @@ def parse_path(path):
         # /namespaces/{ns}/{resource}... unless it is the namespace's own status
         if not (group == "" and len(rest) == 3 and rest[2] in ("status", "finalize")):
             ns, rest = rest[1], rest[2:]
-    res = discovery.lookup(group, version, rest[0])
+    res = (registry or discovery.Registry()).lookup(group, version, rest[0])
     if res is None:
         raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
     if ns is not None and not res.namespaced:
@@ -179,6 +186,7 @@ class Api:
         self.clock = clock
         self.store = store or Store()
         self.admission = admission      # object with .admit(...) or None
+        self.registry = discovery.Registry()
         self.local = threading.local()
         self._bootstrap()
 
@@ -213,7 +221,7 @@ class Api:
             for k, v in parse_qsl(qs, keep_blank_values=True):
                 query.setdefault(k, v)
         try:
-            kind, req = parse_path(path)
+            kind, req = parse_path(path, self.registry)
             if kind is None:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
             status, out = self._dispatch(user, method.upper(), req, body, query, content_type)
@@ -257,10 +265,10 @@ class Api:
 
     # ------------------------------------------------------------------ reads
     def get(self, req):
-        obj = self.store.get(req.resource, req.namespace, req.name)
+        obj = self.store.get(req.key, req.namespace, req.name)
         if obj is None:
             raise errors.not_found(req.res.group, req.resource, req.name)
-        return obj
+        return req.res.present(obj)
 
     def list(self, req, query):
         """A list, paged as the apiserver pages lists served from etcd: `limit` items at
@@ -269,7 +277,7 @@ class Api:
         Expired for a continue token older than the compaction point. Selectors are matched
         before anything is copied."""
         lreqs = selectors.parse_label_selector(query.get("labelSelector"))
-        freqs = selectors.parse_field_selector(query.get("fieldSelector"), req.resource, req.res.kind)
+        freqs = selectors.parse_field_selector(query.get("fieldSelector"), req.key, req.res.kind)
         limit = parse_limit(query.get("limit"))
         after = at_rv = None
         if query.get("continue"):
@@ -283,17 +291,17 @@ class Api:
             def pred(o):
                 return selectors.match_requirements(lreqs, o["metadata"].get("labels")) and \
                     selectors.match_fields(freqs, o)
-        items, rv, more, remaining = self.store.list_page(req.resource, req.namespace, pred, limit,
+        items, rv, more, remaining = self.store.list_page(req.key, req.namespace, pred, limit,
                                                           after, at_rv)
         for o in items:
-            o.setdefault("apiVersion", req.res.api_version)
-            o.setdefault("kind", req.res.kind)
+            req.res.present(o)
         md = {"resourceVersion": str(rv)}
         if more is not None:
             md["continue"] = encode_continue(rv, more)
             if pred is None:
                 md["remainingItemCount"] = remaining
-        return {"kind": req.res.kind + "List", "apiVersion": req.res.api_version,
+        return {"kind": req.res.crd.list_kind if req.res.crd else req.res.kind + "List",
+                "apiVersion": req.res.api_version,
                 "metadata": md, "items": items}
 
     # ---------------------------------------------------------------- decode
@@ -318,7 +326,10 @@ class Api:
         mode = query.get("fieldValidation", "Warn")
         if mode not in ("Strict", "Warn", "Ignore", ""):
             raise errors.bad_request('fieldValidation parameter unsupported: %s' % mode)
-        unknown = schemas.unknown_fields(res.kind, obj)
+        if res.crd is not None:
+            unknown = schemas.prune_metadata(obj) + structural.prune(res.crd.schema, obj)
+        else:
+            unknown = schemas.unknown_fields(res.kind, obj)
         if unknown:
             if mode == "Strict":
                 raise errors.bad_request('%s in version "%s" cannot be handled as a %s: strict decoding error: %s'
@@ -327,7 +338,8 @@ class Api:
             if mode in ("Warn", ""):
                 for u in unknown:
                     self.warn('unknown field "%s"' % u)
-            schemas.prune(res.kind, obj)
+            if res.crd is None:
+                schemas.prune(res.kind, obj)
         return obj
 
     # ----------------------------------------------------------------- create
@@ -359,10 +371,12 @@ class Api:
                                                    "field": "metadata.namespace"}]})
         else:
             md.pop("namespace", None)
+        if res.crd is not None:
+            self._check_crd_not_terminating(res)
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields",
                   "uid", "creationTimestamp", "generation"):
             md.pop(k, None)
-        defaults.apply_defaults(res.plural, obj)     # scheme defaulting happens at decode time
+        self._defaults(res, obj)     # scheme defaulting happens at decode time
         dry = query.get("dryRun") == "All"
 
         def before_create(o):
@@ -375,19 +389,20 @@ class Api:
                 m["name"] = m["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
             m["uid"] = str(uuid.uuid4())
             m["creationTimestamp"] = self.clock.rfc3339()
-            if res.plural in ("daemonsets", "jobs", "deployments"):
+            if res.key in ("daemonsets", "jobs", "deployments", crdmod.RESOURCE) or res.crd is not None:
                 m["generation"] = 1
             if m.get("name"):
-                defaults.apply_defaults(res.plural, o)
-                if res.plural == "jobs":
+                self._defaults(res, o)
+                if res.key == "jobs":
                     defaults.default_job_selector(o)
+            if crdmod.is_crd(res):
+                o["status"] = crdmod.crd_status(o, None, self._other_crds(m.get("name")), self.clock.rfc3339())
 
         obj = self._admit("CREATE", user, req, obj, None, dry, _options("CreateOptions", query), before_create)
         md = obj["metadata"]
         if dry:
             return 201, obj
-        stored = self.store.commit(res.plural, md.get("namespace"), md["name"], obj, must_not_exist=True)
-        return 201, stored
+        return 201, self._commit(req, md.get("namespace"), md["name"], obj, must_not_exist=True)
 
     @staticmethod
     def _review(user, res, obj):
@@ -409,7 +424,7 @@ class Api:
         if after_mutate is not None:
             after_mutate(obj)
         if op in ("CREATE", "UPDATE"):
-            defaults.validate(req.res.plural, obj, old if op == "UPDATE" else None, req.res.group)
+            self._validate(req, obj, old if op == "UPDATE" else None)
             if self.admission is not None and req.resource.endswith("webhookconfigurations"):
                 causes = self.admission.validate_config(req.resource, obj)
                 if causes:
@@ -417,6 +432,87 @@ class Api:
         if self.admission is not None:
             self.admission.admit("validating", op, user, req, obj, old, dry, options)
         return obj
+
+    # ------------------------------------------------ defaults, validation, storage
+    def _defaults(self, res, obj):
+        """Scheme defaults of a built-in, the CRD's v1 defaults, a custom resource's schema defaults."""
+        defaults.apply_defaults(res.key, obj)
+        if res.crd is not None:
+            res.crd.present(obj)
+        elif crdmod.is_crd(res):
+            crdmod.default_crd(obj)
+
+    def _validate(self, req, obj, old):
+        res = req.res
+        defaults.validate(res.key, obj, old, res.group)
+        causes = []
+        if res.crd is not None:
+            causes = structural.validate(res.crd.schema, obj, old,
+                                         self.admission.cel if self.admission is not None else None)
+        elif crdmod.is_crd(res):
+            causes = crdmod.validate_crd(obj, old) if req.subresource is None else []
+            causes += crdmod.validate_stored_versions(obj)
+        if causes:
+            raise errors.invalid(res.kind, res.group, obj["metadata"].get("name", ""), causes)
+
+    def _commit(self, req, ns, name, obj, **kw):
+        """store.commit of obj (None: removal) as stored (a custom resource in its storage
+        version); returns the result as req's version serves it. A CRD write changes what
+        the registry serves; the last custom resource of a deleted CRD finalizes it."""
+        res = req.res
+        stored = self.store.commit(res.key, ns, name, res.crd.to_storage(obj) if res.crd and obj else obj, **kw)
+        if crdmod.is_crd(res):
+            self.registry.set_crd(name, crdmod.served_resources(stored) if obj is not None else [])
+        elif res.crd is not None and obj is None and not self._any_left(res.key):
+            crd = self.store.get(crdmod.RESOURCE, None, res.crd.crd_name)
+            if crd is not None and crdmod.terminating(crd):
+                self._finish_crd(res.crd.crd_name)
+        return res.present(stored)
+
+    def _other_crds(self, name):
+        return [o for o in self.store.list(crdmod.RESOURCE)[0] if o["metadata"]["name"] != name]
+
+    def _check_crd_not_terminating(self, res):
+        crd = self.store.get(crdmod.RESOURCE, None, res.crd.crd_name)
+        if crd is not None and crdmod.terminating(crd):
+            raise errors.method_not_allowed("create not allowed while custom resource definition is terminating")
+
+    def _any_left(self, key):
+        return bool(self.store.list_page(key, None, None, 1)[0])
+
+    def _cleanup_crd(self, crd):
+        """The CRD finalizer's work: delete every object of a deleted CRD (their own
+        finalizers are honoured), then let the CRD go. Returns the DELETE's answer: the
+        terminating CRD while objects remain, else a Success Status."""
+        served = crdmod.served_resources(crd)
+        if served:
+            for o in self.store.list(served[0].key)[0]:
+                if o["metadata"].get("deletionTimestamp"):
+                    continue
+                sub = Request(served[0], o["metadata"].get("namespace"), o["metadata"]["name"], None)
+                try:
+                    self.delete(SYSTEM_ADMIN, sub, None, {})
+                except errors.ApiError:
+                    pass        # gone already, or refused: the CRD stays Terminating while it is there
+            if self._any_left(served[0].key):
+                return 200, self.store.get(crdmod.RESOURCE, None, crd["metadata"]["name"])
+        return self._finish_crd(crd["metadata"]["name"])
+
+    def _finish_crd(self, name):
+        """Removes the cleanup finalizer of a deleted CRD whose objects are gone (and so the
+        CRD, unless other finalizers hold it) and stops serving its resources."""
+        self.registry.set_crd(name, [])
+        cur = self.store.get(crdmod.RESOURCE, None, name)
+        if cur is None:
+            return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                         "details": {"name": name, "group": crdmod.GROUP, "kind": crdmod.RESOURCE}}
+        md = cur["metadata"]
+        md["finalizers"] = [f for f in md.get("finalizers") or [] if f != crdmod.CLEANUP_FINALIZER]
+        if md["finalizers"]:
+            return 200, self.store.commit(crdmod.RESOURCE, None, name, cur, expect_rv=md["resourceVersion"])
+        self.store.commit(crdmod.RESOURCE, None, name, None, expect_rv=md["resourceVersion"])
+        return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                     "details": {"name": name, "group": crdmod.GROUP, "kind": crdmod.RESOURCE, "uid": md["uid"]}}
 
     # ----------------------------------------------------------------- update
     def update(self, user, req, body, query):
@@ -434,9 +530,10 @@ class Api:
     def _update_loop(self, user, req, make, expect, query):
         """Read-modify-write with retries while no precondition was given."""
         for _attempt in range(20):
-            cur = self.store.get(req.resource, req.namespace, req.name)
+            cur = self.store.get(req.key, req.namespace, req.name)
             if cur is None:
                 raise errors.not_found(req.res.group, req.resource, req.name)
+            cur = req.res.present(cur)
             new = make(copy.deepcopy(cur))
             want = write_precondition(expect, (new.get("metadata") or {}).get("resourceVersion"),
                                       cur["metadata"]["resourceVersion"])
@@ -456,11 +553,8 @@ class Api:
                 return 200, cur      # no-op writes do not bump resourceVersion
             final = self._maybe_finalize(req, new)
             try:
-                if final:
-                    return 200, self.store.commit(req.resource, req.namespace, req.name, None,
-                                                  expect_rv=cur["metadata"]["resourceVersion"])
-                return 200, self.store.commit(req.resource, req.namespace, req.name, new,
-                                              expect_rv=cur["metadata"]["resourceVersion"])
+                return 200, self._commit(req, req.namespace, req.name, None if final else new,
+                                         expect_rv=cur["metadata"]["resourceVersion"])
             except errors.ApiError as e:
                 if e.code == 409 and not want:
                     continue
@@ -496,9 +590,13 @@ class Api:
                 new["status"] = copy.deepcopy(cur["status"])
             else:
                 new.pop("status", None)
-        defaults.apply_defaults(res.plural, new)
-        if res.plural in ("daemonsets", "jobs", "deployments") and new.get("spec") != cur.get("spec"):
+        self._defaults(res, new)
+        if res.key in ("daemonsets", "jobs", "deployments", crdmod.RESOURCE) and new.get("spec") != cur.get("spec") \
+                or res.crd is not None and crdmod.generation_changed(new, cur):
             md["generation"] = int(cmd.get("generation", 1)) + 1
+        if crdmod.is_crd(res):
+            new["status"] = crdmod.crd_status(new, cur.get("status"), self._other_crds(req.name),
+                                              self.clock.rfc3339())
         return new
 
     def _maybe_finalize(self, req, new):
@@ -546,7 +644,7 @@ class Api:
         applied configuration are kept."""
         if not isinstance(body, dict):
             raise errors.bad_request("server-side apply needs a JSON object body")
-        if self.store.get(req.resource, req.namespace, req.name) is None and not req.subresource:
+        if self.store.get(req.key, req.namespace, req.name) is None and not req.subresource:
             obj = dict(body)
             obj.setdefault("metadata", {})
             obj["metadata"] = dict(obj["metadata"], name=req.name)
@@ -602,28 +700,35 @@ class Api:
                         old = md.get("deletionGracePeriodSeconds")
                         graceful = min(grace, old) if old is not None else grace
             finalizers = md.get("finalizers") or []
+            if crdmod.is_crd(req.res) and crdmod.CLEANUP_FINALIZER not in finalizers:
+                # the apiserver's CRD deletion: finalized once its custom resources are gone
+                finalizers = finalizers + [crdmod.CLEANUP_FINALIZER]
             try:
                 if graceful is not None or finalizers:
                     new = copy.deepcopy(cur)
                     nmd = new["metadata"]
+                    nmd["finalizers"] = finalizers
                     if not nmd.get("deletionTimestamp"):
                         nmd["deletionTimestamp"] = self.clock.rfc3339(self.clock.now() + (graceful or 0))
                     nmd["deletionGracePeriodSeconds"] = graceful if graceful is not None else 0
                     if req.resource != "pods":
                         nmd["deletionGracePeriodSeconds"] = 0
+                    if crdmod.is_crd(req.res):
+                        new["status"] = crdmod.crd_status(new, cur.get("status"), self._other_crds(req.name),
+                                                          self.clock.rfc3339())
                     if dry:
                         return 200, new
                     if new == cur:
                         return 200, cur
-                    out = self.store.commit(req.resource, req.namespace, req.name, new,
-                                            expect_rv=md["resourceVersion"])
+                    out = self._commit(req, req.namespace, req.name, new, expect_rv=md["resourceVersion"])
+                    if crdmod.is_crd(req.res):
+                        return self._cleanup_crd(out)
                     return 200, out
                 if dry:
                     return 200, cur
                 if opts.get("propagationPolicy") == "Orphan":
                     self._orphan(req, cur)
-                out = self.store.commit(req.resource, req.namespace, req.name, None,
-                                        expect_rv=md["resourceVersion"])
+                out = self._commit(req, req.namespace, req.name, None, expect_rv=md["resourceVersion"])
             except errors.ApiError as e:
                 if e.code == 409:
                     continue
@@ -639,10 +744,10 @@ class Api:
 
     def _orphan(self, req, owner):
         uid = owner["metadata"]["uid"]
-        for r in discovery.RESOURCES:
+        for r in self.registry.stored():
             if not r.namespaced or r.plural == "events":
                 continue
-            items, _ = self.store.list(r.plural, owner["metadata"].get("namespace"))
+            items, _ = self.store.list(r.key, owner["metadata"].get("namespace"))
             for o in items:
                 refs = o["metadata"].get("ownerReferences") or []
                 if any(ref.get("uid") == uid for ref in refs):
@@ -653,13 +758,13 @@ class Api:
                         p, content_type="application/merge-patch+json")
 
     def _purge_namespace(self, ns):
-        for r in discovery.RESOURCES:
+        for r in self.registry.stored():
             if not r.namespaced:
                 continue
-            items, _ = self.store.list(r.plural, ns)
+            items, _ = self.store.list(r.key, ns)
             for o in items:
                 try:
-                    self.store.commit(r.plural, ns, o["metadata"]["name"], None)
+                    self.store.commit(r.key, ns, o["metadata"]["name"], None)
                 except errors.ApiError:
                     pass
 

@@ -1,12 +1,17 @@
 """The resource catalogue and the discovery documents built from it.
 
-One table (RESOURCES) names every resource kubesim serves: group, version,
-kind, plural, scope, short names, subresources. Routing, storage, OpenAPI,
-tables and discovery all read it, so adding a resource is one line here.
+One table (RESOURCES) names every built-in resource kubesim serves: group,
+version, kind, plural, scope, short names, subresources. Each Api has a
+Registry: those built-ins plus the custom resources its
+CustomResourceDefinitions add and remove at runtime (crd.py). Routing,
+storage, OpenAPI, tables and discovery all read the Registry, so adding a
+built-in resource is one line here.
 The discovery answers are the legacy (non-aggregated) shapes: kubectl 1.32
 asks for aggregated discovery first and falls back when the answer comes as
 plain application/json.
 """
+import re
+import threading
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SERVER_VERSION = {
@@ -21,6 +26,8 @@ class Resource:
     def __init__(self, group, version, kind, plural, namespaced, short=(), subresources=(),
                  categories=(), verbs=VERBS):
         self.group = group
+        self.key = plural       # the store's name for the objects (a CR's is "<plural>.<group>")
+        self.crd = None         # for a custom resource: its CrdVersion (crd.py)
         self.version = version
         self.kind = kind
         self.plural = plural
@@ -39,8 +46,18 @@ class Resource:
     def gv_path(self):
         return "/api/v1" if not self.group else "/apis/%s/%s" % (self.group, self.version)
 
+    def present(self, obj):
+        """A stored object as this resource's version serves it (in place; returns it).
+        Built-ins are stored as served; a custom resource is stored in its CRD's
+        storage version and read through any served version."""
+        if self.crd is not None:
+            return self.crd.present(obj)
+        obj.setdefault("apiVersion", self.api_version)
+        obj.setdefault("kind", self.kind)
+        return obj
+
     def __repr__(self):
-        return "<Resource %s>" % self.plural
+        return "<Resource %s/%s>" % (self.api_version, self.plural)
 
 
 RESOURCES = [
@@ -73,6 +90,8 @@ RESOURCES = [
              "mutatingwebhookconfigurations", False),
     Resource("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
              "validatingwebhookconfigurations", False),
+    Resource("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+             ["crd", "crds"], ["status"], ["api-extensions"]),
 ]
 
 BY_GVR = {(r.group, r.version, r.plural): r for r in RESOURCES}
@@ -82,16 +101,90 @@ for _r in RESOURCES:
 
 
 def lookup(group, version, plural):
+    """A built-in resource (Registry.lookup also finds custom resources)."""
     return BY_GVR.get((group, version, plural))
 
 
-def group_versions():
-    """[(group, version)] in the order the apiserver lists them."""
-    seen = []
-    for r in RESOURCES:
-        if r.group and (r.group, r.version) not in seen:
-            seen.append((r.group, r.version))
-    return seen
+_KUBE_VERSION = re.compile(r"^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$")
+
+
+def version_priority(version):
+    """Sort key of the apiserver's version priority: GA before beta before alpha, higher
+    numbers first within each; versions that are not Kubernetes-like ("v1", "v2beta1")
+    come last, alphabetically."""
+    m = _KUBE_VERSION.match(version)
+    if not m:
+        return (3, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0), "")
+
+
+class Registry:
+    """The resources one Api serves: the built-ins, and for each established
+    CustomResourceDefinition one Resource per served version. Thread-safe: writers
+    (crd.py, on CRD writes) replace a CRD's entries under the lock; readers get
+    snapshots."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.dynamic = {}       # CRD name -> [Resource], served versions in priority order
+
+    def set_crd(self, name, resources):
+        """Serves these resources for the CRD `name` (none: stops serving it)."""
+        with self.lock:
+            if resources:
+                self.dynamic[name] = list(resources)
+            else:
+                self.dynamic.pop(name, None)
+
+    def custom(self):
+        with self.lock:
+            return [r for rs in self.dynamic.values() for r in rs]
+
+    def resources(self):
+        """Every resource: built-ins first, then custom resources by group and priority."""
+        return RESOURCES + sorted(self.custom(), key=lambda r: (r.group, version_priority(r.version), r.plural))
+
+    def lookup(self, group, version, plural):
+        r = BY_GVR.get((group, version, plural))
+        if r is not None:
+            return r
+        for r in self.custom():
+            if (r.group, r.version, r.plural) == (group, version, plural):
+                return r
+        return None
+
+    def equivalents(self, res):
+        """The other served versions of the same custom resource (for webhooks'
+        matchPolicy: Equivalent); none for built-ins, which kubesim serves in one version."""
+        if res.crd is None:
+            return []
+        with self.lock:
+            return [r for r in self.dynamic.get(res.crd.crd_name, []) if r.version != res.version]
+
+    def by_kind(self, group, version, kind):
+        """The resource serving group/version, Kind=kind (owner references name kinds)."""
+        for r in self.resources():
+            if (r.group, r.version, r.kind) == (group, version, kind):
+                return r
+        return None
+
+    def stored(self):
+        """One resource per store key (a custom resource's preferred version)."""
+        seen, out = set(), []
+        for r in self.resources():
+            if r.key not in seen:
+                seen.add(r.key)
+                out.append(r)
+        return out
+
+    def group_versions(self):
+        """[(group, version)] in the order the apiserver lists them."""
+        seen = []
+        for r in self.resources():
+            if r.group and (r.group, r.version) not in seen:
+                seen.append((r.group, r.version))
+        return seen
 
 
 def api_versions(server_address):
@@ -99,16 +192,19 @@ def api_versions(server_address):
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
 
 
-def api_group_list():
+def api_group_list(reg):
     groups = []
-    for g, v in group_versions():
-        gv = {"groupVersion": "%s/%s" % (g, v), "version": v}
-        groups.append({"name": g, "versions": [gv], "preferredVersion": gv})
+    names = []
+    for g, _v in reg.group_versions():
+        if g not in names:
+            names.append(g)
+    for g in names:
+        groups.append(api_group(reg, g))
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_group(group):
-    vs = [v for g, v in group_versions() if g == group]
+def api_group(reg, group):
+    vs = [v for g, v in reg.group_versions() if g == group]
     if not vs:
         return None
     gvs = [{"groupVersion": "%s/%s" % (group, v), "version": v} for v in vs]
@@ -116,9 +212,9 @@ def api_group(group):
             "preferredVersion": gvs[0]}
 
 
-def api_resource_list(group, version):
+def api_resource_list(reg, group, version):
     out = []
-    for r in RESOURCES:
+    for r in reg.resources():
         if r.group != group or r.version != version:
             continue
         entry = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,

@@ -8,12 +8,13 @@ parameter. When it finds one it leaves validation to the server and sends
 therefore carry every path with its operations, GVK tags and query
 parameters; object schemas are not needed by kubectl for that and are left
 out (kubectl falls back to its compiled-in types for strategic merge
-patches).
+patches). A custom resource's group-version document also carries its
+CRD schema in components.schemas, tagged with the GVK, which is what
+`kubectl explain <plural>.spec.<field>` reads.
 """
+import copy
 import hashlib
 import json
-
-from . import discovery
 
 _WRITE_PARAMS = ["dryRun", "fieldManager", "fieldValidation"]
 
@@ -42,13 +43,36 @@ def _op(action, r, verb_id):
     return op
 
 
-def group_version_doc(group, version):
+def _schema_name(r):
+    """The apiserver's component name for a custom resource: reversed group, version, kind."""
+    return "%s.%s.%s" % (".".join(reversed(r.group.split("."))), r.version, r.kind)
+
+
+def _cr_schema(r):
+    """A custom resource version's published schema: the CRD's openAPIV3Schema with
+    apiVersion, kind and metadata described and the GVK tag."""
+    s = copy.deepcopy(r.crd.schema)
+    props = s.setdefault("properties", {})
+    props["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned schema of this "
+                           "representation of an object."}
+    props["kind"] = {"type": "string", "description": "Kind is a string value representing the REST resource "
+                     "this object represents."}
+    props["metadata"] = {"type": "object", "description": "Standard object's metadata."}
+    s.setdefault("type", "object")
+    s["x-kubernetes-group-version-kind"] = [{"group": r.group, "version": r.version, "kind": r.kind}]
+    return s
+
+
+def group_version_doc(reg, group, version):
     paths = {}
-    for r in discovery.RESOURCES:
+    schemas = {}
+    for r in reg.resources():
         if r.group != group or r.version != version:
             continue
         base = r.gv_path + ("/namespaces/{namespace}/" if r.namespaced else "/") + r.plural
         k = r.kind
+        if r.crd is not None:
+            schemas[_schema_name(r)] = _cr_schema(r)
         paths[base] = {"get": _op("list", r, "list" + k), "post": _op("post", r, "create" + k),
                        "delete": _op("deletecollection", r, "deleteCollection" + k)}
         paths[base + "/{name}"] = {"get": _op("get", r, "read" + k), "put": _op("put", r, "replace" + k),
@@ -61,7 +85,7 @@ def group_version_doc(group, version):
     if not paths:
         return None
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
-            "components": {"schemas": {}}}
+            "components": {"schemas": schemas}}
 
 
 def _gv_key(group, version):
@@ -72,21 +96,21 @@ def _hash(doc):
     return hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:128].upper()
 
 
-def index():
+def index(reg):
     paths = {}
-    gvs = [("", "v1")] + discovery.group_versions()
+    gvs = [("", "v1")] + reg.group_versions()
     for g, v in gvs:
-        doc = group_version_doc(g, v)
+        doc = group_version_doc(reg, g, v)
         key = _gv_key(g, v)
         paths[key] = {"serverRelativeURL": "/openapi/v3/%s?hash=%s" % (key, _hash(doc))}
     return {"paths": paths}
 
 
-def document(path):
+def document(reg, path):
     """path like 'apis/apps/v1' or 'api/v1' -> document or None."""
     parts = path.strip("/").split("/")
     if parts == ["api", "v1"]:
-        return group_version_doc("", "v1")
+        return group_version_doc(reg, "", "v1")
     if len(parts) == 3 and parts[0] == "apis":
-        return group_version_doc(parts[1], parts[2])
+        return group_version_doc(reg, parts[1], parts[2])
     return None

@@ -92,6 +92,17 @@ KINDS = {
     "SelfSubjectReview": {"status": "*"},
     "SelfSubjectAccessReview": {"spec": "*", "status": "*"},
     "ValidatingWebhookConfiguration": {"webhooks": ["Webhook"]},
+    "CustomResourceDefinition": {
+        "spec": {"group": "s", "scope": "s", "preserveUnknownFields": "b", "conversion": "*",
+                 "names": {"plural": "s", "singular": "s", "shortNames": ["s"], "kind": "s", "listKind": "s",
+                           "categories": ["s"]},
+                 "versions": [{"name": "s", "served": "b", "storage": "b", "deprecated": "b",
+                               "deprecationWarning": "s", "schema": {"openAPIV3Schema": "*"},
+                               "subresources": {"status": "*", "scale": "*"}, "selectableFields": ["*"],
+                               "additionalPrinterColumns": [{"name": "s", "type": "s", "format": "s",
+                                                             "description": "s", "priority": "i",
+                                                             "jsonPath": "s"}]}]},
+        "status": "*"},
 }
 
 
@@ -140,3 +151,11 @@ def prune(kind, obj):
     s = kind_schema(kind)
     if s is not None:
         _walk(s, obj, "", [], True)
+
+
+def prune_metadata(obj):
+    """Removes the fields ObjectMeta does not have from obj's metadata (a custom
+    resource's schema says nothing about metadata); returns their paths."""
+    out = []
+    _walk({"metadata": "ObjectMeta"}, {"metadata": obj.get("metadata")}, "", out, True)
+    return out

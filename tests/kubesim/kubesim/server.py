@@ -166,7 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
         if p == "/api":
             return self._send(200, discovery.api_versions("127.0.0.1:%d" % kube.port))
         if p == "/apis":
-            return self._send(200, discovery.api_group_list())
+            return self._send(200, discovery.api_group_list(kube.api.registry))
         if p.startswith("/openapi/"):
             return self._openapi(p)
         if p.startswith("/kubesim/"):
@@ -174,22 +174,23 @@ class _Handler(BaseHTTPRequestHandler):
         parts = [x for x in p.split("/") if x]
         if parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis"):
             g, v = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
-            doc = discovery.api_resource_list(g, v)
+            doc = discovery.api_resource_list(kube.api.registry, g, v)
             if doc is None:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
             return self._send(200, doc)
         if len(parts) == 2 and parts[0] == "apis":
-            doc = discovery.api_group(parts[1])
+            doc = discovery.api_group(kube.api.registry, parts[1])
             if doc is None:
                 raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
             return self._send(200, doc)
         return self._resource(method, path, query, raw, user)
 
     def _openapi(self, p):
+        reg = self.server.kube.api.registry
         if p == "/openapi/v3":
-            return self._send(200, openapi.index())
+            return self._send(200, openapi.index(reg))
         if p.startswith("/openapi/v3/"):
-            doc = openapi.document(p[len("/openapi/v3/"):])
+            doc = openapi.document(reg, p[len("/openapi/v3/"):])
             if doc is not None:
                 return self._send(200, doc)
         raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -250,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept", "")
         table_v = tables.wants_table(accept) if method == "GET" else None
         if is_watch:
-            _k, req = apimod.parse_path(path)
+            _k, req = apimod.parse_path(path, kube.api.registry)
             if req is None or req.name is not None:
                 raise errors.method_not_allowed()
             return self._watch(req, query, table_v, kube.faults.decide_watch_delay(method, path, qs))
@@ -259,8 +260,8 @@ class _Handler(BaseHTTPRequestHandler):
         if status >= 400:
             return self._send(status, out, headers=headers)
         if table_v and out.get("kind") != "Status":
-            _k, req = apimod.parse_path(path)
-            out = tables.to_table(req.resource, out, kube.api.clock.now(), query.get("includeObject", "Metadata"))
+            _k, req = apimod.parse_path(path, kube.api.registry)
+            out = tables.to_table(req.res, out, kube.api.clock.now(), query.get("includeObject", "Metadata"))
             out["apiVersion"] = "meta.k8s.io/" + table_v
         return self._send(status, out, headers=headers)
 
@@ -307,7 +308,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         def send(ev):
             if table_v and ev["type"] in ("ADDED", "MODIFIED", "DELETED"):
-                t = tables.to_table(req.resource, ev["object"], kube.api.clock.now(), include, headers=first[0])
+                t = tables.to_table(req.res, ev["object"], kube.api.clock.now(), include, headers=first[0])
                 t["apiVersion"] = "meta.k8s.io/" + table_v
                 t["metadata"]["resourceVersion"] = ev["object"]["metadata"].get("resourceVersion", "")
                 first[0] = False

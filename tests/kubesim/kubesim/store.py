@@ -163,11 +163,11 @@ class Store:
         with self.lock:
             cur = self.by_resource[resource].get(key)
             if must_not_exist and cur is not None:
-                raise errors.already_exists(_group_of(resource), resource, name)
+                raise errors.already_exists(_group_of(resource), _plural_of(resource), name)
             if not must_not_exist and cur is None:
-                raise errors.not_found(_group_of(resource), resource, name)
+                raise errors.not_found(_group_of(resource), _plural_of(resource), name)
             if expect_rv is not None and cur is not None and cur["metadata"].get("resourceVersion") != expect_rv:
-                raise errors.conflict(_group_of(resource), resource, name,
+                raise errors.conflict(_group_of(resource), _plural_of(resource), name,
                                       "the object has been modified; please apply your changes "
                                       "to the latest version and try again")
             self.rv += 1
@@ -254,7 +254,14 @@ class Store:
             self.subscribers.append((cb, copy))
 
 
+def _plural_of(resource):
+    return resource.split(".", 1)[0]
+
+
 def _group_of(resource):
+    """The API group of a store key: a custom resource's key is "<plural>.<group>"."""
     from . import discovery
+    if "." in resource:
+        return resource.split(".", 1)[1]
     r = discovery.BY_PLURAL.get(resource)
     return r.group if r else ""

@@ -4,7 +4,8 @@ kubectl asks for `application/json;as=Table;v=v1;g=meta.k8s.io` and prints
 whatever columns the server returns; without a Table it can only show NAME
 and AGE. The column sets and cell values follow kubernetes
 pkg/printers/internalversion/printers.go for the resources kubesim serves
-(priority-1 columns are the extra ones `-o wide` shows). Ages are measured
+(priority-1 columns are the extra ones `-o wide` shows); a custom resource's
+come from its CRD (printcols.py). Ages are measured
 on the simulated clock.
 """
 from .clock import parse_rfc3339
@@ -259,6 +260,8 @@ COLUMNS = {
                                       _simple([lambda o: len(o.get("webhooks") or [])])),
     "validatingwebhookconfigurations": ([NAME, _col("Webhooks", "integer"), AGE],
                                         _simple([lambda o: len(o.get("webhooks") or [])])),
+    "customresourcedefinitions": ([NAME, _col("Created At", "date")],
+                                  lambda o, now: [o["metadata"]["name"], o["metadata"].get("creationTimestamp")]),
 }
 
 
@@ -270,9 +273,16 @@ def _row_object(o, include):
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o.get("metadata")}
 
 
-def to_table(resource, body, now, include="Metadata", headers=True):
-    """An object or a list -> Table. include: None | Metadata | Object."""
-    cols, rowfn = COLUMNS.get(resource, ([NAME, AGE], _simple([])))
+def to_table(res, body, now, include="Metadata", headers=True):
+    """An object or a list of resource `res` (a discovery.Resource) -> Table.
+    include: None | Metadata | Object. A custom resource's columns are its version's
+    additionalPrinterColumns (printcols.py)."""
+    if res.crd is not None:
+        from . import printcols
+        pcs = res.crd.columns
+        cols, rowfn = printcols.column_definitions(pcs), lambda o, t: printcols.row_cells(pcs, o, t)
+    else:
+        cols, rowfn = COLUMNS.get(res.key, ([NAME, AGE], _simple([])))
     items = body.get("items") if isinstance(body.get("items"), list) else [body]
     rows = []
     for o in items:

@@ -22,7 +22,7 @@ DEFAULT_TIMEOUT = 1800.0
 class WatchOptions:
     def __init__(self, query, req):
         self.lreqs = selectors.parse_label_selector(query.get("labelSelector"))
-        self.freqs = selectors.parse_field_selector(query.get("fieldSelector"), req.resource, req.res.kind)
+        self.freqs = selectors.parse_field_selector(query.get("fieldSelector"), req.key, req.res.kind)
         rv = query.get("resourceVersion")
         self.send_initial = query.get("sendInitialEvents") == "true"
         if rv in (None, "", "0") or self.send_initial:
@@ -70,7 +70,7 @@ def run(store, req, opts, send, bookmark_interval=5.0, stopping=lambda: False, e
     queued (the watchDelay fault)."""
     res = req.res
     try:
-        w = store.watch(res.plural, req.namespace, opts.since)
+        w = store.watch(res.key, req.namespace, opts.since)
     except errors.ApiError as e:
         send({"type": "ERROR", "object": e.status()})
         return
@@ -105,9 +105,7 @@ def run(store, req, opts, send, bookmark_interval=5.0, stopping=lambda: False, e
             ev = translate(opts, req.namespace, entry)
             if ev is None:
                 continue
-            obj = copy.deepcopy(ev[1])
-            obj.setdefault("apiVersion", res.api_version)
-            obj.setdefault("kind", res.kind)
+            obj = res.present(copy.deepcopy(ev[1]))
             send({"type": ev[0], "object": obj})
             last_send = time.monotonic()
     finally:

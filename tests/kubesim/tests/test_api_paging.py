@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from .apisupport import ADMIN, Kubesim, new_api, pod
 from kubesim import api as apimod
-from kubesim import tables
+from kubesim import discovery, tables
 from kubesim.store import Store
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -177,7 +177,7 @@ class PagingTest(unittest.TestCase):
 
     def test_table_carries_continue(self):
         body = self.get({"limit": "2"})
-        t = tables.to_table("pods", body, self.api.clock.now())
+        t = tables.to_table(discovery.lookup("", "v1", "pods"), body, self.api.clock.now())
         self.assertEqual(t["metadata"]["continue"], body["metadata"]["continue"])
         self.assertEqual(t["metadata"]["remainingItemCount"], 5)
         self.assertEqual(len(t["rows"]), 2)

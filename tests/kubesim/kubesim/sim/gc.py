@@ -6,7 +6,9 @@ so a pod bound to a node goes Terminating and its kubelet finishes it), unless t
 dependent has another owner that still exists, in which case only the dead owner's
 reference is removed. A dependent created with no existing owner is deleted as well.
 Orphan deletion needs nothing here: the API strips the ownerReferences of the orphaned
-dependents before it deletes the owner.
+dependents before it deletes the owner. Custom resources take part as owners and as
+dependents (their store name is "<plural>.<group>"; their owner kinds are looked up in the
+Api's registry).
 """
 
 import threading
@@ -53,7 +55,7 @@ class GarbageCollector(Worker):
 
     def keys_for(self, event_type, resource, obj):
         m = meta(obj)
-        dep = (_base(obj.get("apiVersion", "v1")), resource, m.get("namespace") or "",
+        dep = (_base(obj.get("apiVersion", "v1")), resource.split(".", 1)[0], m.get("namespace") or "",
                m.get("name"))
         keys = []
         if event_type == "DELETED":
@@ -90,7 +92,11 @@ class GarbageCollector(Worker):
     def _owner_exists(self, ref, namespace):
         plural, namespaced = OWNER_KINDS.get(ref.get("kind"), (None, None))
         if plural is None:
-            return True         # a kind we cannot look up: never collect on its account
+            group, _, version = (ref.get("apiVersion") or "").rpartition("/")
+            res = self.api.registry.by_kind(group, version, ref.get("kind"))
+            if res is None:
+                return True     # a kind we cannot look up: never collect on its account
+            plural, namespaced = res.plural, res.namespaced
         path = "%s/%s%s/%s" % (_base(ref.get("apiVersion", "v1")),
                                "namespaces/%s/" % namespace if namespaced else "",
                                plural, ref.get("name"))
