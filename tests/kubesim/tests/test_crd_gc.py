@@ -1,0 +1,61 @@
+"""The simulated garbage collector with custom resources: a Job owned by a custom
+resource goes with it (also when the CRD goes), a custom resource owned by a
+built-in goes with its owner, and a custom resource whose owner (a cluster-scoped
+custom resource) never existed is collected."""
+import unittest
+
+from .crdsupport import CRDS, WIDGETS_A, gadget_crd, widget, widget_crd
+from kubesim.sim.testing import SimCluster, wait_for
+
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
+SECRETS = "/api/v1/namespaces/default/secrets"
+
+
+def job(name, owner, api_version="example.com/v1alpha1", kind="Widget"):
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": name, "namespace": "default",
+        "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": owner["metadata"]["name"],
+                             "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                       "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}
+
+
+class CrdGarbageCollectorTest(unittest.TestCase):
+    def setUp(self):
+        self.sim = SimCluster(nodes=["node-1"], scale=100)
+        self.addCleanup(self.sim.close)
+        self.sim.create(CRDS, widget_crd())
+        self.sim.create(CRDS, gadget_crd())
+
+    def test_job_owned_by_a_custom_resource(self):
+        owner = self.sim.create(WIDGETS_A, widget("owner"))
+        self.sim.create(JOBS, job("pull", owner))
+        keep = self.sim.create(WIDGETS_A, widget("keep"))
+        self.sim.create(JOBS, job("kept", keep))
+        code, _ = self.sim.call("DELETE", WIDGETS_A + "/owner", query={"propagationPolicy": "Background"})
+        self.assertEqual(code, 200)
+        wait_for(lambda: self.sim.get(JOBS + "/pull") is None, what="job collected")
+        self.assertIsNotNone(self.sim.get(JOBS + "/kept"))
+        # deleting the CRD deletes its objects, and the collector their Jobs
+        code, _ = self.sim.call("DELETE", CRDS + "/widgets.example.com")
+        self.assertEqual(code, 200)
+        wait_for(lambda: self.sim.get(JOBS + "/kept") is None, what="job of a CRD's object collected")
+
+    def test_custom_resources_as_dependents(self):
+        owner = self.sim.create(SECRETS, {"apiVersion": "v1", "kind": "Secret",
+                                          "metadata": {"name": "owner", "namespace": "default"}})
+        g = widget("g")
+        g["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Secret", "name": "owner",
+                                             "uid": owner["metadata"]["uid"]}]
+        self.sim.create(WIDGETS_A, g)
+        w = widget("stray")
+        w["metadata"]["ownerReferences"] = [{"apiVersion": "example.com/v1", "kind": "Gadget", "name": "ghost",
+                                             "uid": "00000000-0000-0000-0000-000000000000"}]
+        self.sim.create(WIDGETS_A, w)
+        wait_for(lambda: self.sim.get(WIDGETS_A + "/stray") is None, what="stray widget collected")
+        self.sim.call("DELETE", SECRETS + "/owner")
+        wait_for(lambda: self.sim.get(WIDGETS_A + "/g") is None, what="widget collected with its owner")
+
+
+if __name__ == "__main__":
+    unittest.main()
