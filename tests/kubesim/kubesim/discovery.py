@@ -6,9 +6,9 @@ Registry: those built-ins plus the custom resources its
 CustomResourceDefinitions add and remove at runtime (crd.py). Routing,
 storage, OpenAPI, tables and discovery all read the Registry, so adding a
 built-in resource is one line here.
-The discovery answers are the legacy (non-aggregated) shapes: kubectl 1.32
-asks for aggregated discovery first and falls back when the answer comes as
-plain application/json.
+The discovery answers come in both shapes: aggregated (apidiscovery.k8s.io/v2
+APIGroupDiscoveryList for `/api` and `/apis`, which kubectl 1.32 asks for
+first) and legacy (APIVersions, APIGroupList, APIGroup, APIResourceList).
 """
 import re
 import threading
@@ -231,3 +231,49 @@ def api_resource_list(reg, group, version):
         return None
     gv = version if not group else "%s/%s" % (group, version)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
+
+
+AGGREGATED_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept):
+    """True when the Accept header asks for apidiscovery.k8s.io/v2 (kubesim serves no v2beta1)."""
+    for part in (accept or "").split(","):
+        params = {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in part.split(";")[1:])}
+        if params.get("g") == "apidiscovery.k8s.io" and params.get("v") == "v2" and \
+                params.get("as") == "APIGroupDiscoveryList":
+            return True
+    return False
+
+
+def _discovery_resource(r):
+    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+    d = {"resource": r.plural, "responseKind": gvk, "scope": "Namespaced" if r.namespaced else "Cluster",
+         "singularResource": r.singular, "verbs": r.verbs}
+    if r.short:
+        d["shortNames"] = r.short
+    if r.categories:
+        d["categories"] = r.categories
+    if r.subresources:
+        d["subresources"] = [{"subresource": s, "responseKind": gvk, "verbs": ["get", "patch", "update"]}
+                             for s in r.subresources]
+    return d
+
+
+def aggregated(reg, core):
+    """The APIGroupDiscoveryList of `/api` (core) or `/apis`: every group with its
+    versions in priority order (the first is the preferred one) and their resources."""
+    groups = {}
+    for r in reg.resources():
+        if (r.group == "") != core:
+            continue
+        versions = groups.setdefault(r.group, {})
+        versions.setdefault(r.version, []).append(_discovery_resource(r))
+    items = []
+    for g, versions in groups.items():
+        md = {"name": g, "creationTimestamp": None} if g else {"creationTimestamp": None}
+        items.append({"metadata": md, "versions": [
+            {"version": v, "resources": versions[v], "freshness": "Current"}
+            for v in sorted(versions, key=version_priority)]})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
+            "items": items}

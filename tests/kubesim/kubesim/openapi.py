@@ -48,6 +48,37 @@ def _schema_name(r):
     return "%s.%s.%s" % (".".join(reversed(r.group.split("."))), r.version, r.kind)
 
 
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def _object_meta_schema():
+    """ObjectMeta as custom resource documents reference it: enough for kubectl's
+    openapi-driven apply patch (labels, annotations, owner references merged by uid,
+    finalizers merged as a set) and for `kubectl explain <plural>.metadata`."""
+    string = {"type": "string"}
+    strings = {"type": "object", "additionalProperties": {"type": "string", "default": ""}}
+    owner = {"type": "object", "required": ["apiVersion", "kind", "name", "uid"],
+             "properties": {k: {"type": "boolean"} if k in ("controller", "blockOwnerDeletion") else string
+                            for k in ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")},
+             "x-kubernetes-map-type": "atomic"}
+    props = {k: string for k in ("name", "generateName", "namespace", "uid", "resourceVersion", "selfLink")}
+    props.update({
+        "generation": {"type": "integer", "format": "int64"},
+        "deletionGracePeriodSeconds": {"type": "integer", "format": "int64"},
+        "creationTimestamp": {"type": "string", "format": "date-time"},
+        "deletionTimestamp": {"type": "string", "format": "date-time"},
+        "labels": strings, "annotations": strings,
+        "finalizers": {"type": "array", "items": {"type": "string", "default": ""},
+                       "x-kubernetes-list-type": "set", "x-kubernetes-patch-strategy": "merge"},
+        "ownerReferences": {"type": "array", "items": owner, "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["uid"], "x-kubernetes-patch-merge-key": "uid",
+                            "x-kubernetes-patch-strategy": "merge"},
+        "managedFields": {"type": "array", "items": {"type": "object"}},
+    })
+    return {"type": "object", "description": "ObjectMeta is metadata that all persisted resources must have, "
+            "which includes all objects users must create.", "properties": props}
+
+
 def _cr_schema(r):
     """A custom resource version's published schema: the CRD's openAPIV3Schema with
     apiVersion, kind and metadata described and the GVK tag."""
@@ -57,7 +88,8 @@ def _cr_schema(r):
                            "representation of an object."}
     props["kind"] = {"type": "string", "description": "Kind is a string value representing the REST resource "
                      "this object represents."}
-    props["metadata"] = {"type": "object", "description": "Standard object's metadata."}
+    props["metadata"] = {"description": "Standard object's metadata.", "allOf": [
+        {"$ref": "#/components/schemas/" + OBJECT_META}]}
     s.setdefault("type", "object")
     s["x-kubernetes-group-version-kind"] = [{"group": r.group, "version": r.version, "kind": r.kind}]
     return s
@@ -73,6 +105,7 @@ def group_version_doc(reg, group, version):
         k = r.kind
         if r.crd is not None:
             schemas[_schema_name(r)] = _cr_schema(r)
+            schemas[OBJECT_META] = _object_meta_schema()
         paths[base] = {"get": _op("list", r, "list" + k), "post": _op("post", r, "create" + k),
                        "delete": _op("deletecollection", r, "deleteCollection" + k)}
         paths[base + "/{name}"] = {"get": _op("get", r, "read" + k), "put": _op("put", r, "replace" + k),

@@ -163,6 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, b"ok", "text/plain; charset=utf-8")
         if p == "/version":
             return self._send(200, discovery.SERVER_VERSION)
+        if p in ("/api", "/apis") and discovery.wants_aggregated(self.headers.get("Accept")):
+            return self._send(200, discovery.aggregated(kube.api.registry, p == "/api"),
+                              discovery.AGGREGATED_TYPE)
         if p == "/api":
             return self._send(200, discovery.api_versions("127.0.0.1:%d" % kube.port))
         if p == "/apis":

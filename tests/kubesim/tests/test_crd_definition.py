@@ -130,6 +130,26 @@ class CrdDefinitionTest(unittest.TestCase):
         st, out = self.call("GET", "/apis/example.com/v1/namespaces/default/gadgets")   # cluster-scoped
         self.assertEqual(st, 404)
 
+    def test_aggregated_discovery(self):
+        self.create_crd(widget_crd())
+        reg = self.api.registry
+        self.assertTrue(discovery.wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"))
+        self.assertFalse(discovery.wants_aggregated("application/json, */*"))
+        doc = discovery.aggregated(reg, core=False)
+        groups = {g["metadata"]["name"]: g for g in doc["items"]}
+        ex = groups["example.com"]
+        self.assertEqual([v["version"] for v in ex["versions"]], ["v1beta1", "v1alpha1"])
+        w = ex["versions"][1]["resources"][0]
+        self.assertEqual((w["resource"], w["scope"], w["singularResource"], w["shortNames"], w["responseKind"]),
+                         ("widgets", "Namespaced", "widget", ["wd"],
+                          {"group": "example.com", "version": "v1alpha1", "kind": "Widget"}))
+        self.assertEqual([s["subresource"] for s in w["subresources"]], ["status"])
+        core = discovery.aggregated(reg, core=True)["items"]
+        self.assertEqual([(g["metadata"], [v["version"] for v in g["versions"]]) for g in core],
+                         [({"creationTimestamp": None}, ["v1"])])
+        self.assertIn("pods", [r["resource"] for r in core[0]["versions"][0]["resources"]])
+
     def test_openapi_carries_the_schema(self):
         self.create_crd(widget_crd())
         reg = self.api.registry
@@ -143,6 +163,10 @@ class CrdDefinitionTest(unittest.TestCase):
         self.assertIn("fieldValidation", [p["name"] for p in patch["parameters"]])
         self.assertEqual(patch["x-kubernetes-group-version-kind"]["kind"], "Widget")
         self.assertIn("/apis/example.com/v1alpha1/namespaces/{namespace}/widgets/{name}/status", doc["paths"])
+        self.assertEqual(s["properties"]["metadata"]["allOf"],
+                         [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}])
+        self.assertIn("labels", doc["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"][
+            "properties"])
 
     def test_delete_crd_deletes_its_objects(self):
         self.create_crd(widget_crd())

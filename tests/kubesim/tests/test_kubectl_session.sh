@@ -2,7 +2,7 @@
 # A scripted session with the real kubectl against kubesim:
 # apply a DaemonSet from YAML, list pods -o wide, patch a pod's status with
 # --subresource=status, delete a pod and watch it come back, describe a pod
-# with its events. Prints "ok - ..." / "not ok - ..." per check and a final
+# with its events; a CustomResourceDefinition and its custom resources. Prints "ok - ..." / "not ok - ..." per check and a final
 # "session: N passed, N failed" line; exits non-zero on any failure.
 # The parts that need the simulated cluster (kubesim.sim) are skipped, with a
 # message, when that package is missing.
@@ -186,6 +186,98 @@ else
     gone() { [ -z "$(k get pods -l app=agent --no-headers 2>/dev/null)" ]; }
     check "the garbage collector removes the DaemonSet's pods" wait_until 60 gone
 fi
+
+# ---- a CustomResourceDefinition: two versions (v1beta1 stored), status subresource, printer columns
+crd_version() {   # crd_version NAME STORAGE
+    cat <<YAML
+  - name: $1
+    served: true
+    storage: $2
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Image, type: string, jsonPath: .spec.image}
+    - {name: Mode, type: string, jsonPath: .spec.mode}
+    - {name: Phase, type: string, jsonPath: .status.phase}
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas, priority: 1}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [image]
+            properties:
+              image: {type: string, description: The image the widget pulls.}
+              mode: {type: string, enum: [Once, Always], default: Once, description: How often the widget pulls.}
+              replicas: {type: integer, default: 1}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+YAML
+}
+{
+    cat <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, kind: Widget, shortNames: [wd]}
+  versions:
+YAML
+    crd_version v1alpha1 false
+    crd_version v1beta1 true
+} >"$WORK/crd.yaml"
+widget_yaml() {   # widget_yaml NAME SPEC
+    printf 'apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata: {name: %s}\nspec: %s\n' "$1" "$2"
+}
+out=$(k apply -f "$WORK/crd.yaml" 2>&1)
+check "kubectl apply creates the CRD" contains "$out" "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"
+out=$(k wait --for condition=established --timeout=20s crd/widgets.example.com 2>&1)
+check "kubectl wait --for condition=established" contains "$out" "condition met"
+out=$(widget_yaml one '{image: busybox:1.36}' | k apply -f - 2>&1)
+check "a valid Widget is created (v1alpha1)" contains "$out" "widget.example.com/one created"
+out=$(widget_yaml bad '{image: busybox:1.36, mode: Sometimes}' | k apply -f - 2>&1)
+check "an enum violation is refused" contains "$out" \
+    'The Widget "bad" is invalid: spec.mode: Unsupported value: "Sometimes": supported values: "Once", "Always"'
+out=$(widget_yaml bad '{mode: Once}' | k apply -f - 2>&1)
+check "a missing required field is refused" contains "$out" 'spec.image: Required value'
+out=$(widget_yaml bad '{image: busybox:1.36, colour: red}' | k apply -f - 2>&1)
+check "apply sends fieldValidation=Strict for the custom resource" contains "$out" \
+    'Widget in version "v1alpha1" cannot be handled as a Widget: strict decoding error: unknown field "spec.colour"'
+out=$(k get widgets.v1alpha1.example.com one -o jsonpath='{.apiVersion} {.spec.mode} {.spec.replicas}' 2>&1)
+check "read as v1alpha1, with the schema's defaults" test "$out" = "example.com/v1alpha1 Once 1"
+out=$(k get widgets.v1beta1.example.com one -o jsonpath='{.apiVersion} {.spec.image}' 2>&1)
+check "the same object read as v1beta1" test "$out" = "example.com/v1beta1 busybox:1.36"
+k patch wd one --subresource=status --type=merge -p '{"status":{"phase":"Pulled"}}' >/dev/null 2>&1
+k patch wd one --type=merge -p '{"spec":{"mode":"Always"},"status":{"phase":"Ignored"}}' >/dev/null 2>&1
+out=$(k get wd one -o jsonpath='{.status.phase} {.spec.mode} {.metadata.generation}' 2>&1)
+check "status only through /status; spec changes bump generation" test "$out" = "Pulled Always 2"
+out=$(k get widgets 2>&1)
+check "get shows the printer columns" bash -c 'grep -q "^NAME *IMAGE *MODE *PHASE *AGE$" <<<"$0" &&
+    grep -q "^one *busybox:1.36 *Always *Pulled " <<<"$0"' "$out"
+out=$(k get widgets -o wide 2>&1)
+check "get -o wide adds the priority-1 column" contains "$out" "^NAME *IMAGE *MODE *PHASE *REPLICAS *AGE$"
+timeout 20 kubectl --kubeconfig "$WORK/state/admin.kubeconfig" get widgets -w >"$WORK/wwatch.out" 2>&1 &
+WATCH_PID=$!
+sleep 1
+k patch wd one --type=merge -p '{"spec":{"image":"nginx:1.27"}}' >/dev/null 2>&1
+wait_until 10 grep -q "^one *nginx:1.27" "$WORK/wwatch.out"
+kill "$WATCH_PID" 2>/dev/null; wait "$WATCH_PID" 2>/dev/null; WATCH_PID=
+check "get -w prints the change in the printer columns" grep -q "^one *nginx:1.27 *Always *Pulled" "$WORK/wwatch.out"
+out=$(k explain widgets.spec.mode 2>&1)
+check "kubectl explain reads the CRD schema" bash -c 'grep -q "FIELD: mode <string>" <<<"$0" &&
+    grep -q "How often the widget pulls." <<<"$0"' "$out"
+out=$(k delete crd widgets.example.com 2>&1)
+check "kubectl delete crd" contains "$out" 'customresourcedefinition.apiextensions.k8s.io "widgets.example.com" deleted'
+out=$(k api-resources 2>&1)
+check "the custom resource is gone from discovery" bash -c '! grep -q "^widgets " <<<"$0" && grep -q "^pods " <<<"$0"' "$out"
+out=$(k get --raw /apis/example.com/v1beta1/namespaces/default/widgets 2>&1)
+check "and from the API" contains "$out" "NotFound"
 
 # ---- stop cleanly
 kill -TERM "$KS_PID"
