@@ -450,7 +450,8 @@ class Api:
             causes = structural.validate(res.crd.schema, obj, old,
                                          self.admission.cel if self.admission is not None else None)
         elif crdmod.is_crd(res):
-            causes = crdmod.validate_crd(obj, old) if req.subresource is None else []
+            causes = crdmod.validate_crd(obj, old, self.admission.cel if self.admission is not None else None) \
+                if req.subresource is None else []
             causes += crdmod.validate_stored_versions(obj)
         if causes:
             raise errors.invalid(res.kind, res.group, obj["metadata"].get("name", ""), causes)

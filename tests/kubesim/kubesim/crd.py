@@ -30,11 +30,6 @@ GROUP = "apiextensions.k8s.io"
 RESOURCE = "customresourcedefinitions"
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
-# The column a custom resource's Table has when its version names none (the apiserver's default).
-AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
-              "description": "CreationTimestamp is a timestamp representing the server time when this object "
-                             "was created."}
-
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
                "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
@@ -87,8 +82,9 @@ def default_crd(crd):
 
 
 # ---------------------------------------------------------------- validation
-def validate_crd(crd, old=None):
-    """[(field, reason, message)] as ValidateCustomResourceDefinition(Update) words them."""
+def validate_crd(crd, old=None, cel=None):
+    """[(field, reason, message)] as ValidateCustomResourceDefinition(Update) words them
+    (cel: the CEL evaluator, for the schemas' x-kubernetes-validations rules)."""
     causes = []
     spec = _spec(crd)
     names = _names(crd)
@@ -110,7 +106,7 @@ def validate_crd(crd, old=None):
     elif scope not in ("Cluster", "Namespaced"):
         causes.append(("spec.scope", "FieldValueNotSupported",
                        'Unsupported value: "%s": supported values: "Cluster", "Namespaced"' % scope))
-    causes += _validate_versions(spec)
+    causes += _validate_versions(spec, cel)
     for field in ("plural", "singular", "kind", "listKind"):
         value = names.get(field)
         p = "spec.names." + field
@@ -142,7 +138,7 @@ def validate_crd(crd, old=None):
     return causes
 
 
-def _validate_versions(spec):
+def _validate_versions(spec, cel):
     causes = []
     versions = spec.get("versions")
     versions = versions if isinstance(versions, list) else []
@@ -166,9 +162,7 @@ def _validate_versions(spec):
         if not isinstance(schema, dict):
             causes.append((sp, "FieldValueRequired", "Required value: schemas are required"))
         else:
-            for field, reason, message in structural.check_schema(schema):
-                causes.append((field if field.startswith("spec.") else
-                               sp + ("." + field if field else ""), reason, message))
+            causes += structural.check_schema(schema, sp, cel)
         for j, col in enumerate(v.get("additionalPrinterColumns") or []):
             cp = "%s.additionalPrinterColumns[%d]" % (p, j)
             for field in ("name", "type", "jsonPath"):
@@ -278,7 +272,7 @@ class CrdVersion:
         self.kind = acc.get("kind") or _names(crd).get("kind")
         self.list_kind = acc.get("listKind") or self.kind + "List"
         self.schema = ((version.get("schema") or {}).get("openAPIV3Schema")) or {}
-        self.columns = version.get("additionalPrinterColumns") or [AGE_COLUMN]
+        self.columns = version.get("additionalPrinterColumns") or []    # printcols adds Age when empty
         self.status_subresource = "status" in (version.get("subresources") or {})
         self.storage_api_version = "%s/%s" % (self.group, storage_version(crd))
         self.api_version = "%s/%s" % (self.group, self.version)

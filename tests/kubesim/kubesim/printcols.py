@@ -4,10 +4,13 @@ Simple `.a.b` JSON paths only, ages for `date` columns. Replaced at merge by
 i18-schema's module with these signatures.
 """
 
+DEFAULT_COLUMNS = [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
+
 
 def column_definitions(printer_columns):
     """Table columnDefinitions: Name, then one per printer column."""
     from .tables import NAME
+    printer_columns = printer_columns or DEFAULT_COLUMNS
     return [NAME] + [{"name": c["name"], "type": c.get("type", "string"), "format": c.get("format", ""),
                       "description": c.get("description", ""), "priority": c.get("priority", 0)}
                      for c in printer_columns]
@@ -16,6 +19,7 @@ def column_definitions(printer_columns):
 def row_cells(printer_columns, obj, now):
     """One row's cells, in column_definitions' order."""
     from .tables import _since
+    printer_columns = printer_columns or DEFAULT_COLUMNS
     cells = [obj["metadata"]["name"]]
     for c in printer_columns:
         v = obj
