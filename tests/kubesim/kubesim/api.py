@@ -135,6 +135,7 @@ def _options(kind, query):
 
 
 MAX_CONTINUE = 8192      # bytes of a continue token kubesim decodes
+FOREGROUND_FINALIZER = "foregroundDeletion"
 
 
 def parse_limit(text):
@@ -187,6 +188,7 @@ class Api:
         self.store = store or Store()
         self.admission = admission      # object with .admit(...) or None
         self.registry = discovery.Registry()
+        self.foreground_gc = False      # a garbage collector finishes foreground deletions (sim/gc.py)
         self.local = threading.local()
         self._bootstrap()
 
@@ -704,6 +706,10 @@ class Api:
             if crdmod.is_crd(req.res) and crdmod.CLEANUP_FINALIZER not in finalizers:
                 # the apiserver's CRD deletion: finalized once its custom resources are gone
                 finalizers = finalizers + [crdmod.CLEANUP_FINALIZER]
+            if opts.get("propagationPolicy") == "Foreground" and self.foreground_gc \
+                    and FOREGROUND_FINALIZER not in finalizers:
+                # the garbage collector deletes the dependents, then removes the finalizer
+                finalizers = finalizers + [FOREGROUND_FINALIZER]
             try:
                 if graceful is not None or finalizers:
                     new = copy.deepcopy(cur)

@@ -41,6 +41,23 @@ class CrdGarbageCollectorTest(unittest.TestCase):
         self.assertEqual(code, 200)
         wait_for(lambda: self.sim.get(JOBS + "/kept") is None, what="job of a CRD's object collected")
 
+    def test_foreground_deletion_waits_for_blocking_dependents(self):
+        gone = []
+        self.sim.api.subscribe(lambda t, r, o: gone.append((r, o["metadata"]["name"])) if t == "DELETED" else None)
+        owner = self.sim.create(WIDGETS_A, widget("owner"))
+        self.sim.create(JOBS, job("pull", owner))
+        loose = job("loose", owner)
+        loose["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = False
+        self.sim.create(JOBS, loose)
+        code, out = self.sim.call("DELETE", WIDGETS_A + "/owner", query={"propagationPolicy": "Foreground"})
+        self.assertEqual(code, 200, out)
+        self.assertEqual(out["metadata"]["finalizers"], ["foregroundDeletion"])
+        self.assertTrue(out["metadata"]["deletionTimestamp"])
+        wait_for(lambda: self.sim.get(WIDGETS_A + "/owner") is None, what="owner finalized")
+        self.assertIsNone(self.sim.get(JOBS + "/pull"))
+        self.assertLess(gone.index(("jobs", "pull")), gone.index(("widgets.example.com", "owner")))
+        wait_for(lambda: self.sim.get(JOBS + "/loose") is None, what="non-blocking dependent collected")
+
     def test_custom_resources_as_dependents(self):
         owner = self.sim.create(SECRETS, {"apiVersion": "v1", "kind": "Secret",
                                           "metadata": {"name": "owner", "namespace": "default"}})

@@ -99,11 +99,13 @@ class CrdObjectsTest(unittest.TestCase):
         self.assertEqual(st, 200)
         self.assertNotIn("status", w)
         w["status"] = {"phase": "Pulling"}
-        w["spec"]["image"] = "changed"                           # status write: spec ignored
+        w["spec"]["image"] = "changed"                           # status write: spec and metadata ignored
+        w["metadata"]["labels"] = {"via": "status"}
         st, w = self.call("PUT", WIDGETS_A + "/s/status", w)
         self.assertEqual(st, 200, w)
         self.assertEqual((w["status"], w["spec"]["image"], w["metadata"]["generation"]),
                          ({"phase": "Pulling"}, "busybox:1.36", 1))
+        self.assertNotIn("labels", w["metadata"])
         st, w = self.call("PATCH", WIDGETS_B + "/s/status", {"status": {"ready": 1}},
                           content_type="application/merge-patch+json")
         self.assertEqual((st, w["status"], w["metadata"]["generation"]), (200, {"phase": "Pulling", "ready": 1}, 1))
