@@ -619,12 +619,12 @@ class Api:
             fn = patch.json_patch
         elif ctype == "application/merge-patch+json":
             fn = patch.merge_patch
-        elif ctype == "application/strategic-merge-patch+json":
-            fn = patch.strategic_merge_patch
+        elif ctype == "application/strategic-merge-patch+json" and req.res.crd is None:
+            fn = patch.strategic_merge_patch     # custom resources have no patch strategies: 415
         elif ctype == "application/apply-patch+yaml":
             return self._server_side_apply(user, req, body, query)
         else:
-            raise errors.unsupported_media_type(ctype)
+            raise errors.unsupported_media_type(ctype, strategic=req.res.crd is None)
         if body is None:
             raise errors.bad_request("the body of the request was in an unknown format")
         precondition = None

@@ -86,11 +86,14 @@ def method_not_allowed(message="the server does not allow this method on the req
     return ApiError(405, "MethodNotAllowed", message)
 
 
-def unsupported_media_type(ct):
+def unsupported_media_type(ct, strategic=True):
+    """A PATCH of a content type the resource does not take (custom resources take no
+    strategic merge patch)."""
+    types = "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    if strategic:
+        types += ", application/strategic-merge-patch+json"
     return ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                    "accepted media types include: application/json-patch+json, "
-                    "application/merge-patch+json, application/apply-patch+yaml, "
-                    "application/strategic-merge-patch+json" if ct else "missing content type")
+                    "accepted media types include: " + types if ct else "missing content type")
 
 
 def internal(message):

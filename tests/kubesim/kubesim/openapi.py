@@ -32,9 +32,10 @@ def _op(action, r, verb_id):
         op["parameters"] = _params(_WRITE_PARAMS)
     elif action == "patch":
         op["parameters"] = _params(_WRITE_PARAMS + ["force"])
-        op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in (
-            "application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json",
-            "application/strategic-merge-patch+json")}, "required": True}
+        types = ["application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"]
+        if r.crd is None:   # custom resources take no strategic merge patch (kubectl then merge-patches)
+            types.append("application/strategic-merge-patch+json")
+        op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in types}, "required": True}
     elif action in ("list", "deletecollection"):
         op["parameters"] = _params(["labelSelector", "fieldSelector", "resourceVersion", "timeoutSeconds",
                                     "watch", "allowWatchBookmarks", "limit", "continue"])

@@ -161,6 +161,7 @@ class CrdDefinitionTest(unittest.TestCase):
         self.assertEqual(s["properties"]["spec"]["properties"]["mode"]["enum"], ["Once", "Always"])
         patch = doc["paths"]["/apis/example.com/v1alpha1/namespaces/{namespace}/widgets/{name}"]["patch"]
         self.assertIn("fieldValidation", [p["name"] for p in patch["parameters"]])
+        self.assertNotIn("application/strategic-merge-patch+json", patch["requestBody"]["content"])
         self.assertEqual(patch["x-kubernetes-group-version-kind"]["kind"], "Widget")
         self.assertIn("/apis/example.com/v1alpha1/namespaces/{namespace}/widgets/{name}/status", doc["paths"])
         self.assertEqual(s["properties"]["metadata"]["allOf"],

@@ -120,6 +120,15 @@ class CrdObjectsTest(unittest.TestCase):
         self.assertEqual(st, 422, out)
         self.assertIn("status.ready", out["message"])
 
+    def test_no_strategic_merge_patch(self):
+        self.create(WIDGETS_A, widget("p"))
+        st, out = self.call("PATCH", WIDGETS_A + "/p", {"spec": {"replicas": 2}},
+                            content_type="application/strategic-merge-patch+json")
+        self.assertEqual((st, out["reason"]), (415, "UnsupportedMediaType"))
+        self.assertEqual(out["message"], "the body of the request was in an unknown format - accepted media types "
+                         "include: application/json-patch+json, application/merge-patch+json, "
+                         "application/apply-patch+yaml")
+
     def test_without_status_subresource(self):
         g = self.create(GADGETS, {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
                                   "spec": {"size": 1}, "status": {"state": "new"}})

@@ -253,6 +253,9 @@ out=$(k get widgets.v1alpha1.example.com one -o jsonpath='{.apiVersion} {.spec.m
 check "read as v1alpha1, with the schema's defaults" test "$out" = "example.com/v1alpha1 Once 1"
 out=$(k get widgets.v1beta1.example.com one -o jsonpath='{.apiVersion} {.spec.image}' 2>&1)
 check "the same object read as v1beta1" test "$out" = "example.com/v1beta1 busybox:1.36"
+out=$(k patch wd one -p '{"spec":{"replicas":2}}' 2>&1)
+check "a strategic merge patch of a custom resource is refused (415)" contains "$out" \
+    'application/strategic-merge-patch+json is not supported by example.com/v1beta1, Kind=Widget'
 k patch wd one --subresource=status --type=merge -p '{"status":{"phase":"Pulled"}}' >/dev/null 2>&1
 k patch wd one --type=merge -p '{"spec":{"mode":"Always"},"status":{"phase":"Ignored"}}' >/dev/null 2>&1
 out=$(k get wd one -o jsonpath='{.status.phase} {.spec.mode} {.metadata.generation}' 2>&1)
