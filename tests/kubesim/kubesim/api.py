@@ -189,6 +189,7 @@ class Api:
         self.admission = admission      # object with .admit(...) or None
         self.registry = discovery.Registry()
         self.foreground_gc = False      # a garbage collector finishes foreground deletions (sim/gc.py)
+        self.crd_lock = threading.Lock()
         self.local = threading.local()
         self._bootstrap()
 
@@ -465,7 +466,9 @@ class Api:
         res = req.res
         stored = self.store.commit(res.key, ns, name, res.crd.to_storage(obj) if res.crd and obj else obj, **kw)
         if crdmod.is_crd(res):
-            self.registry.set_crd(name, crdmod.served_resources(stored) if obj is not None else [])
+            with self.crd_lock:     # serve what is stored now, whichever of racing writers comes last
+                cur = self.store.get(crdmod.RESOURCE, None, name)
+                self.registry.set_crd(name, crdmod.served_resources(cur) if cur is not None else [])
         elif res.crd is not None and obj is None and not self._any_left(res.key):
             crd = self.store.get(crdmod.RESOURCE, None, res.crd.crd_name)
             if crd is not None and crdmod.terminating(crd):
