@@ -397,11 +397,13 @@ def _is_datetime(v):
     return bool(m) and int(m.group(1)) < 24 and int(m.group(2)) < 60 and int(m.group(3)) < 60
 
 
-def _is_ip(v, version):
+def _is_ip(v, sep):
+    """strfmt's IsIPv4/IsIPv6: any IP address net.ParseIP takes, with a '.' or a ':' in it."""
     try:
-        return ipaddress.ip_address(v).version == version or (version == 6 and ":" in v)
+        ipaddress.ip_address(v)
     except ValueError:
         return False
+    return sep in v
 
 
 def _is_cidr(v):
@@ -420,7 +422,9 @@ def _is_byte(v):
         return False
 
 
-_HOST_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+# strfmt's hostname expression, ASCII only (it also takes Unicode letters and symbols)
+_HOSTNAME = re.compile(r"[a-zA-Z0-9]((-?[a-zA-Z0-9]{0,62})?)|"
+                       r"([a-zA-Z0-9](([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.)){1,}([a-zA-Z]){2,63}")
 
 _FORMAT_CHECKS = {
     "date": _is_date,
@@ -432,9 +436,10 @@ _FORMAT_CHECKS = {
     "uuid5": lambda v: re.fullmatch(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?"
                                     r"[0-9a-f]{12}", v),
     "byte": _is_byte,
-    "hostname": lambda v: 0 < len(v) <= 255 and all(_HOST_LABEL.fullmatch(x) for x in v.split(".")),
-    "ipv4": lambda v: _is_ip(v, 4),
-    "ipv6": lambda v: _is_ip(v, 6),
+    "hostname": lambda v: (_HOSTNAME.fullmatch(v) and len(v) <= 255
+                           and all(len(x) <= 63 for x in v.split("."))),
+    "ipv4": lambda v: _is_ip(v, "."),
+    "ipv6": lambda v: _is_ip(v, ":"),
     "cidr": _is_cidr,
     "mac": lambda v: re.fullmatch(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}", v),
     "bsonobjectid": lambda v: re.fullmatch(r"[0-9a-fA-F]{24}", v),
