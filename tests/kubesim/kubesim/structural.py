@@ -500,10 +500,21 @@ def _is_json_integer(f):
     return diff < 1e-9 or diff < 1e-9 * abs(f)
 
 
-def _openapi(s, v, name, out):
+NO_OLD = object()   # no correlated old value (create, or a node new in this update)
+
+
+def _correlated(old, k):
+    return old[k] if isinstance(old, dict) and k in old else NO_OLD
+
+
+def _openapi(s, v, name, out, old=NO_OLD):
     """One node of kube-openapi's SchemaValidator: type, string, format, number, slice, enum,
-    object, in that order, each only for the data kinds it applies to."""
-    if s is None:
+    object, in that order, each only for the data kinds it applies to.
+
+    Ratcheting (CRDValidationRatcheting, on by default since 1.30): a node equal to its
+    correlated old value passes, whatever its subtree holds; children correlate by
+    property, map key and list-type map key."""
+    if s is None or (old is not NO_OLD and _deep_equal(v, old)):
         return
     types = _types(s)
     if v is None:
@@ -524,10 +535,10 @@ def _openapi(s, v, name, out):
     elif kind in ("integer", "number"):
         _check_number(s, v, kind, name, out)
     elif kind == "array":
-        _check_array(s, v, name, out)
+        _check_array(s, v, name, out, old)
     _check_enum(s, v, name, out)
     if kind == "object":
-        _check_object(s, v, name, out)
+        _check_object(s, v, name, out, old)
 
 
 def _check_type(types, fmt, v, kind, name, out):
@@ -595,11 +606,12 @@ def _check_number(s, v, kind, name, out):
     out.extend(errs)
 
 
-def _check_array(s, v, name, out):
+def _check_array(s, v, name, out, old):
     items = s.get("items")
     if isinstance(items, dict):
+        by_key = _map_list_old(s, old)
         for i, x in enumerate(v):
-            _openapi(items, x, "%s[%d]" % (name, i), out)
+            _openapi(items, x, "%s[%d]" % (name, i), out, _old_item(s, by_key, x))
     if "minItems" in s and len(v) < s["minItems"]:
         out.append(_invalid(_err_path(name), len(v), "%s should have at least %d items" % (_in(name), s["minItems"])))
     if "maxItems" in s and len(v) > s["maxItems"]:
@@ -622,7 +634,7 @@ def _check_enum(s, v, name, out):
     out.append(_not_supported(_err_path(name), v, [e if isinstance(e, str) else go_json(e) for e in enum]))
 
 
-def _check_object(s, v, name, out):
+def _check_object(s, v, name, out, old):
     n = len(v)
     if "minProperties" in s and n < s["minProperties"]:
         out.append(_invalid(_err_path(name), n, "%s should have at least %d properties"
@@ -636,10 +648,10 @@ def _check_object(s, v, name, out):
     if ap is not None:
         for k, x in v.items():
             if k not in props:
-                _openapi(ap, x, name + "." + k, out)
+                _openapi(ap, x, name + "." + k, out, _correlated(old, k))
     for k, ps in props.items():
         if k in v:
-            _openapi(ps, v[k], _pjoin(name, k), out)
+            _openapi(ps, v[k], _pjoin(name, k), out, _correlated(old, k))
     for k in s.get("required") or []:
         if k not in v:
             out.append(_required(_err_path(name + "." + k)))
@@ -814,7 +826,11 @@ def _cel_node(s, v, old, p, cel, out):
         variables["oldSelf"] = old
     results = cel.evaluate([r["rule"] for r in run], variables)
     stype = s.get("type") or ""
-    failed = [r for r, (k, val) in zip(run, results) if k == "value" and val is not True]
+    unchanged = old is not None and _deep_equal(v, old)      # ratcheting: a warning upstream, dropped here
+
+    def reported(r, k, val):
+        return k == "value" and val is not True and not (unchanged and not _uses_old_self(r["rule"]))
+    failed = [r for r, (k, val) in zip(run, results) if reported(r, k, val)]
     msg_exprs = [r["messageExpression"] for r in failed if r.get("messageExpression")]
     msg_values = iter(cel.evaluate(msg_exprs, variables) if msg_exprs else [])
     for r, (k, val) in zip(run, results):
@@ -826,7 +842,7 @@ def _cel_node(s, v, old, p, cel, out):
                 detail = "%s evaluating rule: %s" % (val, _rule_error_string(r))
             out.append(_invalid(_shown(p), stype, detail))
             continue
-        if val is True:
+        if not reported(r, k, val):
             continue
         detail = _rule_message(r)
         if r.get("messageExpression"):
@@ -842,11 +858,18 @@ def _cel_node(s, v, old, p, cel, out):
 
 
 def _map_list_old(s, old):
-    """Old items of a list-type map, by key, for transition rules on the items."""
+    """Old items of a list-type map by key (the only list items that correlate), or None."""
     if s.get("x-kubernetes-list-type") != "map" or not isinstance(old, list):
         return None
     keys = s.get("x-kubernetes-list-map-keys") or []
     return {go_json([o.get(k) for k in keys]): o for o in old if isinstance(o, dict)}
+
+
+def _old_item(s, by_key, x):
+    if by_key is None or not isinstance(x, dict):
+        return NO_OLD
+    keys = s.get("x-kubernetes-list-map-keys") or []
+    return by_key.get(go_json([x.get(k) for k in keys]), NO_OLD)
 
 
 def _cel_walk(s, v, old, p, cel, out):
@@ -866,14 +889,10 @@ def _cel_walk(s, v, old, p, cel, out):
             if k in props:
                 _cel_walk(props[k], x, oldm.get(k), _child(p, k), cel, out)
     elif isinstance(v, list):
-        items = s.get("items")
         by_key = _map_list_old(s, old)
-        keys = s.get("x-kubernetes-list-map-keys") or []
         for i, x in enumerate(v):
-            o = None
-            if by_key is not None and isinstance(x, dict):
-                o = by_key.get(go_json([x.get(k) for k in keys]))
-            _cel_walk(items, x, o, _index(p, i), cel, out)
+            o = _old_item(s, by_key, x)
+            _cel_walk(s.get("items"), x, None if o is NO_OLD else o, _index(p, i), cel, out)
 
 
 # ------------------------------------------------------------------ validate
@@ -896,11 +915,15 @@ def validate(schema, obj, old=None, cel=None):
        mention oldSelf, run only then), using message, messageExpression, reason and
        fieldPath as the apiserver does.
 
-    Not done: allOf/anyOf/oneOf/not, the update ratcheting of schema and CEL errors
-    (CRDValidationRatcheting), metadata checks inside embedded resources, CEL cost
+    On update (`old` given) errors are ratcheted as 1.30-1.32 do by default
+    (CRDValidationRatcheting): a schema error or a failed non-transition rule is dropped
+    when its value equals the correlated old value (the apiserver turns a ratcheted rule
+    failure into a warning; this interface has none).
+
+    Not done: allOf/anyOf/oneOf/not, metadata checks inside embedded resources, CEL cost
     limits and optionalOldSelf."""
     out = []
-    _openapi(schema, obj, "", out)
+    _openapi(schema, obj, "", out, NO_OLD if old is None else old)
     _embedded(schema, obj, None, out)
     if old is None or not _list_errors(schema, old):
         out.extend(_list_errors(schema, obj))

@@ -178,6 +178,39 @@ class KeywordTest(unittest.TestCase):
             ("metadata.name", "FieldValueTooLong", "Too long: may not be more than 1 bytes")])
 
 
+class RatchetTest(unittest.TestCase):
+    """On update, a value equal to its old value passes even if invalid (1.30+ default)."""
+    S = root(obj_schema({
+        "name": {"type": "string", "maxLength": 3},
+        "size": {"type": "integer", "minimum": 1},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 2}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "properties": {"name": {"type": "string"},
+                                                             "port": {"type": "integer", "maximum": 100}}}},
+    }, required=["size"]))
+
+    def v(self, new, old=None):
+        return st.validate(self.S, obj(new), old=None if old is None else obj(old))
+
+    def test_unchanged_invalid_values_pass(self):
+        old = {"name": "toolong", "size": 0, "tags": ["abc"], "ports": [{"name": "a", "port": 500}]}
+        self.assertEqual(len(self.v(old)), 4)                                   # create: all four
+        new = {"name": "toolong", "size": 0, "tags": ["abc"], "ports": [{"name": "b", "port": 1},
+                                                                        {"name": "a", "port": 500}]}
+        self.assertEqual(self.v(new, old), [])
+
+    def test_changed_or_new_values_are_checked(self):
+        old = {"name": "toolong", "size": 0, "tags": ["abc"], "ports": [{"name": "a", "port": 500}]}
+        new = {"name": "toolong2", "size": 0, "tags": ["abc", "x"], "ports": [{"name": "a", "port": 501}]}
+        self.assertEqual(self.v(new, old), [
+            ("spec.name", "FieldValueTooLong", "Too long: may not be more than 3 bytes"),
+            ("spec.tags[0]", "FieldValueTooLong", "Too long: may not be more than 2 bytes"),  # a changed atomic list
+            ("spec.ports[0].port", "FieldValueInvalid",
+             "Invalid value: 501: spec.ports[0].port in body should be less than or equal to 100")])
+        self.assertEqual(self.v({"name": "ok", "tags": []}, {"name": "ok"}),
+                         [("spec.size", "FieldValueRequired", "Required value")])
+
+
 class FormatTest(unittest.TestCase):
     def fmt(self, fmt, value, typ="string"):
         return check({"v": {"type": typ, "format": fmt}}, {"v": value})
@@ -496,6 +529,18 @@ class CelTest(unittest.TestCase):
                                               {"name": "c", "port": 9}]}, old=old), [])
         self.assertEqual(self.v(s, {"ports": [{"name": "b", "port": 3}]}, old=old), [
             ("spec.ports[0]", "FieldValueInvalid", 'Invalid value: "object": port is immutable')])
+
+    def test_unchanged_values_ratchet_but_transition_rules_do_not(self):
+        props = {"name": {"type": "string", "x-kubernetes-validations": [
+            {"rule": "self.size() <= 3", "message": "name too long"},
+            {"rule": "oldSelf == 'keep'", "message": "was not keep"}]}, "other": {"type": "integer"}}
+        s = root(obj_schema(props))
+        self.assertEqual(self.v(s, {"name": "toolong"}), [
+            ("spec.name", "FieldValueInvalid", 'Invalid value: "string": name too long')])
+        self.assertEqual(self.v(s, {"name": "toolong", "other": 1}, old={"name": "toolong"}), [
+            ("spec.name", "FieldValueInvalid", 'Invalid value: "string": was not keep')])
+        self.assertEqual(self.v(s, {"name": "toolong2"}, old={"name": "keep"}), [
+            ("spec.name", "FieldValueInvalid", 'Invalid value: "string": name too long')])
 
     def test_map_values_are_keyed(self):
         props = {"limits": {"type": "object", "additionalProperties": {"type": "integer", "x-kubernetes-validations": [
