@@ -13,7 +13,8 @@ json.loads gives them), for the CRD serving code to call:
                                 kube-openapi's schema checks, embedded resources,
                                 list-type set/map uniqueness, then the
                                 x-kubernetes-validations CEL rules;
-  check_schema(schema, path)    the few CRD-side checks made when a CRD is written.
+  check_schema(schema, path, cel)
+                                the few CRD-side checks made when a CRD is written.
 
 Errors are (field path, field.ErrorType reason, message) tuples, as
 errors.invalid() takes them, worded as a 1.32 apiserver words them: the
@@ -116,14 +117,9 @@ def go_json(v):
 
 
 def _body_value(v):
-    """How field.Error.ErrorBody prints a bad value."""
-    if v is None:
-        return '"null"'
-    if isinstance(v, (dict, list)):
-        return go_gosyntax(v)
-    if isinstance(v, str):
-        return go_quote(v)
-    return go_gosyntax(v)
+    """How field.Error.ErrorBody prints a bad value: nil as "null", strings quoted,
+    numbers and booleans plain, maps and lists as Go syntax."""
+    return '"null"' if v is None else go_gosyntax(v)
 
 
 # ------------------------------------------------------------------ field.Error
@@ -299,7 +295,7 @@ def _prune_nulls(x, s):
             v = x[k]
             if k in props:
                 ps = props[k]
-                if v is None and "default" not in ps and not ps.get("nullable"):
+                if v is None and ps.get("default") is None and not ps.get("nullable"):
                     del x[k]
                 else:
                     _prune_nulls(v, ps)
