@@ -523,6 +523,7 @@ def _openapi(s, v, name, out, old=NO_OLD):
     fmt = _effective_format(s)
     if types or fmt:
         _check_type(types, fmt, v, kind, name, out)
+    _check_alternatives(s, v, name, out)
     if kind == "string":
         _check_string(s, v, name, out)
         check = _FORMAT_CHECKS.get(fmt.replace("-", "")) if fmt else None
@@ -550,6 +551,43 @@ def _check_type(types, fmt, v, kind, name, out):
     else:
         return
     out.append(_type_invalid(_err_path(name), got, "%s must be of type %s: %s" % (_in(name), want, go_quote(got))))
+
+
+def _composite(name, text):
+    """A kube-openapi composite error: not a field error, so reported on the nil path."""
+    return ("<nil>", "FieldValueInvalid", 'Invalid value: "": %s %s' % (go_quote(name), text))
+
+
+def _check_alternatives(s, v, name, out):
+    """anyOf, oneOf, allOf, not (schemaPropsValidator). Of failing alternatives kube-openapi
+    keeps those of the one with most passing checks; here the first failing one."""
+    def run(alt):
+        errs = []
+        _openapi(alt, v, name, errs)
+        return errs
+    if s.get("anyOf"):
+        results = [run(a) for a in s["anyOf"]]
+        if all(results):
+            out.append(_composite(name, "must validate at least one schema (anyOf)"))
+            out.extend(results[0])
+    if s.get("oneOf"):
+        results = [run(a) for a in s["oneOf"]]
+        valid = sum(1 for r in results if not r)
+        if valid != 1:
+            out.append(_composite(name, "must validate one and only one schema (oneOf). %s"
+                                  % ("Found none valid" if valid == 0 else "Found %d valid alternatives" % valid)))
+            if valid == 0:
+                out.extend(results[0])
+    if s.get("allOf"):
+        results = [run(a) for a in s["allOf"]]
+        for r in results:
+            out.extend(r)
+        valid = sum(1 for r in results if not r)
+        if valid != len(results):
+            out.append(_composite(name, "must validate all the schemas (allOf)%s"
+                                  % (". None validated" if valid == 0 else "")))
+    if isinstance(s.get("not"), dict) and not run(s["not"]):
+        out.append(_composite(name, "must not validate the schema (not)"))
 
 
 def _check_string(s, v, name, out):
@@ -898,7 +936,7 @@ def validate(schema, obj, old=None, cel=None):
     (customResourceStrategy.Validate / ValidateUpdate), as (path, reason, message) tuples:
 
     1. kube-openapi: type (x-kubernetes-int-or-string = integer or string; nullable),
-       maxLength, minLength, pattern, format (the string formats apiextensions keeps),
+       anyOf/oneOf/allOf/not, maxLength, minLength, pattern, format (the string formats apiextensions keeps),
        multipleOf, minimum, maximum (+exclusive), items, minItems, maxItems, enum,
        minProperties, maxProperties, additionalProperties values, properties, required;
     2. x-kubernetes-embedded-resource objects need apiVersion and kind;
@@ -916,8 +954,8 @@ def validate(schema, obj, old=None, cel=None):
     when its value equals the correlated old value (the apiserver turns a ratcheted rule
     failure into a warning; this interface has none).
 
-    Not done: allOf/anyOf/oneOf/not, metadata checks inside embedded resources, CEL cost
-    limits and optionalOldSelf."""
+    Not done: metadata checks inside embedded resources, CEL cost limits and
+    optionalOldSelf."""
     out = []
     _openapi(schema, obj, "", out, NO_OLD if old is None else old)
     _embedded(schema, obj, None, out)

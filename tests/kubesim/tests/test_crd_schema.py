@@ -178,6 +178,34 @@ class KeywordTest(unittest.TestCase):
             ("metadata.name", "FieldValueTooLong", "Too long: may not be more than 1 bytes")])
 
 
+class AlternativesTest(unittest.TestCase):
+    def test_any_of_as_kubebuilder_writes_int_or_string(self):
+        p = {"surge": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}],
+                       "pattern": "^[0-9]+%$"}}
+        self.assertEqual(check(p, {"surge": 1}), [])
+        self.assertEqual(check(p, {"surge": "25%"}), [])
+        self.assertEqual(check(p, {"surge": True}), [
+            ("spec.surge", "FieldValueTypeInvalid",
+             'Invalid value: "boolean": spec.surge in body must be of type integer,string: "boolean"'),
+            ("<nil>", "FieldValueInvalid", 'Invalid value: "": "spec.surge" must validate at least one schema (anyOf)'),
+            ("spec.surge", "FieldValueTypeInvalid",
+             'Invalid value: "boolean": spec.surge in body must be of type integer: "boolean"')])
+
+    def test_one_of_all_of_not(self):
+        p = {"n": {"type": "integer", "oneOf": [{"minimum": 0}, {"maximum": 10}],
+                   "allOf": [{"maximum": 100}], "not": {"enum": [13]}}}
+        self.assertEqual(check(p, {"n": -5}), [])
+        self.assertEqual(check(p, {"n": 5}), [
+            ("<nil>", "FieldValueInvalid",
+             'Invalid value: "": "spec.n" must validate one and only one schema (oneOf). Found 2 valid alternatives')])
+        self.assertEqual(check(p, {"n": 200}), [
+            ("spec.n", "FieldValueInvalid", "Invalid value: 200: spec.n in body should be less than or equal to 100"),
+            ("<nil>", "FieldValueInvalid", 'Invalid value: "": "spec.n" must validate all the schemas (allOf). '
+             "None validated")])
+        self.assertEqual(check(p, {"n": 13}), [
+            ("<nil>", "FieldValueInvalid", 'Invalid value: "": "spec.n" must not validate the schema (not)')])
+
+
 class RatchetTest(unittest.TestCase):
     """On update, a value equal to its old value passes even if invalid (1.30+ default)."""
     S = root(obj_schema({
