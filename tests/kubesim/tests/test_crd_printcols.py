@@ -9,7 +9,8 @@ NOW = parse_rfc3339("2026-03-01T12:00:00Z")
 
 WIDGET = {
     "apiVersion": "example.com/v1", "kind": "Widget",
-    "metadata": {"name": "w1", "creationTimestamp": "2026-03-01T11:00:00Z"},
+    "metadata": {"name": "w1", "creationTimestamp": "2026-03-01T11:00:00Z",
+                 "labels": {"app.kubernetes.io/name": "widget"}},
     "spec": {"replicas": 3, "ratio": 0.25, "image": "busybox:1.36", "paused": False, "big": 1e6,
              "ports": [{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}],
              "selector": {"app": "w", "tier": "<web>"}},
@@ -82,8 +83,9 @@ class CellTest(unittest.TestCase):
             col("First", ".spec.ports[*].port", "integer"),
             col("Quoted", ".spec.selector['app']"),
             col("Deep", "..lastTransitionTime", "date"),
-            col("Braces", "{.spec.image}")),
-            ["False", "Progressing", "metrics", "metrics", 80, "w", "90s", "busybox:1.36"])
+            col("Braces", "{.spec.image}"),
+            col("Escaped", ".metadata.labels.app\\.kubernetes\\.io/name")),
+            ["False", "Progressing", "metrics", "metrics", 80, "w", "90s", "busybox:1.36", "widget"])
 
     def test_dates(self):
         o = {"metadata": {"name": "x"}, "spec": {"a": "", "b": "yesterday", "c": "2026-03-01",
