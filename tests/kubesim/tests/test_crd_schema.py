@@ -284,6 +284,14 @@ class ListTypeTest(unittest.TestCase):
             ("spec.tags[4]", "FieldValueDuplicate", 'Duplicate value: "b"'),
             ("spec.nums[1]", "FieldValueDuplicate", "Duplicate value: 2")])
 
+    def test_map_type_changes_nothing_here(self):
+        for mt in ("atomic", "granular"):
+            p = {"sel": {"type": "object", "x-kubernetes-map-type": mt, "additionalProperties": {"type": "string"}}}
+            self.assertEqual(check(p, {"sel": {"a": "1"}}), [])
+            self.assertEqual(check(p, {"sel": {"a": 1}}), [
+                ("spec.sel.a", "FieldValueTypeInvalid",
+                 'Invalid value: "integer": spec.sel.a in body must be of type string: "integer"')])
+
     def test_atomic_allows_duplicates(self):
         p = {"tags": {"type": "array", "x-kubernetes-list-type": "atomic", "items": {"type": "string"}}}
         self.assertEqual(check(p, {"tags": ["a", "a"]}), [])
