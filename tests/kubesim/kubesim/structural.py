@@ -606,23 +606,23 @@ def _check_string(s, v, name, out):
             out.append(_invalid(_err_path(name), v, "%s should match '%s'" % (_in(name), shown)))
 
 
-def _bound(limit, v, kind):
+def _bound(limit, kind):
     """The bound as kube-openapi prints it: truncated to an int for int data, else a float64."""
     return str(int(limit)) if kind == "integer" else go_float(float(limit))
 
 
 def _check_number(s, v, kind, name, out):
-    errs = []
+    """multipleOf, minimum, maximum: all reported, in that order."""
     mult = s.get("multipleOf")
     if mult is not None and mult > 0:
         if kind == "integer" and int(mult) != 0:
             if v % int(mult) != 0:
-                errs.append(_invalid(_err_path(name), v, "%s should be a multiple of %d" % (_in(name), int(mult))))
+                out.append(_invalid(_err_path(name), v, "%s should be a multiple of %d" % (_in(name), int(mult))))
         elif kind == "number" or int(mult) == 0:
             q = (1 / mult * v) if mult < 1 else (v / mult)
             if not _is_json_integer(q):
-                errs.append(_invalid(_err_path(name), v, "%s should be a multiple of %s"
-                                     % (_in(name), go_float(float(mult)))))
+                out.append(_invalid(_err_path(name), v, "%s should be a multiple of %s"
+                                    % (_in(name), go_float(float(mult)))))
     for key, excl_key, below in (("minimum", "exclusiveMinimum", True), ("maximum", "exclusiveMaximum", False)):
         if s.get(key) is None:
             continue
@@ -635,9 +635,8 @@ def _check_number(s, v, kind, name, out):
             bad = v >= limit if excl else v > limit
             words = "less than" if excl else "less than or equal to"
         if bad:
-            errs.append(_invalid(_err_path(name), v, "%s should be %s %s"
-                                 % (_in(name), words, _bound(s[key], v, kind))))
-    out.extend(errs)
+            out.append(_invalid(_err_path(name), v, "%s should be %s %s"
+                                % (_in(name), words, _bound(s[key], kind))))
 
 
 def _check_array(s, v, name, out, old):
