@@ -97,8 +97,8 @@ def _text(v):
 # ------------------------------------------------------------------ JSONPath
 
 _TOKEN = re.compile(r"""
-    \.\.(?P<rname>[^.\[\]]+)            # ..name: recursive descent
-  | \.(?P<name>[^.\[\]]+)               # .name (or .*)
+    \.\.(?P<rname>(?:\\.|[^.\[\]\\])+)   # ..name: recursive descent
+  | \.(?P<name>(?:\\.|[^.\[\]\\])+)      # .name (or .*), "\." a dot inside a name
   | \[\s*(?P<q>'[^']*'|"[^"]*")\s*\]    # ['name']
   | \[\?\((?P<filter>.*?)\)\]           # [?(@.type=="Ready")]
   | \[(?P<sub>[^\]]*)\]                 # [0], [-1], [*], [1:3]
@@ -122,9 +122,9 @@ def parse(path):
             raise ValueError("unrecognized JSONPath at %r" % path[pos:])
         pos = m.end()
         if m.group("rname"):
-            steps.append(("recurse", m.group("rname")))
+            steps.append(("recurse", _unescape(m.group("rname"))))
         elif m.group("name"):
-            steps.append(("all",) if m.group("name") == "*" else ("key", m.group("name")))
+            steps.append(("all",) if m.group("name") == "*" else ("key", _unescape(m.group("name"))))
         elif m.group("q"):
             steps.append(("key", m.group("q")[1:-1]))
         elif m.group("filter") is not None:
@@ -136,6 +136,10 @@ def parse(path):
         else:
             steps.append(_subscript(m.group("sub").strip()))
     return steps
+
+
+def _unescape(name):
+    return re.sub(r"\\(.)", r"\1", name)
 
 
 def _literal(s):

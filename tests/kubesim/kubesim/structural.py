@@ -13,7 +13,8 @@ json.loads gives them), for the CRD serving code to call:
                                 kube-openapi's schema checks, embedded resources,
                                 list-type set/map uniqueness, then the
                                 x-kubernetes-validations CEL rules;
-  check_schema(schema, path)    the few CRD-side checks made when a CRD is written.
+  check_schema(schema, path, cel)
+                                the few CRD-side checks made when a CRD is written.
 
 Errors are (field path, field.ErrorType reason, message) tuples, as
 errors.invalid() takes them, worded as a 1.32 apiserver words them: the
@@ -116,14 +117,9 @@ def go_json(v):
 
 
 def _body_value(v):
-    """How field.Error.ErrorBody prints a bad value."""
-    if v is None:
-        return '"null"'
-    if isinstance(v, (dict, list)):
-        return go_gosyntax(v)
-    if isinstance(v, str):
-        return go_quote(v)
-    return go_gosyntax(v)
+    """How field.Error.ErrorBody prints a bad value: nil as "null", strings quoted,
+    numbers and booleans plain, maps and lists as Go syntax."""
+    return '"null"' if v is None else go_gosyntax(v)
 
 
 # ------------------------------------------------------------------ field.Error
@@ -299,7 +295,7 @@ def _prune_nulls(x, s):
             v = x[k]
             if k in props:
                 ps = props[k]
-                if v is None and "default" not in ps and not ps.get("nullable"):
+                if v is None and ps.get("default") is None and not ps.get("nullable"):
                     del x[k]
                 else:
                     _prune_nulls(v, ps)
@@ -397,11 +393,13 @@ def _is_datetime(v):
     return bool(m) and int(m.group(1)) < 24 and int(m.group(2)) < 60 and int(m.group(3)) < 60
 
 
-def _is_ip(v, version):
+def _is_ip(v, sep):
+    """strfmt's IsIPv4/IsIPv6: any IP address net.ParseIP takes, with a '.' or a ':' in it."""
     try:
-        return ipaddress.ip_address(v).version == version or (version == 6 and ":" in v)
+        ipaddress.ip_address(v)
     except ValueError:
         return False
+    return sep in v
 
 
 def _is_cidr(v):
@@ -420,7 +418,9 @@ def _is_byte(v):
         return False
 
 
-_HOST_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+# strfmt's hostname expression, ASCII only (it also takes Unicode letters and symbols)
+_HOSTNAME = re.compile(r"[a-zA-Z0-9]((-?[a-zA-Z0-9]{0,62})?)|"
+                       r"([a-zA-Z0-9](([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.)){1,}([a-zA-Z]){2,63}")
 
 _FORMAT_CHECKS = {
     "date": _is_date,
@@ -432,9 +432,10 @@ _FORMAT_CHECKS = {
     "uuid5": lambda v: re.fullmatch(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?"
                                     r"[0-9a-f]{12}", v),
     "byte": _is_byte,
-    "hostname": lambda v: 0 < len(v) <= 255 and all(_HOST_LABEL.fullmatch(x) for x in v.split(".")),
-    "ipv4": lambda v: _is_ip(v, 4),
-    "ipv6": lambda v: _is_ip(v, 6),
+    "hostname": lambda v: (_HOSTNAME.fullmatch(v) and len(v) <= 255
+                           and all(len(x) <= 63 for x in v.split("."))),
+    "ipv4": lambda v: _is_ip(v, "."),
+    "ipv6": lambda v: _is_ip(v, ":"),
     "cidr": _is_cidr,
     "mac": lambda v: re.fullmatch(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}", v),
     "bsonobjectid": lambda v: re.fullmatch(r"[0-9a-fA-F]{24}", v),
@@ -495,10 +496,21 @@ def _is_json_integer(f):
     return diff < 1e-9 or diff < 1e-9 * abs(f)
 
 
-def _openapi(s, v, name, out):
+NO_OLD = object()   # no correlated old value (create, or a node new in this update)
+
+
+def _correlated(old, k):
+    return old[k] if isinstance(old, dict) and k in old else NO_OLD
+
+
+def _openapi(s, v, name, out, old=NO_OLD):
     """One node of kube-openapi's SchemaValidator: type, string, format, number, slice, enum,
-    object, in that order, each only for the data kinds it applies to."""
-    if s is None:
+    object, in that order, each only for the data kinds it applies to.
+
+    Ratcheting (CRDValidationRatcheting, on by default since 1.30): a node equal to its
+    correlated old value passes, whatever its subtree holds; children correlate by
+    property, map key and list-type map key."""
+    if s is None or (old is not NO_OLD and _deep_equal(v, old)):
         return
     types = _types(s)
     if v is None:
@@ -511,6 +523,7 @@ def _openapi(s, v, name, out):
     fmt = _effective_format(s)
     if types or fmt:
         _check_type(types, fmt, v, kind, name, out)
+    _check_alternatives(s, v, name, out)
     if kind == "string":
         _check_string(s, v, name, out)
         check = _FORMAT_CHECKS.get(fmt.replace("-", "")) if fmt else None
@@ -519,10 +532,10 @@ def _openapi(s, v, name, out):
     elif kind in ("integer", "number"):
         _check_number(s, v, kind, name, out)
     elif kind == "array":
-        _check_array(s, v, name, out)
+        _check_array(s, v, name, out, old)
     _check_enum(s, v, name, out)
     if kind == "object":
-        _check_object(s, v, name, out)
+        _check_object(s, v, name, out, old)
 
 
 def _check_type(types, fmt, v, kind, name, out):
@@ -538,6 +551,43 @@ def _check_type(types, fmt, v, kind, name, out):
     else:
         return
     out.append(_type_invalid(_err_path(name), got, "%s must be of type %s: %s" % (_in(name), want, go_quote(got))))
+
+
+def _composite(name, text):
+    """A kube-openapi composite error: not a field error, so reported on the nil path."""
+    return ("<nil>", "FieldValueInvalid", 'Invalid value: "": %s %s' % (go_quote(name), text))
+
+
+def _check_alternatives(s, v, name, out):
+    """anyOf, oneOf, allOf, not (schemaPropsValidator). Of failing alternatives kube-openapi
+    keeps those of the one with most passing checks; here the first failing one."""
+    def run(alt):
+        errs = []
+        _openapi(alt, v, name, errs)
+        return errs
+    if s.get("anyOf"):
+        results = [run(a) for a in s["anyOf"]]
+        if all(results):
+            out.append(_composite(name, "must validate at least one schema (anyOf)"))
+            out.extend(results[0])
+    if s.get("oneOf"):
+        results = [run(a) for a in s["oneOf"]]
+        valid = sum(1 for r in results if not r)
+        if valid != 1:
+            out.append(_composite(name, "must validate one and only one schema (oneOf). %s"
+                                  % ("Found none valid" if valid == 0 else "Found %d valid alternatives" % valid)))
+            if valid == 0:
+                out.extend(results[0])
+    if s.get("allOf"):
+        results = [run(a) for a in s["allOf"]]
+        for r in results:
+            out.extend(r)
+        valid = sum(1 for r in results if not r)
+        if valid != len(results):
+            out.append(_composite(name, "must validate all the schemas (allOf)%s"
+                                  % (". None validated" if valid == 0 else "")))
+    if isinstance(s.get("not"), dict) and not run(s["not"]):
+        out.append(_composite(name, "must not validate the schema (not)"))
 
 
 def _check_string(s, v, name, out):
@@ -556,23 +606,23 @@ def _check_string(s, v, name, out):
             out.append(_invalid(_err_path(name), v, "%s should match '%s'" % (_in(name), shown)))
 
 
-def _bound(limit, v, kind):
+def _bound(limit, kind):
     """The bound as kube-openapi prints it: truncated to an int for int data, else a float64."""
     return str(int(limit)) if kind == "integer" else go_float(float(limit))
 
 
 def _check_number(s, v, kind, name, out):
-    errs = []
+    """multipleOf, minimum, maximum: all reported, in that order."""
     mult = s.get("multipleOf")
     if mult is not None and mult > 0:
         if kind == "integer" and int(mult) != 0:
             if v % int(mult) != 0:
-                errs.append(_invalid(_err_path(name), v, "%s should be a multiple of %d" % (_in(name), int(mult))))
+                out.append(_invalid(_err_path(name), v, "%s should be a multiple of %d" % (_in(name), int(mult))))
         elif kind == "number" or int(mult) == 0:
             q = (1 / mult * v) if mult < 1 else (v / mult)
             if not _is_json_integer(q):
-                errs.append(_invalid(_err_path(name), v, "%s should be a multiple of %s"
-                                     % (_in(name), go_float(float(mult)))))
+                out.append(_invalid(_err_path(name), v, "%s should be a multiple of %s"
+                                    % (_in(name), go_float(float(mult)))))
     for key, excl_key, below in (("minimum", "exclusiveMinimum", True), ("maximum", "exclusiveMaximum", False)):
         if s.get(key) is None:
             continue
@@ -585,16 +635,16 @@ def _check_number(s, v, kind, name, out):
             bad = v >= limit if excl else v > limit
             words = "less than" if excl else "less than or equal to"
         if bad:
-            errs.append(_invalid(_err_path(name), v, "%s should be %s %s"
-                                 % (_in(name), words, _bound(s[key], v, kind))))
-    out.extend(errs)
+            out.append(_invalid(_err_path(name), v, "%s should be %s %s"
+                                % (_in(name), words, _bound(s[key], kind))))
 
 
-def _check_array(s, v, name, out):
+def _check_array(s, v, name, out, old):
     items = s.get("items")
     if isinstance(items, dict):
+        by_key = _map_list_old(s, old)
         for i, x in enumerate(v):
-            _openapi(items, x, "%s[%d]" % (name, i), out)
+            _openapi(items, x, "%s[%d]" % (name, i), out, _old_item(s, by_key, x))
     if "minItems" in s and len(v) < s["minItems"]:
         out.append(_invalid(_err_path(name), len(v), "%s should have at least %d items" % (_in(name), s["minItems"])))
     if "maxItems" in s and len(v) > s["maxItems"]:
@@ -617,7 +667,7 @@ def _check_enum(s, v, name, out):
     out.append(_not_supported(_err_path(name), v, [e if isinstance(e, str) else go_json(e) for e in enum]))
 
 
-def _check_object(s, v, name, out):
+def _check_object(s, v, name, out, old):
     n = len(v)
     if "minProperties" in s and n < s["minProperties"]:
         out.append(_invalid(_err_path(name), n, "%s should have at least %d properties"
@@ -631,10 +681,10 @@ def _check_object(s, v, name, out):
     if ap is not None:
         for k, x in v.items():
             if k not in props:
-                _openapi(ap, x, name + "." + k, out)
+                _openapi(ap, x, name + "." + k, out, _correlated(old, k))
     for k, ps in props.items():
         if k in v:
-            _openapi(ps, v[k], _pjoin(name, k), out)
+            _openapi(ps, v[k], _pjoin(name, k), out, _correlated(old, k))
     for k in s.get("required") or []:
         if k not in v:
             out.append(_required(_err_path(name + "." + k)))
@@ -809,7 +859,11 @@ def _cel_node(s, v, old, p, cel, out):
         variables["oldSelf"] = old
     results = cel.evaluate([r["rule"] for r in run], variables)
     stype = s.get("type") or ""
-    failed = [r for r, (k, val) in zip(run, results) if k == "value" and val is not True]
+    unchanged = old is not None and _deep_equal(v, old)      # ratcheting: a warning upstream, dropped here
+
+    def reported(r, k, val):
+        return k == "value" and val is not True and not (unchanged and not _uses_old_self(r["rule"]))
+    failed = [r for r, (k, val) in zip(run, results) if reported(r, k, val)]
     msg_exprs = [r["messageExpression"] for r in failed if r.get("messageExpression")]
     msg_values = iter(cel.evaluate(msg_exprs, variables) if msg_exprs else [])
     for r, (k, val) in zip(run, results):
@@ -821,7 +875,7 @@ def _cel_node(s, v, old, p, cel, out):
                 detail = "%s evaluating rule: %s" % (val, _rule_error_string(r))
             out.append(_invalid(_shown(p), stype, detail))
             continue
-        if val is True:
+        if not reported(r, k, val):
             continue
         detail = _rule_message(r)
         if r.get("messageExpression"):
@@ -837,11 +891,18 @@ def _cel_node(s, v, old, p, cel, out):
 
 
 def _map_list_old(s, old):
-    """Old items of a list-type map, by key, for transition rules on the items."""
+    """Old items of a list-type map by key (the only list items that correlate), or None."""
     if s.get("x-kubernetes-list-type") != "map" or not isinstance(old, list):
         return None
     keys = s.get("x-kubernetes-list-map-keys") or []
     return {go_json([o.get(k) for k in keys]): o for o in old if isinstance(o, dict)}
+
+
+def _old_item(s, by_key, x):
+    if by_key is None or not isinstance(x, dict):
+        return NO_OLD
+    keys = s.get("x-kubernetes-list-map-keys") or []
+    return by_key.get(go_json([x.get(k) for k in keys]), NO_OLD)
 
 
 def _cel_walk(s, v, old, p, cel, out):
@@ -861,14 +922,10 @@ def _cel_walk(s, v, old, p, cel, out):
             if k in props:
                 _cel_walk(props[k], x, oldm.get(k), _child(p, k), cel, out)
     elif isinstance(v, list):
-        items = s.get("items")
         by_key = _map_list_old(s, old)
-        keys = s.get("x-kubernetes-list-map-keys") or []
         for i, x in enumerate(v):
-            o = None
-            if by_key is not None and isinstance(x, dict):
-                o = by_key.get(go_json([x.get(k) for k in keys]))
-            _cel_walk(items, x, o, _index(p, i), cel, out)
+            o = _old_item(s, by_key, x)
+            _cel_walk(s.get("items"), x, None if o is NO_OLD else o, _index(p, i), cel, out)
 
 
 # ------------------------------------------------------------------ validate
@@ -878,7 +935,7 @@ def validate(schema, obj, old=None, cel=None):
     (customResourceStrategy.Validate / ValidateUpdate), as (path, reason, message) tuples:
 
     1. kube-openapi: type (x-kubernetes-int-or-string = integer or string; nullable),
-       maxLength, minLength, pattern, format (the string formats apiextensions keeps),
+       anyOf/oneOf/allOf/not, maxLength, minLength, pattern, format (the string formats apiextensions keeps),
        multipleOf, minimum, maximum (+exclusive), items, minItems, maxItems, enum,
        minProperties, maxProperties, additionalProperties values, properties, required;
     2. x-kubernetes-embedded-resource objects need apiVersion and kind;
@@ -891,11 +948,15 @@ def validate(schema, obj, old=None, cel=None):
        mention oldSelf, run only then), using message, messageExpression, reason and
        fieldPath as the apiserver does.
 
-    Not done: allOf/anyOf/oneOf/not, the update ratcheting of schema and CEL errors
-    (CRDValidationRatcheting), metadata checks inside embedded resources, CEL cost
-    limits and optionalOldSelf."""
+    On update (`old` given) errors are ratcheted as 1.30-1.32 do by default
+    (CRDValidationRatcheting): a schema error or a failed non-transition rule is dropped
+    when its value equals the correlated old value (the apiserver turns a ratcheted rule
+    failure into a warning; this interface has none).
+
+    Not done: metadata checks inside embedded resources, CEL cost limits and
+    optionalOldSelf."""
     out = []
-    _openapi(schema, obj, "", out)
+    _openapi(schema, obj, "", out, NO_OLD if old is None else old)
     _embedded(schema, obj, None, out)
     if old is None or not _list_errors(schema, old):
         out.extend(_list_errors(schema, obj))
