@@ -424,6 +424,10 @@ class Api:
             if obj is not None:
                 obj["apiVersion"] = req.res.api_version
                 obj["kind"] = req.res.kind
+                if req.res.crd is not None:     # what webhooks added is pruned and defaulted too
+                    schemas.prune_metadata(obj)
+                    structural.prune(req.res.crd.schema, obj)
+                    req.res.crd.present(obj)
         if after_mutate is not None:
             after_mutate(obj)
         if op in ("CREATE", "UPDATE"):

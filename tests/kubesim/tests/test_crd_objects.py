@@ -244,7 +244,8 @@ class CrdWebhookTest(unittest.TestCase):
         if path.startswith("/mutate"):
             import base64
             import json
-            ops = [{"op": "add", "path": "/metadata/labels", "value": {"seen": request["kind"]["version"]}}]
+            ops = [{"op": "add", "path": "/metadata/labels", "value": {"seen": request["kind"]["version"]}},
+                   {"op": "add", "path": "/spec/bogus", "value": 1}]
             return {"allowed": True, "patchType": "JSONPatch",
                     "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
         return {"allowed": True}
@@ -263,6 +264,7 @@ class CrdWebhookTest(unittest.TestCase):
         st, out = self.api.call(ADMIN, "POST", WIDGETS_A, widget("a"))
         self.assertEqual(st, 201, out)
         self.assertEqual((out["apiVersion"], out["metadata"]["labels"]), ("example.com/v1alpha1", {"seen": "v1beta1"}))
+        self.assertNotIn("bogus", out["spec"])          # what a webhook adds is pruned as well
         req = self.hook.calls[-1][2]["request"]
         self.assertEqual(req["kind"], {"group": "example.com", "version": "v1beta1", "kind": "Widget"})
         self.assertEqual(req["requestKind"], {"group": "example.com", "version": "v1alpha1", "kind": "Widget"})
