@@ -58,6 +58,25 @@ class CrdGarbageCollectorTest(unittest.TestCase):
         self.assertLess(gone.index(("jobs", "pull")), gone.index(("widgets.example.com", "owner")))
         wait_for(lambda: self.sim.get(JOBS + "/loose") is None, what="non-blocking dependent collected")
 
+    def test_foreground_deletion_of_a_built_in_owner(self):
+        owner = self.sim.create(SECRETS, {"apiVersion": "v1", "kind": "Secret",
+                                          "metadata": {"name": "fg", "namespace": "default"}})
+        w = widget("dep")
+        w["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Secret", "name": "fg",
+                                             "uid": owner["metadata"]["uid"], "blockOwnerDeletion": True}]
+        w["metadata"]["finalizers"] = ["example.com/hold"]
+        self.sim.create(WIDGETS_A, w)
+        code, out = self.sim.call("DELETE", SECRETS + "/fg", body={"kind": "DeleteOptions", "apiVersion": "v1",
+                                                                    "propagationPolicy": "Foreground"})
+        self.assertEqual((code, out["metadata"]["finalizers"]), (200, ["foregroundDeletion"]))
+        wait_for(lambda: (self.sim.get(WIDGETS_A + "/dep") or {}).get("metadata", {}).get("deletionTimestamp"),
+                 what="dependent deleted")
+        self.sim.clock.sleep(5)
+        self.assertIsNotNone(self.sim.get(SECRETS + "/fg"))       # held while its blocking dependent is there
+        self.sim.call("PATCH", WIDGETS_A + "/dep", {"metadata": {"finalizers": None}},
+                      content_type="application/merge-patch+json")
+        wait_for(lambda: self.sim.get(SECRETS + "/fg") is None, what="owner gone after its dependent")
+
     def test_custom_resources_as_dependents(self):
         owner = self.sim.create(SECRETS, {"apiVersion": "v1", "kind": "Secret",
                                           "metadata": {"name": "owner", "namespace": "default"}})
