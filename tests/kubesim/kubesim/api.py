@@ -473,9 +473,9 @@ class Api:
             with self.crd_lock:     # serve what is stored now, whichever of racing writers comes last
                 cur = self.store.get(crdmod.RESOURCE, None, name)
                 self.registry.set_crd(name, crdmod.served_resources(cur) if cur is not None else [])
-        elif res.crd is not None and obj is None and not self._any_left(res.key):
-            crd = self.store.get(crdmod.RESOURCE, None, res.crd.crd_name)
-            if crd is not None and crdmod.terminating(crd):
+        elif res.crd is not None and obj is None:
+            now = self.registry.lookup(res.group, res.version, res.plural)     # as the CRD is now
+            if now is not None and now.crd.terminating and not self._any_left(res.key):
                 self._finish_crd(res.crd.crd_name)
         return res.present(stored)
 
@@ -483,8 +483,8 @@ class Api:
         return [o for o in self.store.list(crdmod.RESOURCE)[0] if o["metadata"]["name"] != name]
 
     def _check_crd_not_terminating(self, res):
-        crd = self.store.get(crdmod.RESOURCE, None, res.crd.crd_name)
-        if crd is not None and crdmod.terminating(crd):
+        now = self.registry.lookup(res.group, res.version, res.plural)         # as the CRD is now
+        if now is not None and now.crd.terminating:
             raise errors.method_not_allowed("create not allowed while custom resource definition is terminating")
 
     def _any_left(self, key):

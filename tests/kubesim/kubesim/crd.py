@@ -276,6 +276,7 @@ class CrdVersion:
         self.status_subresource = "status" in (version.get("subresources") or {})
         self.storage_api_version = "%s/%s" % (self.group, storage_version(crd))
         self.api_version = "%s/%s" % (self.group, self.version)
+        self.terminating = terminating(crd)
 
     def present(self, obj):
         """A stored object as this version serves it: apiVersion rewritten (conversion

@@ -91,6 +91,29 @@ class CrdObjectsTest(unittest.TestCase):
         st, old = self.call("GET", WIDGETS_A + "/old")
         self.assertEqual(old["spec"]["mode"], "Once")
 
+    def test_cel_rules_of_the_schema(self):
+        crd = widget_crd()
+        crd["metadata"]["name"] = "gizmos.example.com"
+        crd["spec"]["names"] = {"plural": "gizmos", "kind": "Gizmo"}
+        for v in crd["spec"]["versions"]:
+            v["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [
+                {"rule": "self.replicas <= 10", "message": "at most 10 replicas"}]
+        self.create(CRDS, crd)
+        path = "/apis/example.com/v1alpha1/namespaces/default/gizmos"
+        ok = dict(widget("g", replicas=10), kind="Gizmo")
+        self.create(path, ok)
+        st, out = self.call("POST", path, dict(widget("h", replicas=11), kind="Gizmo"))
+        self.assertEqual(st, 422, out)
+        self.assertIn("at most 10 replicas", out["message"])
+        crd["metadata"]["name"] = "doodads.example.com"
+        crd["spec"]["names"] = {"plural": "doodads", "kind": "Doodad"}
+        crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "x-kubernetes-validations"] = [{"rule": "self.replicas <="}]
+        st, out = self.call("POST", CRDS, crd)
+        self.assertEqual(st, 422, out)
+        self.assertIn("spec.versions[1].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule",
+                      out["message"])
+
     def test_status_subresource_and_generation(self):
         w = self.create(WIDGETS_A, widget("s"))
         self.assertEqual(w["metadata"]["generation"], 1)
