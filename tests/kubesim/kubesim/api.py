@@ -470,14 +470,35 @@ class Api:
         res = req.res
         stored = self.store.commit(res.key, ns, name, res.crd.to_storage(obj) if res.crd and obj else obj, **kw)
         if crdmod.is_crd(res):
-            with self.crd_lock:     # serve what is stored now, whichever of racing writers comes last
-                cur = self.store.get(crdmod.RESOURCE, None, name)
-                self.registry.set_crd(name, crdmod.served_resources(cur) if cur is not None else [])
+            self._serve_crd(name)
+            self._recheck_names(name)
         elif res.crd is not None and obj is None:
             now = self.registry.lookup(res.group, res.version, res.plural)     # as the CRD is now
             if now is not None and now.crd.terminating and not self._any_left(res.key):
                 self._finish_crd(res.crd.crd_name)
         return res.present(stored)
+
+    def _serve_crd(self, name):
+        """Serves what is stored for the CRD `name` now (whichever of racing writers comes last)."""
+        with self.crd_lock:
+            cur = self.store.get(crdmod.RESOURCE, None, name)
+            self.registry.set_crd(name, crdmod.served_resources(cur) if cur is not None else [])
+
+    def _recheck_names(self, name):
+        """The naming controller's second look after a write of CRD `name`: another CRD
+        refused for a name conflict is accepted (and served) once its names are free."""
+        for o in self._other_crds(name):
+            if crdmod.names_accepted(o):
+                continue
+            oname = o["metadata"]["name"]
+            status = crdmod.crd_status(o, o.get("status"), self._other_crds(oname), self.clock.rfc3339())
+            if crdmod.names_accepted({"status": status}):
+                o["status"] = status
+                try:
+                    self.store.commit(crdmod.RESOURCE, None, oname, o, expect_rv=o["metadata"]["resourceVersion"])
+                except errors.ApiError:
+                    continue        # written meanwhile: that write computed its status itself
+                self._serve_crd(oname)
 
     def _other_crds(self, name):
         return [o for o in self.store.list(crdmod.RESOURCE)[0] if o["metadata"]["name"] != name]
@@ -521,6 +542,7 @@ class Api:
         if md["finalizers"]:
             return 200, self.store.commit(crdmod.RESOURCE, None, name, cur, expect_rv=md["resourceVersion"])
         self.store.commit(crdmod.RESOURCE, None, name, None, expect_rv=md["resourceVersion"])
+        self._recheck_names(name)
         return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                      "details": {"name": name, "group": crdmod.GROUP, "kind": crdmod.RESOURCE, "uid": md["uid"]}}
 

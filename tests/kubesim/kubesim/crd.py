@@ -250,6 +250,11 @@ def crd_status(crd, old_status, others, now):
     return st
 
 
+def names_accepted(crd):
+    return any(c.get("type") == "NamesAccepted" and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
 def established(crd):
     return any(c.get("type") == "Established" and c.get("status") == "True"
                for c in (crd.get("status") or {}).get("conditions") or [])

@@ -101,6 +101,15 @@ class CrdDefinitionTest(unittest.TestCase):
         self.assertEqual(conds["Established"][:2], ("False", "NotAccepted"))
         st, _ = self.call("GET", GADGETS)
         self.assertEqual(st, 404)
+        # the naming controller accepts it once the other CRD gives the name up
+        st, _ = self.call("DELETE", CRDS + "/widgets.example.com")
+        self.assertEqual(st, 200)
+        st, out = self.call("GET", CRDS + "/gadgets.example.com")
+        conds = {c["type"]: (c["status"], c["reason"]) for c in out["status"]["conditions"]}
+        self.assertEqual((conds["NamesAccepted"], conds["Established"]),
+                         (("True", "NoConflicts"), ("True", "InitialNamesAccepted")))
+        self.assertEqual(out["status"]["acceptedNames"]["shortNames"], ["wd"])
+        self.assertEqual(self.call("GET", GADGETS)[0], 200)
 
     def test_discovery_and_routes(self):
         reg = self.api.registry
