@@ -229,6 +229,26 @@ class RbacTest(unittest.TestCase):
             {"kind": "Group", "name": "system:serviceaccounts:ota-system"}]))
         self.assertIsNone(self.check(SA, "GET", "/apis/apps/v1/daemonsets"))
 
+    def test_a_service_account_subject_without_namespace_is_in_the_bindings(self):
+        self.create("/namespaces/ota-system/rolebindings", binding("b", "ClusterRole", "view", [
+            {"kind": "ServiceAccount", "name": "ota-controller"}], "ota-system"))
+        self.assertIsNone(self.check(SA, "GET", "/api/v1/namespaces/ota-system/pods"))
+        self.assertEqual(self.authz.authorize(authz.attributes(SA, "GET", "/api/v1/namespaces/ota-system/pods", {})),
+                         (True, 'RBAC: allowed by RoleBinding "b/ota-system" of ClusterRole "view" to '
+                                'ServiceAccount "ota-controller/ota-system"'))
+        self.create("/clusterrolebindings", binding("c", "ClusterRole", "view", [
+            {"kind": "ServiceAccount", "name": "ota-controller"}]))
+        self.assertIsNotNone(self.check(SA, "GET", "/api/v1/namespaces/default/pods"))
+
+    def test_a_binding_counts_once_however_many_subjects_match(self):
+        self.create("/clusterroles", role("r", [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]))
+        self.create("/clusterrolebindings", binding("b", "ClusterRole", "r", [
+            {"kind": "Group", "name": "developers"}, {"kind": "User", "name": "jane"}]))
+        rules = self.authz.rules_for(JANE, "")[0]
+        self.assertEqual(rules.count({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}), 1)
+        self.assertEqual(self.authz.authorize(authz.attributes(JANE, "GET", "/api/v1/namespaces/x/pods/p", {}))[1],
+                         'RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to Group "developers"')
+
     def test_writes_to_rbac_objects_take_effect_at_once(self):
         P = "/api/v1/namespaces/edge/secrets/s"
         self.create("/namespaces/edge/roles", role("r", [{"verbs": ["get"], "apiGroups": [""],
