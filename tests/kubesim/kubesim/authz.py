@@ -409,8 +409,8 @@ class NodeGraph:
 
     def _pods_on(self, node, ns):
         with self.store.lock:
-            objs = list(self.store.by_resource["pods"].items())
-        return [o for (n, _), o in objs if n == ns and (o.get("spec") or {}).get("nodeName") == node]
+            return [o for (n, _), o in self.store.by_resource["pods"].items()
+                    if n == ns and (o.get("spec") or {}).get("nodeName") == node]
 
     def related(self, node, kind, ns, name):
         if kind == "pod":
@@ -539,7 +539,8 @@ class Authorizer:
         self._index = None
         self._generation = 0
         self._lock = threading.Lock()
-        store.subscribe(self._on_write, copy=False)
+        if not self.always_allow:
+            store.subscribe(self._on_write, copy=False)
 
     @property
     def always_allow(self):
