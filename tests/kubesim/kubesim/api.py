@@ -411,11 +411,16 @@ class Api:
                 obj["status"]["evaluationError"] = err
         else:
             ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-            if (ra is None) == (nra is None):
+            if ra is None and nra is None:
                 raise errors.invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", [(
                     "spec.resourceAttributes", "FieldValueInvalid",
                     "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes "
                     "must be specified")])
+            if ra is not None and nra is not None:
+                raise errors.invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", [(
+                    "spec.nonResourceAttributes", "FieldValueInvalid",
+                    "Invalid value: %s: cannot be specified in combination with resourceAttributes"
+                    % json.dumps(nra))])
             if ra is not None:
                 a = authz.Attributes(user, ra.get("verb", ""), ra.get("group", ""), ra.get("resource", ""),
                                      ra.get("subresource", ""), ra.get("namespace", ""), ra.get("name", ""),

@@ -392,7 +392,15 @@ class ReviewTest(unittest.TestCase):
             {"allowed": True})
         st, body = self.api.call(JANE, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
                                  {"spec": {}})
-        self.assertEqual((st, body["reason"]), (422, "Invalid"))
+        self.assertEqual((st, body["message"]), (422, 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: '
+                                                      'spec.resourceAttributes: Invalid value: "null": exactly one of '
+                                                      'nonResourceAttributes or resourceAttributes must be specified'))
+        st, body = self.api.call(JANE, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                                 {"spec": {"resourceAttributes": {"verb": "get"},
+                                           "nonResourceAttributes": {"verb": "get", "path": "/"}}})
+        self.assertEqual(st, 422)
+        self.assertIn("spec.nonResourceAttributes: Invalid value: ", body["message"])
+        self.assertTrue(body["message"].endswith(": cannot be specified in combination with resourceAttributes"))
 
     def test_rules_review(self):
         st = self.ssrr(JANE, "edge")
