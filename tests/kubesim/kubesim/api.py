@@ -424,7 +424,7 @@ class Api:
             if ra is not None:
                 a = authz.Attributes(user, ra.get("verb", ""), ra.get("group", ""), ra.get("resource", ""),
                                      ra.get("subresource", ""), ra.get("namespace", ""), ra.get("name", ""),
-                                     field_selector=(ra.get("fieldSelector") or {}).get("rawSelector", ""))
+                                     field_selector=authz.review_field_selector(ra.get("fieldSelector")))
             else:
                 a = authz.Attributes(user, nra.get("verb", ""), path=nra.get("path", ""), resource_request=False)
             allowed, reason = self.authz.authorize(a)

@@ -138,6 +138,21 @@ def field_requirements(text):
     return out
 
 
+def review_field_selector(attrs):
+    """A SubjectAccessReview's fieldSelector attributes as a field selector string: its
+    rawSelector, or its requirements (In or NotIn with one value each: = and !=; others
+    cannot limit a request the Node authorizer looks at, and are left out)."""
+    attrs = attrs or {}
+    if attrs.get("rawSelector"):
+        return attrs["rawSelector"]
+    terms = []
+    for r in attrs.get("requirements") or []:
+        values = r.get("values") or []
+        if len(values) == 1 and r.get("operator") in ("In", "NotIn"):
+            terms.append("%s%s%s" % (r.get("key", ""), "=" if r["operator"] == "In" else "!=", values[0]))
+    return ",".join(terms)
+
+
 def exact_name(fsel):
     """The x of `metadata.name=x` in a field selector (fields.RequiresExactMatch)."""
     for k, op, v in field_requirements(fsel):

@@ -390,6 +390,9 @@ class ReviewTest(unittest.TestCase):
         self.assertEqual(self.ssar(node, {"resourceAttributes": {
             "verb": "list", "resource": "pods", "fieldSelector": {"rawSelector": "spec.nodeName=node-1"}}}),
             {"allowed": True})
+        self.assertEqual(self.ssar(node, {"resourceAttributes": {
+            "verb": "watch", "resource": "pods", "fieldSelector": {"requirements": [
+                {"key": "spec.nodeName", "operator": "In", "values": ["node-1"]}]}}}), {"allowed": True})
         st, body = self.api.call(JANE, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
                                  {"spec": {}})
         self.assertEqual((st, body["message"]), (422, 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: '
@@ -401,6 +404,29 @@ class ReviewTest(unittest.TestCase):
         self.assertEqual(st, 422)
         self.assertIn("spec.nonResourceAttributes: Invalid value: ", body["message"])
         self.assertTrue(body["message"].endswith(": cannot be specified in combination with resourceAttributes"))
+
+    def test_access_review_in_protobuf(self):
+        """The body kubectl's typed client sends (k8s magic, runtime.Unknown, the review's message),
+        with a field selector as requirements: the field numbers of authorization/v1."""
+        def field(num, payload):
+            data = payload.encode() if isinstance(payload, str) else payload
+            key, out = bytes([num << 3 | 2]), b""
+            n = len(data)
+            while True:
+                out += bytes([n & 0x7F | (0x80 if n > 0x7F else 0)])
+                n >>= 7
+                if not n:
+                    break
+            return key + out + data
+        req = field(1, "spec.nodeName") + field(2, "In") + field(3, "node-1")
+        attrs = field(2, "list") + field(5, "pods") + field(8, field(2, req))
+        review = field(2, field(1, attrs))
+        unknown = field(1, field(1, "authorization.k8s.io/v1") + field(2, "SelfSubjectAccessReview")) + field(2, review)
+        from kubesim import protobuf
+        body = protobuf.decode(protobuf.MAGIC + unknown)
+        self.assertEqual(body["spec"], {"resourceAttributes": {"verb": "list", "resource": "pods", "fieldSelector": {
+            "requirements": [{"key": "spec.nodeName", "operator": "In", "values": ["node-1"]}]}}})
+        self.assertEqual(self.ssar(apimod.node_user("node-1"), body["spec"]), {"allowed": True})
 
     def test_rules_review(self):
         st = self.ssrr(JANE, "edge")
