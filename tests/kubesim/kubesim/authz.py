@@ -37,7 +37,6 @@ from . import errors
 
 MODES = ("Node", "RBAC", "AlwaysAllow")
 DEFAULT_MODE = "Node,RBAC"
-RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_RESOURCES = frozenset(("roles", "rolebindings", "clusterroles", "clusterrolebindings"))
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 READ = ("get", "list", "watch")

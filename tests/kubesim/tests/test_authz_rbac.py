@@ -439,7 +439,8 @@ class ReviewTest(unittest.TestCase):
         self.api.call(ADMIN, "POST", RBAC + "/namespaces/edge/roles",
                       role("r", [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"],
                                   "resourceNames": ["p"]}], "edge"))
-        self.api.call(ADMIN, "POST", RBAC + "/namespaces/edge/rolebindings", binding("b", "Role", "r", USER_JANE, "edge"))
+        self.api.call(ADMIN, "POST", RBAC + "/namespaces/edge/rolebindings",
+                      binding("b", "Role", "r", USER_JANE, "edge"))
         self.assertIn({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"], "resourceNames": ["p"]},
                       self.ssrr(JANE, "edge")["resourceRules"])
         self.assertNotIn({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"], "resourceNames": ["p"]},

@@ -44,7 +44,7 @@ class EnforcedTest(unittest.TestCase):
         self.assertEqual((st, body["message"]), (
             403, 'pods is forbidden: User "system:node:node-1" cannot watch resource "pods" in API group "" at the '
                  'cluster scope: can only list/watch pods with spec.nodeName field selector'))
-        st, _, r = self.ks.request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1"
+        st, _, _ = self.ks.request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1"
                                           "&fieldSelector=spec.nodeName%3Dnode-1", ident="node-1")
         self.assertEqual(st, 200)
 
