@@ -148,11 +148,9 @@ static guard_handshake handshake_facts(const conn_rec *rec, uint64_t now)
     };
 }
 
-/* The admission port is full: the worker's connection that gives its slot
- * to a new one (guard_handshake_evictable, _before), cut; 0 when none
- * may.  The new connection is taken over the limit until the cut one has
- * closed (at most GUARD_EVICTING_MAX of them per worker). */
-static int evict_for_new(worker *w)
+/* The worker's connection that gives its slot to a new one
+ * (guard_handshake_evictable, _before), cut; 0 when none may. */
+static int evict_own(worker *w)
 {
     uint64_t now = clock_mono_ns();
     conn_rec *victim = NULL;
@@ -173,6 +171,29 @@ static int evict_for_new(worker *w)
     cut(victim, GC_EVICTED);
     victim->evicted = 1;
     w->evicting++;
+    return 1;
+}
+
+/* The admission port is full: a connection of this worker gives its slot
+ * to the new one, or else one of another worker's, which it cuts at its
+ * next sweep (guard_evict_worker); 0 when none may.  The new connection is
+ * taken over the limit until the cut one has closed. */
+static int evict_for_new(worker *w)
+{
+    if (evict_own(w))
+        return 1;
+    server *srv = w->srv;
+    /* Workers' counts, read once: --threads is at most 256. */
+    size_t handshakes[256], asked[256];
+    size_t n = (size_t)srv->threads < 256 ? (size_t)srv->threads : 256;
+    for (size_t i = 0; i < n; i++) {
+        handshakes[i] = atomic_load(&srv->workers[i].handshakes);
+        asked[i] = atomic_load(&srv->workers[i].evict_asked);
+    }
+    size_t target = guard_evict_worker(handshakes, asked, n, (size_t)(w - srv->workers));
+    if (target == n)
+        return 0;
+    atomic_fetch_add(&srv->workers[target].evict_asked, 1);
     return 1;
 }
 
@@ -466,6 +487,12 @@ void conn_sweep(worker *w, uint64_t now)
     size_t mine = 0;
     conn_rec *largest = NULL;
     size_t largest_size = 0;
+    /* What the other workers asked of this one, then what this one can
+     * give them next. */
+    for (size_t asked = atomic_exchange(&w->evict_asked, 0); asked > 0; asked--)
+        if (!evict_own(w))
+            break;
+    size_t handshakes = 0;
     conn_rec *victim = NULL;
     guard_upload vu = {0};
     for (h2o_linklist_t *n = w->conns.next; n != &w->conns; n = n->next) {
@@ -482,6 +509,11 @@ void conn_sweep(worker *w, uint64_t now)
         /* A connection being cut frees its buffer as h2o closes it. */
         if (rec->cut)
             continue;
+        if (rec->kind == L_TLS) {
+            guard_handshake h = handshake_facts(rec, now);
+            if (guard_handshake_evictable(&h, 0))
+                handshakes++;
+        }
         mine += rec->sock->input != NULL && rec->sock->input->bytes != NULL
                     ? rec->sock->input->capacity
                     : 0;
@@ -496,6 +528,7 @@ void conn_sweep(worker *w, uint64_t now)
         }
     }
     atomic_store_explicit(&w->buffered, mine, memory_order_relaxed);
+    atomic_store(&w->handshakes, handshakes);
     w->over_budget = guard_over_budget(total_buffered(srv), srv->limits.max_buffered_bytes,
                                        w->over_budget);
     /* Over the budget, the oldest request arriving goes, one per sweep (its

@@ -31,7 +31,7 @@ int guard_accept_error_is_exhaustion(int err)
 size_t guard_connection_cap(size_t requested, uint64_t nofile, unsigned threads)
 {
     uint64_t reserve = GUARD_FD_RESERVE_BASE +
-                       (uint64_t)(GUARD_FD_RESERVE_PER_THREAD + GUARD_EVICTING_MAX) * threads +
+                       (uint64_t)(GUARD_FD_RESERVE_PER_THREAD + 2 * GUARD_EVICTING_MAX) * threads +
                        2u * GUARD_PROBE_CONNECTIONS;
     uint64_t room = nofile > reserve ? nofile - reserve : 1;
     if (room < requested)
@@ -58,6 +58,21 @@ size_t guard_handshake_victim(const guard_handshake *c, size_t n, size_t evictin
         if (guard_handshake_evictable(&c[i], evicting) &&
             (best == n || guard_handshake_before(&c[i], &c[best])))
             best = i;
+    return best;
+}
+
+size_t guard_evict_worker(const size_t *handshakes, const size_t *asked, size_t n, size_t self)
+{
+    size_t best = n, best_spare = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == self || asked[i] >= GUARD_EVICTING_MAX || handshakes[i] <= asked[i])
+            continue;
+        size_t spare = handshakes[i] - asked[i];
+        if (spare > best_spare) {
+            best = i;
+            best_spare = spare;
+        }
+    }
     return best;
 }
 

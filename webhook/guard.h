@@ -40,7 +40,9 @@ typedef struct guard_limits {
 /* Connections cut to make room for new ones whose close is still pending,
  * per worker: a full admission port admits a new connection over its
  * limit while the connection it evicts is being closed, at most this many
- * at once (the descriptor reserve counts them, guard_connection_cap). */
+ * at once; and as many again asked of a worker by the others
+ * (guard_evict_worker).  The descriptor reserve counts both
+ * (guard_connection_cap). */
 #define GUARD_EVICTING_MAX 16u
 /* Over the buffer budget, a request arriving for at least this long may be
  * cut to make room (guard_budget_victim): an apiserver sends a whole review
@@ -96,6 +98,15 @@ int guard_handshake_before(const guard_handshake *a, const guard_handshake *b);
  * two above, or n to refuse the new one.  conn.c applies the same two
  * while walking its list. */
 size_t guard_handshake_victim(const guard_handshake *c, size_t n, size_t evicting);
+
+/* A worker may cut only its own connections.  When the one that accepted a
+ * connection on a full port has none to give way, it asks another: the
+ * worker (an index, n of them) with the most unfinished handshakes not yet
+ * asked for (handshakes[i] - asked[i]), fewer than GUARD_EVICTING_MAX asks
+ * pending; n for none (the new connection is refused).  `self` is never
+ * chosen.  The worker asked cuts its oldest unfinished handshake at its
+ * next sweep. */
+size_t guard_evict_worker(const size_t *handshakes, const size_t *asked, size_t n, size_t self);
 
 /* ---- connections -------------------------------------------------------- */
 

@@ -57,6 +57,11 @@ typedef struct worker {
     int draining;
     int over_budget;
     size_t evicting; /* connections cut to give their slot, not yet closed */
+    /* For the other workers (guard_evict_worker): how many of this one's
+     * connections could give their slot, as of its last sweep, and how
+     * many of them the others asked it to cut at its next one. */
+    atomic_size_t handshakes;
+    atomic_size_t evict_asked;
     h2o_linklist_t conns; /* conn_rec (conn.c) of every open connection */
     _Atomic size_t buffered; /* input buffered by this worker's connections */
     metrics_counter counters[GC_N];

@@ -106,7 +106,7 @@ static void test_connection_cap(void **state)
     (void)state;
     /* the evictions in progress (GUARD_EVICTING_MAX per worker) count too */
     const uint64_t reserve2 = GUARD_FD_RESERVE_BASE +
-                              2 * (GUARD_FD_RESERVE_PER_THREAD + GUARD_EVICTING_MAX) +
+                              2 * (GUARD_FD_RESERVE_PER_THREAD + 2 * GUARD_EVICTING_MAX) +
                               2 * GUARD_PROBE_CONNECTIONS;
     static const struct {
         const char *name;
@@ -263,6 +263,28 @@ static void test_handshake_victim(void **state)
     }
 }
 
+static void test_evict_worker(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        size_t handshakes[3], asked[3], n, self, want; /* want == n: none */
+    } rows[] = {
+        {"one worker: nobody to ask", {5}, {0}, 1, 0, 1},
+        {"the other has some", {0, 4}, {0, 0}, 2, 0, 1},
+        {"never itself", {9, 0}, {0, 0}, 2, 0, 2},
+        {"the most not yet asked for", {0, 6, 5}, {0, 3, 0}, 3, 0, 2},
+        {"all asked for already", {0, 2, 1}, {0, 2, 1}, 3, 0, 3},
+        {"asks pending at the bound", {0, 100}, {0, GUARD_EVICTING_MAX}, 2, 0, 2},
+        {"stale count under its asks", {0, 1}, {0, 3}, 2, 0, 2},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t got =
+            guard_evict_worker(rows[i].handshakes, rows[i].asked, rows[i].n, rows[i].self);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %zu, want %zu", got, rows[i].want);
+    }
+}
+
 static void test_budget_victim(void **state)
 {
     (void)state;
@@ -383,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_over_budget),    cmocka_unit_test(test_arriving),
         cmocka_unit_test(test_head_framing),   cmocka_unit_test(test_upload_too_slow),
         cmocka_unit_test(test_handshake_victim), cmocka_unit_test(test_budget_victim),
+        cmocka_unit_test(test_evict_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
