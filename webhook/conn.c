@@ -471,6 +471,15 @@ static void cut_with_answer(conn_rec *rec, enum guard_counter why, int code, con
     h2o_socket_write(sock, &buf, 1, on_answer_written);
 }
 
+/* How long a request has been arriving, not counting the time we kept it
+ * paused (its clock stands still meanwhile); 0 when none is. */
+static uint64_t arriving_ns(const conn_rec *rec, uint64_t now)
+{
+    uint64_t end = rec->paused ? rec->paused_since_ns : now;
+    return rec->upload_began_ns != 0 && end > rec->upload_clock_ns ? end - rec->upload_clock_ns
+                                                                    : 0;
+}
+
 static guard_upload upload_facts(const conn_rec *rec, size_t buffered, uint64_t now)
 {
     return (guard_upload){
@@ -570,9 +579,7 @@ void conn_sweep(worker *w, uint64_t now)
             .paused = rec->paused,
             .handshaking = !handshake_done(rec),
             .age_ns = now - rec->accepted_ns,
-            /* paused by us: its clock stands still */
-            .arriving_ns = rec->upload_began_ns == 0 ? 0
-                           : (rec->paused ? rec->paused_since_ns : now) - rec->upload_clock_ns,
+            .arriving_ns = arriving_ns(rec, now),
         };
         switch (guard_conn_action(&c, &srv->limits, w->over_budget, rec == largest)) {
         case GUARD_CUT_HEADERS:

@@ -124,7 +124,8 @@ guard_action guard_conn_action(const guard_conn *c, const guard_limits *limits, 
     /* Arriving: not answered yet, bytes in.  Over the budget, all but the
      * largest wait; under it, all read. */
     int arriving = !c->answering && c->buffered > 0;
-    if (arriving && c->arriving_ns > 0 && guard_upload_too_slow(c->buffered, c->arriving_ns, limits))
+    if (arriving && c->arriving_ns > 0 &&
+        guard_upload_too_slow(c->buffered, c->arriving_ns, limits))
         return GUARD_CUT_SLOW_UPLOAD;
     if (c->paused)
         return !over_budget || largest || !arriving ? GUARD_RESUME : GUARD_KEEP;

@@ -25,7 +25,8 @@ static const flagtab_row rows[] = {
      "serving certificate chain (PEM); re-read when it changes", AT(cert_file)},
     {"tls-private-key-file", FLAGTAB_STRING, "FILE", NULL, "its private key (PEM)", AT(key_file)},
     {"client-ca-file", FLAGTAB_STRING, "FILE", NULL,
-     "require a client certificate chained to these CAs\n(PEM; docs/operations.md); default: none asked",
+     "require a client certificate chained to these CAs\n"
+     "(PEM; docs/operations.md); default: none asked",
      AT(client_ca_file), .nonempty = 1},
     {"tls-min-version", FLAGTAB_CHOICE, "V", "VersionTLS12", "{} (default) or VersionTLS13",
      AT(tls_min_version), .choices = tls_versions},
@@ -49,12 +50,14 @@ static const flagtab_row rows[] = {
      "a stalled request is cut", AT(server.read_timeout_ms), .min = 1, .max = 3600,
      .unit = 1000},
     {"handshake-timeout-seconds", FLAGTAB_WHOLE, "N", "3",
-     "a TLS handshake not done within N seconds of accept\nis cut; on a full port the oldest unfinished one\n"
+     "a TLS handshake not done within N seconds of accept\n"
+     "is cut; on a full port the oldest unfinished one\n"
      "gives its slot to a new connection",
      AT(server.handshake_timeout_ms), .min = 1, .max = 60, .unit = 1000},
     {"upload-grace-seconds", FLAGTAB_WHOLE, "N", "5",
-     "a request arriving gets N seconds, plus one second per\n--upload-min-bytes-per-second bytes in; "
-     "slower is\ncut with 408",
+     "a request arriving gets N seconds, plus one second per\n"
+     "--upload-min-bytes-per-second bytes in; slower is\n"
+     "cut with 408",
      AT(server.upload_grace_ms), .min = 1, .max = 3600, .unit = 1000},
     {"upload-min-bytes-per-second", FLAGTAB_WHOLE, "N", "16384", "0: no minimum rate",
      AT(server.upload_min_rate), .min = 0, .max = 1u << 30},

@@ -92,7 +92,9 @@ char *reply_raw_status(int code, const char *phrase, const char *reason, const c
                             "Content-Type: application/json\r\nContent-Length: %zu\r\n"
                             "Connection: close\r\n\r\n",
                             code, phrase, blen);
-        if (hlen > 0 && (size_t)hlen < sizeof(head) && (out = malloc((size_t)hlen + blen)) != NULL) {
+        if (hlen > 0 && (size_t)hlen < sizeof(head))
+            out = malloc((size_t)hlen + blen);
+        if (out != NULL) {
             memcpy(out, head, (size_t)hlen);
             memcpy(out + hlen, body, blen);
             *len = (size_t)hlen + blen;
