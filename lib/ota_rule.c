@@ -30,6 +30,10 @@ const char *ota_rule_name(ota_rule rule)
         return "pull-requested-by-node-users";
     case OTA_RULE_DUPLICATE_CONDITION:
         return "duplicate-condition";
+    case OTA_RULE_CO_WRITER_SAME_REVISION:
+        return "co-writer-same-revision";
+    case OTA_RULE_CO_WRITER_NEED_UPGRADE_ONLY:
+        return "co-writer-need-upgrade-only";
     case OTA_RULE_UNKNOWN_UPDATE_STRATEGY:
         return "unknown-update-strategy";
     case OTA_RULE_OTA_REQUIRES_ONDELETE:

@@ -130,13 +130,31 @@ const char *ota_state_name(ota_state s)
     return "Unknown";
 }
 
-ota_requester ota_requester_of(sv username, int is_master, const char *controller_username)
+int ota_state_name_listed(sv username, const char *list)
+{
+    if (list == NULL || sv_empty(username))
+        return 0;
+    for (const char *p = list;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (len == username.len && memcmp(p, username.ptr, len) == 0)
+            return 1;
+        if (end == NULL)
+            return 0;
+        p = end + 1;
+    }
+}
+
+ota_requester ota_requester_of(sv username, int is_master, const char *controller_username,
+                               const char *co_writers)
 {
     ota_requester who = {OTA_REQ_NODE_USER, username};
     if (is_master)
         who.kind = OTA_REQ_MASTER;
     else if (sv_eq(username, controller_username))
         who.kind = OTA_REQ_CONTROLLER;
+    else if (ota_state_name_listed(username, co_writers))
+        who.kind = OTA_REQ_CO_WRITER;
     return who;
 }
 
@@ -183,6 +201,42 @@ static ota_verdict deny_image_ready(const ota_pod *old_pod, const ota_pod *new_p
                          pod_ref, QUOTE(ir->message), QUOTE(new_pod->need_upgrade.message));
 }
 
+/* A condition for a message: its status and message, or "none". */
+static const char *describe(const ota_cond *c, arena *a)
+{
+    if (!c->present)
+        return "none";
+    return arena_printf(a, "status %s, message %s", QUOTE(c->status), QUOTE(c->message));
+}
+
+/* A co-writer's change (the caller knows one of the OTA conditions
+ * changed).  Another controller of PodNeedUpgrade computes the same value
+ * from the same DaemonSet, but the webhook reads no DaemonSet: what it
+ * knows is right is what ota-controller stored, so a co-writer may repeat
+ * that (its own timestamps) and nothing else.  Its write of a new revision
+ * is refused; ota-controller writes it, and the co-writer's retry finds it
+ * written and writes nothing. */
+static ota_verdict check_co_writer(const ota_pod *old_pod, const ota_pod *new_pod,
+                                   const ota_requester *who, const char *pod_ref,
+                                   const char *state, arena *a)
+{
+    const char *name = arena_escape(a, who->username.ptr, who->username.len);
+    if (!ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready))
+        return ota_rule_deny(a, OTA_RULE_CO_WRITER_NEED_UPGRADE_ONLY, state,
+                             "%s may write only PodNeedUpgrade of pod %s (a co-writer, "
+                             "--co-writer-usernames); PodImageReady is ota-prepull's: a "
+                             "yurt-manager that writes it runs its imagepreheat controller, "
+                             "which must be off (--controllers=-imagepreheat,..., "
+                             "docs/operations.md \"Installing into an OpenYurt cluster\")",
+                             name, pod_ref);
+    return ota_rule_deny(a, OTA_RULE_CO_WRITER_SAME_REVISION, state,
+                         "%s may write PodNeedUpgrade of pod %s only as ota-controller has it "
+                         "(%s), not %s: ota-controller writes each new revision, and a retry "
+                         "from the stored pod then has nothing to change",
+                         name, pod_ref, describe(&old_pod->need_upgrade, a),
+                         describe(&new_pod->need_upgrade, a));
+}
+
 ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_pod,
                                    const ota_requester *who, const char *pod_ref, arena *a)
 {
@@ -195,7 +249,7 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
      * (the kubelet carries whatever is there), and the controller and
      * masters are trusted to tidy up (DECISIONS, "Duplicate condition
      * types"). */
-    if (who->kind == OTA_REQ_NODE_USER &&
+    if ((who->kind == OTA_REQ_NODE_USER || who->kind == OTA_REQ_CO_WRITER) &&
         (new_pod->n_need_upgrade > 1 || new_pod->n_image_ready > 1) &&
         !ota_state_entries_same(old_pod, new_pod)) {
         int nu = new_pod->n_need_upgrade > 1;
@@ -223,6 +277,8 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
                                  pod_ref);
         return allow;
     }
+    if (who->kind == OTA_REQ_CO_WRITER)
+        return check_co_writer(old_pod, new_pod, who, pod_ref, state, a);
 
     /* A node may only touch the OTA state of pods that run on it: the
      * stored pod's node, since the object carries whatever spec the client

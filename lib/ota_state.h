@@ -56,6 +56,8 @@ typedef enum ota_state {
 typedef enum ota_requester_kind {
     OTA_REQ_MASTER,     /* in system:masters: may do anything */
     OTA_REQ_CONTROLLER, /* username == --controller-username */
+    OTA_REQ_CO_WRITER,  /* in --co-writer-usernames: another controller of
+                         * PodNeedUpgrade (yurt-manager's daemonpodupdater) */
     OTA_REQ_NODE_USER,  /* anyone else RBAC let write pods/status */
 } ota_requester_kind;
 
@@ -71,8 +73,13 @@ ota_state ota_state_of_pod(const ota_pod *pod);
 const char *ota_state_name(ota_state s);
 
 /* Masters first (is_master: system:masters is among the groups), then the
- * controller, then everyone else. */
-ota_requester ota_requester_of(sv username, int is_master, const char *controller_username);
+ * controller, then the co-writers (co_writers: usernames separated by
+ * commas, each compared whole; NULL or "": none), then everyone else. */
+ota_requester ota_requester_of(sv username, int is_master, const char *controller_username,
+                               const char *co_writers);
+
+/* True when username is one of the comma-separated names in list (NULL: none). */
+int ota_state_name_listed(sv username, const char *list);
 
 /* True when status, reason or message of either OTA condition differ, or
  * one appeared or disappeared.  Timestamps alone are no change. */
@@ -128,6 +135,11 @@ ota_request_time_rule ota_state_request_time(const ota_cond *was, sv was_time,
                                              const char *now, char *out, size_t size);
 
 /*
+ * A co-writer (OTA_REQ_CO_WRITER) may write PodNeedUpgrade only as it is
+ * stored: the status and message the controller wrote (the revision it
+ * names), timestamps aside; it may not change PodImageReady at all
+ * (docs/DECISIONS.md "Co-writers of PodNeedUpgrade").
+ *
  * Decides a pods/status UPDATE from old_pod (as stored) to new_pod by the
  * requester.  pod_ref is "namespace/name" for messages.  A denial's
  * message ends with its rule and the stored pod's state (ota_rule_deny).

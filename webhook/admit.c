@@ -121,7 +121,8 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
         out->object_ref = arena_printf(a, "%s %s", t == T_DAEMONSET ? "daemonset" : "pod", ref);
 
     review_response resp = {.uid = rv.uid, .allowed = 1};
-    ota_requester who = ota_requester_of(rv.username, rv.is_master, cfg->controller_username);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, cfg->controller_username,
+                                        cfg->co_writer_usernames);
     if (phase == ADMIT_VALIDATE && t != T_OTHER) {
         ota_pod old_pod = review_pod_view(&rv.old_object), new_pod = review_pod_view(&rv.object);
         ota_daemonset ds = review_daemonset_view(&rv.object);

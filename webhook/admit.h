@@ -39,6 +39,7 @@ enum admit_mutation_bit {
 
 typedef struct admit_config {
     const char *controller_username;
+    const char *co_writer_usernames; /* comma-separated; NULL: none (ota_requester_of) */
 } admit_config;
 
 typedef struct admit_outcome {

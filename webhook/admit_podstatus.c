@@ -71,7 +71,10 @@ unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, cons
 {
     const review_object *old_pod = &rv->old_object, *new_pod = &rv->object;
     unsigned did = 0;
-    if (who->kind == OTA_REQ_CONTROLLER)
+    /* A co-writer's write is taken as written or refused (ota_state.h):
+     * restored, a co-writer's new revision would pass as a no-op, and its
+     * writer would never learn that ota-controller writes it. */
+    if (who->kind == OTA_REQ_CONTROLLER || who->kind == OTA_REQ_CO_WRITER)
         return 0;
 
     /* The PodNeedUpgrade the pod will have once we are done. */

@@ -6,6 +6,7 @@
 #include "options.h"
 
 #include <openssl/ssl.h>
+#include <string.h>
 
 #include "errmsg.h"
 #include "ota_names.h"
@@ -44,6 +45,11 @@ static const flagtab_row rows[] = {
     {"controller-username", FLAGTAB_STRING, "NAME", OTA_DEFAULT_CONTROLLER_USERNAME,
      "the controller's identity (default\n{})", AT(server.controller_username),
      .nonempty = 1},
+    {"co-writer-usernames", FLAGTAB_STRING, "N1,N2", NULL,
+     "identities that may also write PodNeedUpgrade, as\n"
+     "the controller has it (yurt-manager's daemonpodupdater;\n"
+     "docs/operations.md); default: none",
+     AT(server.co_writer_usernames), .nonempty = 1},
     {"cert-poll-interval-ms", FLAGTAB_WHOLE, "N", "1000",
      "how often the certificate files are checked", AT(cert_poll_ms), .min = 10, .max = 3600000},
     {"request-read-timeout-seconds", FLAGTAB_WHOLE, "N", "10",
@@ -106,6 +112,15 @@ flagtab_result options_parse(int argc, char *const *argv, int cpus, options *o, 
     if (r == FLAGTAB_RUN && (o->cert_file == NULL || o->key_file == NULL)) {
         errmsg_set(err, errlen,
                    "ota-webhook: --tls-cert-file and --tls-private-key-file are required");
+        return FLAGTAB_BAD_USAGE;
+    }
+    const char *list = o->server.co_writer_usernames;
+    if (r == FLAGTAB_RUN && list != NULL &&
+        (list[0] == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,") != NULL)) {
+        errmsg_set(err, errlen,
+                   "ota-webhook: --co-writer-usernames: an empty name in \"%s\" (names are "
+                   "separated by single commas)",
+                   list);
         return FLAGTAB_BAD_USAGE;
     }
     return r;

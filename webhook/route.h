@@ -19,8 +19,10 @@
 
 #include "server_int.h"
 
-/* Decisions by admit_review(); controller_username as in admit_config. */
-void route_admit_register(h2o_pathconf_t *path, const char *controller_username);
+/* Decisions by admit_review(); controller_username and co_writer_usernames
+ * as in admit_config. */
+void route_admit_register(h2o_pathconf_t *path, const char *controller_username,
+                          const char *co_writer_usernames);
 /* /readyz says 503 once srv shuts down, so the endpoint leaves the
  * Service before the drain ends. */
 void route_probe_register(h2o_pathconf_t *path, server *srv);

@@ -116,9 +116,11 @@ static int on_req(h2o_handler_t *h, h2o_req_t *req)
     return answer(req, start, path, (enum stats_result)out.result, &out, &a);
 }
 
-void route_admit_register(h2o_pathconf_t *path, const char *controller_username)
+void route_admit_register(h2o_pathconf_t *path, const char *controller_username,
+                          const char *co_writer_usernames)
 {
     admit_handler *self = (admit_handler *)h2o_create_handler(path, sizeof(*self));
     self->super.on_req = on_req;
     self->cfg.controller_username = controller_username;
+    self->cfg.co_writer_usernames = co_writer_usernames;
 }

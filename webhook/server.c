@@ -212,7 +212,8 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
     };
     srv->limits.max_connections = fit_descriptor_limit(cfg->max_connections, cfg->threads);
     conn_reopen_spare(srv);
-    route_admit_register(register_host(srv, L_TLS, "webhook"), cfg->controller_username);
+    route_admit_register(register_host(srv, L_TLS, "webhook"), cfg->controller_username,
+                         cfg->co_writer_usernames);
     route_probe_register(register_host(srv, L_HEALTH, "health"), srv);
     route_metrics_register(register_host(srv, L_METRICS, "metrics"), srv, cfg->version,
                            cfg->commit);

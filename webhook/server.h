@@ -24,6 +24,7 @@ typedef struct server_config {
     int threads;
     size_t max_request_bytes;
     const char *controller_username;
+    const char *co_writer_usernames; /* comma-separated, NULL: none (admit_config) */
     unsigned read_timeout_ms;     /* a stalled request or handshake is cut after this */
     unsigned shutdown_grace_ms;   /* drain waits at most this long for in-flight requests */
     size_t max_connections;       /* admission port, whole process */

@@ -32,6 +32,11 @@
 
 #define FX_NOW "2026-11-21T21:30:00Z"
 #define FX_CONTROLLER OTA_DEFAULT_CONTROLLER_USERNAME
+/* --co-writer-usernames of fx_admit: yurt-manager's daemonpodupdater, whose
+ * controller clients each have a service account of their own, and the
+ * single account of older yurt-managers. */
+#define FX_CO_WRITER "system:serviceaccount:kube-system:yurt-manager-daemon-pod-updater-controller"
+#define FX_CO_WRITERS "system:serviceaccount:kube-system:yurt-manager," FX_CO_WRITER
 
 #define FX_CHECK ROW_CHECK /* row_check.h */
 
@@ -244,12 +249,12 @@ FX_UNUSED static void fx_parse_response(arena *a, const char *body, size_t len, 
     yajl_tree_free(root);
 }
 
-/* admit_review() with the default controller name at FX_NOW; asserts it did
+/* admit_review() with the default controller name (and FX_CO_WRITERS) at FX_NOW; asserts it did
  * not run out of memory and returned a 200 with a well-formed review. */
 FX_UNUSED static void fx_admit(arena *a, admit_phase phase, const char *body, admit_outcome *out,
                                fx_response *resp)
 {
-    const admit_config cfg = {FX_CONTROLLER};
+    const admit_config cfg = {FX_CONTROLLER, FX_CO_WRITERS};
     assert_int_equal(admit_review(phase, body, strlen(body), FX_NOW, &cfg, a, out), 0);
     if (out->http_status != 200)
         fail_msg("HTTP %d (%s) for %s", out->http_status,

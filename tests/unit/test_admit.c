@@ -67,7 +67,7 @@ static void test_fixtures(void **state)
         assert_non_null(uid);
 
         for (int phase = ADMIT_MUTATE; phase <= ADMIT_VALIDATE; phase++) {
-            const admit_config cfg = {FX_CONTROLLER};
+            const admit_config cfg = {.controller_username = FX_CONTROLLER};
             admit_outcome out;
             FX_CHECK(row->file, admit_review((admit_phase)phase, body, len, FX_NOW, &cfg, &a, &out) == 0,
                      "out of memory");
@@ -111,7 +111,7 @@ static void test_outcome_fields(void **state)
     char *body = fixture_file_read(FIXTURES_DIR "/pod-status-prepull-yurthub.json", &len);
     arena a;
     arena_init(&a);
-    const admit_config cfg = {FX_CONTROLLER};
+    const admit_config cfg = {.controller_username = FX_CONTROLLER};
     admit_outcome out;
     assert_int_equal(admit_review(ADMIT_MUTATE, body, len, FX_NOW, &cfg, &a, &out), 0);
     assert_string_equal(out.object_ref, "pod edge/edge-agent-x7k2p");
@@ -182,7 +182,7 @@ static void test_damaged_fixtures(void **state)
             for (int phase = ADMIT_MUTATE; phase <= ADMIT_VALIDATE; phase++) {
                 arena a;
                 arena_init(&a);
-                const admit_config cfg = {FX_CONTROLLER};
+                const admit_config cfg = {.controller_username = FX_CONTROLLER};
                 admit_outcome out;
                 assert_int_equal(admit_review((admit_phase)phase, exact, n, FX_NOW, &cfg, &a, &out), 0);
                 if (out.http_status == 400) {
@@ -228,6 +228,7 @@ static const char *const rule_labels[] = {
     "own-node-only", "need-upgrade-owned-by-controller", "pull-needs-upgrade",
     "image-ready-owned-by-controller", "result-owned-by-controller", "bad-pull-request",
     "pull-wrong-revision", "pull-requested-by-node-users", "duplicate-condition",
+    "co-writer-same-revision", "co-writer-need-upgrade-only",
     "unknown-update-strategy", "ota-requires-ondelete", "bad-prepull-timeout",
     "other", /* a denial that names no rule */
 };

@@ -218,7 +218,7 @@ static void test_object_required(void **state)
     (void)state;
     arena a;
     arena_init(&a);
-    const admit_config cfg = {FX_CONTROLLER};
+    const admit_config cfg = {.controller_username = FX_CONTROLLER};
     const char *bodies[] = {ds_review(&a, "CREATE", NULL), ds_review(&a, "CREATE", "null")};
     for (size_t i = 0; i < 2; i++) {
         admit_outcome out;

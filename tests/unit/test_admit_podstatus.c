@@ -366,7 +366,7 @@ static void test_mutate_appends_to_patch(void **state)
     jpatch p;
     assert_int_equal(jpatch_init(&p, &a), 0);
     jpatch_add_string(&p, "add", "/x", "y", 1);
-    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER, NULL);
     unsigned did = admit_podstatus_mutate(&rv, &who, "T", &p, &a);
     assert_int_equal(did, STAMPED | FILLED | NU_BACK);
     assert_int_equal(p.n_ops, 5);

@@ -21,7 +21,7 @@
 
 /* ---- requesters ---------------------------------------------------------- */
 
-enum who { CTRL, NODE_SELF, NODE_OTHER, USER, MASTER, N_WHO };
+enum who { CTRL, NODE_SELF, NODE_OTHER, USER, MASTER, CO_WRITER, N_WHO };
 
 static const struct {
     const char *label, *username, *groups;
@@ -40,6 +40,10 @@ static const struct {
     [MASTER] = {"system:masters", "kubernetes-admin",
                 "[\"kubeadm:cluster-admins\",\"system:masters\",\"system:authenticated\"]",
                 OTA_REQ_MASTER},
+    [CO_WRITER] = {"yurt-manager's daemonpodupdater (a co-writer)", FX_CO_WRITER,
+                   "[\"system:serviceaccounts\",\"system:serviceaccounts:kube-system\","
+                   "\"system:authenticated\"]",
+                   OTA_REQ_CO_WRITER},
 };
 
 /* ---- pods, as (PodNeedUpgrade, PodImageReady) --------------------------- */
@@ -116,6 +120,8 @@ typedef struct transition_row {
 #define R_WRONG_REV "pull-wrong-revision"
 #define R_BAD_PULL "bad-pull-request"
 #define R_DUP "duplicate-condition"
+#define R_CW_REV "co-writer-same-revision"
+#define R_CW_ONLY "co-writer-need-upgrade-only"
 
 static const transition_row transitions[] = {
     /* ---- duplicate OTA entries (DECISIONS, "Duplicate condition types") ---- */
@@ -334,6 +340,45 @@ static const transition_row transitions[] = {
     ROW(USER, READY, READY_RETIMED, RETIMED, READY, READY, OK),
     ROW(MASTER, READY, READY_RETIMED, RETIMED, READY, READY, OK),
     ROW(USER, FAILED, FAILED, RETIMED, FAILED, FAILED, OK),
+
+    /* ---- a co-writer (DECISIONS, "Co-writers of PodNeedUpgrade") ---- */
+    /* PodNeedUpgrade as stored, with its own timestamps, or no change at
+     * all: accepted.  (yurt-manager's daemonpodupdater writes only when its
+     * value differs from what it read, and its Update carries the
+     * resourceVersion it read.) */
+    ROW(CO_WRITER, READY, READY_RETIMED, RETIMED, READY, READY, OK),
+    ROW(CO_WRITER, PENDING, PENDING, RETIMED, PENDING_UPGRADE, PENDING_UPGRADE, OK),
+    ROW(CO_WRITER, PULLING, PULLING, KUBELET, PULLING, PULLING, OK),
+    ROW(CO_WRITER, PULLING, PULLING, YURTHUB, PULLING, PULLING, OK),
+    /* Any other PodNeedUpgrade: the webhook cannot tell a new revision from
+     * a stale one (it reads no DaemonSet); ota-controller writes it. */
+    ROW(CO_WRITER, CURRENT, PENDING, KUBECTL, CURRENT, PENDING_UPGRADE, DENY(R_CW_REV)),
+    ROW(CO_WRITER, CURRENT_FALSE, PENDING, KUBECTL, CURRENT, PENDING_UPGRADE, DENY(R_CW_REV)),
+    ROW(CO_WRITER, PENDING, NEXT, KUBECTL, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_CW_REV)),
+    ROW(CO_WRITER, PENDING, CURRENT, KUBECTL, PENDING_UPGRADE, CURRENT, DENY(R_CW_REV)),
+    ROW(CO_WRITER, PENDING, CURRENT_FALSE, KUBECTL, PENDING_UPGRADE, CURRENT, DENY(R_CW_REV)),
+    ROW(CO_WRITER, NEXT, PENDING, KUBECTL, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_CW_REV)),
+    /* PodImageReady in any way: yurt-manager's imagepreheat reporting its
+     * own Job, or anyone asking for a pull under a co-writer's name. */
+    ROW(CO_WRITER, PULLING, READY, KUBECTL, PULLING, READY, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, PULLING, FAILED, KUBECTL, PULLING, FAILED, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, PULLING_ASKED, READY, KUBECTL, PULLING, READY, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, PENDING, PULLING, KUBECTL, PENDING_UPGRADE, PULLING, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, PENDING, PULLING_ASKED, YURTHUB, PENDING_UPGRADE, PULLING, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, FAILED, PULLING, KUBECTL, FAILED, PULLING, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, READY, PULLING, KUBECTL, READY, PULLING, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, PENDING, READY, KUBECTL, PENDING_UPGRADE, READY, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, CURRENT, CURRENT_ASKS, KUBECTL, CURRENT, CURRENT, DENY(R_CW_ONLY)),
+    /* a new revision that also drops the old pre-pull state, as
+     * ota-controller writes it: PodImageReady changed, so that rule speaks */
+    ROW(CO_WRITER, PULLING, NEXT, KUBECTL, PULLING, PENDING_UPGRADE, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, READY, NEXT, KUBECTL, READY, PENDING_UPGRADE, DENY(R_CW_ONLY)),
+    ROW(CO_WRITER, FAILED, NEXT, KUBECTL, FAILED, PENDING_UPGRADE, DENY(R_CW_ONLY)),
+    /* a new revision leaving the old result as it is: PodNeedUpgrade's rule */
+    ROW(CO_WRITER, READY, NEXT_KEEPS_READY, KUBECTL, READY, PENDING_UPGRADE, DENY(R_CW_REV)),
+    /* duplicates: as for node users */
+    ROW(CO_WRITER, PULLING, PULLING, ADD_DUP_NU, PULLING, PULLING, DENY(R_DUP)),
+    ROW(CO_WRITER, PULLING, PULLING, KEPT_DUP_IR, PULLING, PULLING, OK),
 };
 
 /* Words every denial of a rule carries, besides pod, rule and state. */
@@ -349,6 +394,13 @@ static const struct {
     {R_WRONG_REV, "names \"" REV(H1) "\" but PodNeedUpgrade names \"" REV(H2) "\""},
     {R_BAD_PULL, "with reason WaitPullImage or none, got reason \"Downloading\""},
     {R_DUP, "pod " POD_REF " would have 2 "},
+    {R_CW_REV, FX_CO_WRITER " may write PodNeedUpgrade of pod " POD_REF
+               " only as ota-controller has it ("},
+    {R_CW_ONLY, FX_CO_WRITER " may write only PodNeedUpgrade of pod " POD_REF
+                " (a co-writer, --co-writer-usernames); PodImageReady is ota-prepull's: a "
+                "yurt-manager that writes it runs its imagepreheat controller, which must be off "
+                "(--controllers=-imagepreheat,..., docs/operations.md \"Installing into an "
+                "OpenYurt cluster\")"},
 };
 
 /* The conditions array of one side of a row. */
@@ -437,7 +489,7 @@ static void check_row(const transition_row *row, const char *name)
              ota_state_name(row->from));
     FX_CHECK(name, to == row->to, "new pod classified %s, want %s", ota_state_name(to),
              ota_state_name(row->to));
-    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER, FX_CO_WRITERS);
     FX_CHECK(name, who.kind == whos[row->who].kind, "requester kind %d", who.kind);
     /* "Changed" is a difference in status, reason or message, whatever the
      * timestamps and the rest of the array do. */
@@ -706,7 +758,7 @@ static ota_verdict decide(arena *a, const char *username, const char *groups, co
     review rv;
     char err[256];
     assert_int_equal(review_decode(&rv, body, strlen(body), a, err, sizeof(err)), 0);
-    ota_requester who = ota_requester_of(rv.username, rv.is_master, controller);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, controller, NULL);
     ota_pod was = review_pod_view(&rv.old_object), asked = review_pod_view(&rv.object);
     return ota_state_check_update(&was, &asked, &who, POD_REF, a);
 }
@@ -851,10 +903,44 @@ static void test_requester_kinds(void **state)
     review rv;
     char err[256];
     assert_int_equal(review_decode(&rv, body, strlen(body), &a, err, sizeof(err)), 0);
-    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER);
+    ota_requester who = ota_requester_of(rv.username, rv.is_master, FX_CONTROLLER, NULL);
     assert_int_equal(who.kind, OTA_REQ_MASTER); /* masters first */
     assert_true(sv_eq(who.username, FX_CONTROLLER));
     arena_free(&a);
+}
+
+/* --co-writer-usernames: whole names, after masters and the controller. */
+static void test_co_writer_list(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *username, *list;
+        int listed;
+    } rows[] = {
+        {"a", "a", 1},
+        {"b", "a,b,c", 1},
+        {"c", "a,b,c", 1},
+        {"a", NULL, 0},
+        {"a", "", 0},
+        {"", "a,,b", 0},  /* an empty name matches nobody (flags refuse the list) */
+        {"ab", "a,b", 0}, /* whole names, not prefixes ... */
+        {"a", "ab,ba", 0},
+        {"a,b", "a,b", 0}, /* ... nor two names */
+        {"system:serviceaccount:kube-system:yurt-manager", FX_CO_WRITERS, 1},
+        {FX_CO_WRITER, FX_CO_WRITERS, 1},
+        {"system:serviceaccount:kube-system:yurt-manager-image-preheat-controller",
+         FX_CO_WRITERS, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (ota_state_name_listed(sv_from(rows[i].username), rows[i].list) != rows[i].listed)
+            fail_msg("\"%s\" in \"%s\": want %d", rows[i].username,
+                     rows[i].list != NULL ? rows[i].list : "(null)", rows[i].listed);
+    sv cw = sv_from(FX_CO_WRITER);
+    assert_int_equal(ota_requester_of(cw, 0, FX_CONTROLLER, FX_CO_WRITERS).kind, OTA_REQ_CO_WRITER);
+    assert_int_equal(ota_requester_of(cw, 1, FX_CONTROLLER, FX_CO_WRITERS).kind, OTA_REQ_MASTER);
+    assert_int_equal(ota_requester_of(cw, 0, FX_CO_WRITER, FX_CO_WRITERS).kind,
+                     OTA_REQ_CONTROLLER);
+    assert_int_equal(ota_requester_of(cw, 0, FX_CONTROLLER, NULL).kind, OTA_REQ_NODE_USER);
 }
 
 /* The configured name reaches the decision through admit_review. */
@@ -868,12 +954,12 @@ static void test_admit_uses_configured_controller(void **state)
         &a, FX_CONTROLLER, NULL,
         fx_pod(&a, "node-1", conditions_json(&a, &none, &none, KUBECTL, 0)),
         fx_pod(&a, "node-1", conditions_json(&a, &nu, &none, KUBECTL, 1)));
-    const admit_config other = {"system:serviceaccount:kube-system:ota"};
+    const admit_config other = {.controller_username = "system:serviceaccount:kube-system:ota"};
     admit_outcome out;
     assert_int_equal(admit_review(ADMIT_VALIDATE, body, strlen(body), FX_NOW, &other, &a, &out), 0);
     assert_int_equal(out.result, ADMIT_DENIED);
     assert_string_equal(ota_rule_name(out.rule), R_NU);
-    const admit_config dflt = {FX_CONTROLLER};
+    const admit_config dflt = {.controller_username = FX_CONTROLLER};
     assert_int_equal(admit_review(ADMIT_VALIDATE, body, strlen(body), FX_NOW, &dflt, &a, &out), 0);
     assert_int_equal(out.result, ADMIT_ALLOWED);
     arena_free(&a);
@@ -914,7 +1000,7 @@ static void test_pod_status_needs_both_objects(void **state)
         fx_pod_status_review(&a, "alice", NULL, pod, NULL),
         fx_pod_status_review(&a, "alice", NULL, "null", pod),
     };
-    const admit_config cfg = {FX_CONTROLLER};
+    const admit_config cfg = {.controller_username = FX_CONTROLLER};
     for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
         for (int phase = ADMIT_MUTATE; phase <= ADMIT_VALIDATE; phase++) {
             admit_outcome out;
@@ -1029,6 +1115,7 @@ int main(void)
         cmocka_unit_test(test_stale_reason_hint),
         cmocka_unit_test(test_node_of_stored_pod),
         cmocka_unit_test(test_requester_kinds),
+        cmocka_unit_test(test_co_writer_list),
         cmocka_unit_test(test_admit_uses_configured_controller),
         cmocka_unit_test(test_delete_never_blocked),
         cmocka_unit_test(test_pod_status_needs_both_objects),

@@ -662,7 +662,7 @@ static void test_wrong_types(void **state)
         /* and through admit_review, a 400 with that message */
         const char *body = replace_once(&a, full_review, row->needle, row->replacement);
         admit_outcome out;
-        const admit_config cfg = {FX_CONTROLLER};
+        const admit_config cfg = {.controller_username = FX_CONTROLLER};
         assert_int_equal(admit_review(ADMIT_VALIDATE, body, strlen(body), FX_NOW, &cfg, &a, &out), 0);
         FX_CHECK(row->error, out.http_status == 400 && strcmp(out.message, row->error) == 0,
                  "HTTP %d %s", out.http_status, out.message);
@@ -1016,7 +1016,7 @@ static void test_malformed(void **state)
         arena a;
         arena_init(&a);
         char *body = exact_copy(row->body, len);
-        const admit_config cfg = {FX_CONTROLLER};
+        const admit_config cfg = {.controller_username = FX_CONTROLLER};
         admit_outcome out;
         assert_int_equal(admit_review(ADMIT_MUTATE, body, len, FX_NOW, &cfg, &a, &out), 0);
         FX_CHECK(row->name, out.http_status == 400 && out.result == ADMIT_INVALID, "HTTP %d",
