@@ -98,6 +98,10 @@
 #define OTHER_NODE "system:node:node-2", "[\"system:nodes\",\"system:authenticated\"]"
 #define ALICE "alice", "[\"system:authenticated\"]"
 #define CONTROLLER FX_CONTROLLER, "[\"system:serviceaccounts\"]"
+#define CO_WRITER FX_CO_WRITER, "[\"system:serviceaccounts\"]"
+/* yurt-manager's imagepreheat, not in FX_CO_WRITERS: a node user */
+#define PREHEAT "system:serviceaccount:kube-system:yurt-manager-image-preheat-controller", \
+                "[\"system:serviceaccounts\"]"
 #define MASTER "kubernetes-admin", "[\"system:masters\",\"system:authenticated\"]"
 
 #define STAMPED ADMIT_MUT_STAMP_REASON
@@ -251,6 +255,16 @@ static const mutation_row rows[] = {
     {"controller alters PodNeedUpgrade", CONTROLLER, POD(C_NU), POD(C_NU_STALE), NULL, 0, ""},
     {"controller writes a reason-less request: not stamped", CONTROLLER, POD(C_NU),
      POD(C_NU "," C_IR_BARE), NULL, 0, ""},
+    /* a co-writer's write is taken as written or refused by the validating
+     * webhook (DECISIONS, "Co-writers of PodNeedUpgrade") */
+    {"co-writer alters PodNeedUpgrade: not restored", CO_WRITER, POD(C_NU), POD(C_NU_STALE), NULL,
+     0, ""},
+    {"co-writer drops both: not restored", CO_WRITER, POD(C_NU "," C_IR_OK), POD(C_READY), NULL, 0,
+     ""},
+    {"co-writer writes a reason-less request: not stamped", CO_WRITER, POD(C_NU),
+     POD(C_NU "," C_IR_BARE), NULL, 0, ""},
+    {"an identity not listed as a co-writer: restored as any node user's", PREHEAT, POD(C_NU),
+     POD(C_NU_STALE), PATCH(OP_RAW("replace", COND(0), C_NU)), NU_BACK, "restore-need-upgrade"},
     {"system:masters drops both: not restored", MASTER, POD(C_NU "," C_IR_OK), POD(C_READY), NULL,
      0, ""},
     {"system:masters alters PodNeedUpgrade: not restored", MASTER, POD(C_NU), POD(C_NU_FALSE), NULL,

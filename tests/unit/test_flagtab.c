@@ -478,6 +478,29 @@ static void test_webhook_defaults(void **state)
                       "--controller-username", ""};
     assert_int_equal(options_parse(7, nouser, 3, &o, err, sizeof(err)), FLAGTAB_BAD_VALUE);
     assert_string_equal(err, "ota-webhook: --controller-username wants a non-empty NAME, got \"\"");
+    /* --co-writer-usernames: none by default; a list of whole names, none empty */
+    assert_int_equal(options_parse(5, argv, 3, &o, err, sizeof(err)), FLAGTAB_RUN);
+    assert_null(o.server.co_writer_usernames);
+    char *cw[] = {"ota-webhook", "--tls-cert-file", "c", "--tls-private-key-file", "k",
+                  "--co-writer-usernames", "a,b"};
+    assert_int_equal(options_parse(7, cw, 3, &o, err, sizeof(err)), FLAGTAB_RUN);
+    assert_string_equal(o.server.co_writer_usernames, "a,b");
+    static const char *const empty_names[] = {"", ",a", "a,", "a,,b", ","};
+    for (size_t i = 0; i < sizeof(empty_names) / sizeof(empty_names[0]); i++) {
+        cw[6] = (char *)empty_names[i];
+        flagtab_result r = options_parse(7, cw, 3, &o, err, sizeof(err));
+        if (i == 0) {
+            assert_int_equal(r, FLAGTAB_BAD_VALUE);
+            continue;
+        }
+        assert_int_equal(r, FLAGTAB_BAD_USAGE);
+        char want[160];
+        snprintf(want, sizeof(want),
+                 "ota-webhook: --co-writer-usernames: an empty name in \"%s\" (names are "
+                 "separated by single commas)",
+                 empty_names[i]);
+        assert_string_equal(err, want);
+    }
 }
 
 static void test_controller_defaults(void **state)
