@@ -554,12 +554,13 @@ class Base(unittest.TestCase):
     MAX_PULLS = 10
     LEASE = (15, 10, 2)
     CONTROLLER_ARGS = ()  # more flags for every controller (a later flag wins)
+    WEBHOOK_ARGS = ()  # more flags for the webhook
 
     @classmethod
     def setUpClass(cls):
         t0 = time.monotonic()
         cls.ctls = []
-        cls.webhook = Webhook("webhook-%s" % cls.__name__.lower()) if cls.WEBHOOK else None
+        cls.webhook = Webhook("webhook-%s" % cls.__name__.lower(), cls.WEBHOOK_ARGS) if cls.WEBHOOK else None
         try:
             cls.sim = Kubesim(cls.NODES, cls.REGISTRY, webhook=cls.webhook)
         except BaseException:

@@ -14,6 +14,9 @@ This runs them all, in one process; the tests are in
                            with kubectl as admin, controller, node and user
   test_yurthub.py          YurtHubCompat: the writes OpenYurt YurtHub v1.7's
                            imagepull and upgrade make, and its readiness check
+  test_yurtmanager.py      YurtManagerCoexistence: OpenYurt yurt-manager's
+                           daemonpodupdater and imagepreheat writes beside
+                           ours (--co-writer-usernames), and their races
   test_webhook_outage.py   WebhookOutage: the kubelet's status writes never
                            reach the webhook and survive its outage; what the
                            failure policies block while it is down
@@ -67,6 +70,7 @@ from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
+from test_yurtmanager import YurtManagerCoexistence
 from test_kubectl_ota import KUBECTL_OTA, KubectlOta
 from test_busy_leader import BusyLeader
 from test_write_retries import WriteRetries
@@ -84,7 +88,8 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
-                     "Transitions", "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
+                     "Transitions", "YurtHubCompat", "YurtManagerCoexistence",
+                     "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))

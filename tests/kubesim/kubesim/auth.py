@@ -1,8 +1,11 @@
 """Bearer-token authentication and the kubeconfig files for each identity.
 
 Identities (DESIGN §8): admin (system:masters), the controller's service
-account, one `system:node:<n>` per node (group system:nodes) and an ordinary
-user. Each gets a random token; `write_kubeconfigs` writes
+account, one `system:node:<n>` per node (group system:nodes), an ordinary
+user, and two of OpenYurt yurt-manager's per-controller service accounts
+(`yurt-manager-<controller name>` in kube-system, as its controller clients
+get their tokens), for the tests of a cluster that runs it beside us.
+None of them has any RBAC grant beyond the bootstrap roles. Each gets a random token; `write_kubeconfigs` writes
 `<state-dir>/<identity>.kubeconfig` pointing at the HTTPS port with the
 simulator's CA. `tokens.json` in the state dir maps identity -> token for
 scripts. Unknown or missing tokens are 401, except on the anonymous
@@ -16,6 +19,11 @@ import secrets
 from .api import User
 
 CONTROLLER_USER = "system:serviceaccount:ota-system:ota-controller"
+YURT_MANAGER_USERS = {
+    "yurt-manager-daemonpodupdater":
+        "system:serviceaccount:kube-system:yurt-manager-daemon-pod-updater-controller",
+    "yurt-manager-imagepreheat": "system:serviceaccount:kube-system:yurt-manager-image-preheat-controller",
+}
 
 
 def identities(nodes):
@@ -25,6 +33,9 @@ def identities(nodes):
                                              "system:authenticated"]),
         "user": User("jane", ["developers", "system:authenticated"]),
     }
+    for ident, name in YURT_MANAGER_USERS.items():
+        ids[ident] = User(name, ["system:serviceaccounts", "system:serviceaccounts:kube-system",
+                                 "system:authenticated"])
     for n in nodes:
         ids[n] = User("system:node:%s" % n, ["system:nodes", "system:authenticated"])
     return ids
