@@ -11,7 +11,8 @@ docs/operations.md promises about them.
                 both configurations, the Secret, idempotence
   Overlays      pre-1.28 (no matchConditions, selectors, sized up),
                 cert-manager (issuers, certificates, inject-ca-from) and
-                network-policy (only the control plane's range reaches 9443)
+                network-policy (only the control plane's range reaches 9443),
+                openyurt (yurt-manager's accounts as co-writers)
   Images        the Dockerfiles: uid as in the manifests, runtime packages
                 cover every library the built programs link
 """
@@ -94,7 +95,7 @@ class Render(unittest.TestCase):
         dirs = kustomizations()
         rel = [os.path.relpath(d, MANIFESTS) for d in dirs]
         self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/network-policy",
-                               "overlays/pre-1.28"])
+                               "overlays/openyurt", "overlays/pre-1.28"])
         for d in dirs:
             objs = render(d)
             self.assertGreaterEqual(len(objs), 15, d)
@@ -343,6 +344,29 @@ class Overlays(unittest.TestCase):
         # no Secret of ours: cert-manager writes it
         self.assertEqual(find(objs, "Secret"), [])
 
+
+    def test_openyurt(self):
+        """yurt-manager's two per-controller accounts (kube-system) as
+        co-writers: one more flag of the webhook, the flag it has, and the
+        names docs/operations.md gives; nothing else changes."""
+        objs = render(os.path.join(MANIFESTS, "overlays", "openyurt"))
+        webhook = one(objs, "Deployment", "ota-webhook", NS)
+        args = pod_spec(webhook)["containers"][0]["args"]
+        base_args = pod_spec(one(self.base, "Deployment", "ota-webhook", NS))["containers"][0]["args"]
+        self.assertEqual(args[:-1], base_args)
+        names = ["system:serviceaccount:kube-system:yurt-manager-daemon-pod-updater-controller",
+                 "system:serviceaccount:kube-system:yurt-manager-image-preheat-controller"]
+        self.assertEqual(args[-1], "--co-writer-usernames=" + ",".join(names))
+        self.assertIn("--co-writer-usernames", help_flags(WEBHOOK_BIN))
+        with open(os.path.join(ROOT, "docs", "operations.md")) as f:
+            ops = f.read()
+        self.assertIn("manifests/overlays/openyurt", ops)
+        for n in names:
+            self.assertIn(n, ops)
+        self.assertEqual([o for o in objs if o is not None and o["kind"] != "Deployment"],
+                         [o for o in self.base if o["kind"] != "Deployment"])
+        self.assertEqual(one(objs, "Deployment", "ota-controller", NS),
+                         one(self.base, "Deployment", "ota-controller", NS))
 
     def test_network_policy(self):
         objs = render(os.path.join(MANIFESTS, "overlays", "network-policy"))
