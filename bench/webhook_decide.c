@@ -68,7 +68,8 @@ static int run_once(enum step s, const char *body, size_t len, admit_phase phase
     case S_ADMIT: {
         arena a;
         arena_init(&a);
-        admit_config cfg = {.controller_username = "system:serviceaccount:ota-system:ota-controller"};
+        admit_config cfg = {
+            .controller_username = "system:serviceaccount:ota-system:ota-controller"};
         admit_outcome out;
         int r = admit_review(phase, body, len, "2026-11-23T10:00:00Z", &cfg, &a, &out);
         if (r == 0 && out.http_status != 200)

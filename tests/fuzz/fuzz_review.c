@@ -72,7 +72,8 @@ static void check_response(const admit_outcome *out, arena *a)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const admit_config cfg = {.controller_username = "system:serviceaccount:ota-system:ota-controller"};
+    const admit_config cfg = {
+        .controller_username = "system:serviceaccount:ota-system:ota-controller"};
     for (int phase = 0; phase < 2; phase++) {
         arena a;
         arena_init(&a);
