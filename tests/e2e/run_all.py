@@ -16,7 +16,8 @@ This runs them all, in one process; the tests are in
                            imagepull and upgrade make, and its readiness check
   test_yurtmanager.py      YurtManagerCoexistence: OpenYurt yurt-manager's
                            daemonpodupdater and imagepreheat writes beside
-                           ours (--co-writer-usernames), and their races
+                           ours (--co-writer-usernames), and their races;
+                           YurtManagerUnlisted: the same without the flag
   test_webhook_outage.py   WebhookOutage: the kubelet's status writes never
                            reach the webhook and survive its outage; what the
                            failure policies block while it is down
@@ -70,7 +71,7 @@ from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_yurthub import YurtHubCompat
-from test_yurtmanager import YurtManagerCoexistence
+from test_yurtmanager import YurtManagerCoexistence, YurtManagerUnlisted
 from test_kubectl_ota import KUBECTL_OTA, KubectlOta
 from test_busy_leader import BusyLeader
 from test_write_retries import WriteRetries
@@ -88,7 +89,7 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
-                     "Transitions", "YurtHubCompat", "YurtManagerCoexistence",
+                     "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
