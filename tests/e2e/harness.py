@@ -20,6 +20,15 @@ whole output of certs/render-manifests.sh with the real kubectl: the webhook
 configurations under test are the ones `kubectl kustomize manifests` renders.
 Kubesim.kubectl runs the real kubectl as any of kubesim's identities.
 
+kubesim runs with its default authorization, RBAC and the Node authorizer
+(with NodeRestriction), as a kube-apiserver started with
+--authorization-mode=Node,RBAC: every class applies the ServiceAccounts and
+RBAC that `kubectl kustomize manifests` renders (rendered_rbac; with the
+webhook, the whole render) before its controllers start, so the controller
+(system:serviceaccount:ota-system:ota-controller) works with exactly what
+manifests/ grants it, and node-<i> may do what a kubelet's credentials may.
+The tests' own setup and checks are made as admin (system:masters).
+
 Every controller's and webhook's output is scanned for AddressSanitizer,
 LeakSanitizer and UBSan ("runtime error:") reports when its class ends (after
 SIGTERM, so leaks are reported); any report fails the class.
@@ -411,6 +420,26 @@ class Webhook:
         return rc if rc == "hung" else self.proc.returncode
 
 
+RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+_rendered_rbac = []  # `kubectl kustomize manifests` is run once per process
+
+
+def rendered_rbac():
+    """The ServiceAccounts and RBAC objects of `kubectl kustomize manifests`, as
+    YAML documents (each a string): what `kubectl apply -k manifests` creates
+    for the controller's identity, without the webhook configurations (which
+    only classes that run the webhook may register)."""
+    if not _rendered_rbac:
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "manifests")], capture_output=True,
+                             text=True, timeout=120)
+        if out.returncode != 0:
+            raise AssertionError("kubectl kustomize manifests failed: %s" % out.stderr)
+        docs = [d for d in re.split(r"^---\n", out.stdout, flags=re.M) if d.strip()]
+        _rendered_rbac.extend(d for d in docs if re.search(r"^kind: (%s)$" % "|".join(RBAC_KINDS), d, re.M))
+        assert len(_rendered_rbac) >= 5, "no RBAC in the render: %r" % docs
+    return list(_rendered_rbac)
+
+
 def render_manifests(certs):
     """certs/render-manifests.sh CERTS: `kubectl kustomize manifests` with the
     caBundle from CERTS/ca.crt, plus the serving Secret."""
@@ -568,8 +597,12 @@ class Base(unittest.TestCase):
             raise
         try:
             cls.sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": LEASE_NS}})
+            # kubesim enforces RBAC and the Node authorizer: the controller
+            # gets exactly what manifests/ grants, before it starts
             if cls.webhook:
                 cls.apply_manifests()
+            else:
+                cls.apply_rbac(cls.rbac())
             cls.tracker = JobTracker(cls.sim)
             cls.tracker.start()
             for i in range(cls.CONTROLLERS):
@@ -592,6 +625,21 @@ class Base(unittest.TestCase):
         if out.returncode != 0:
             raise AssertionError("kubectl apply of the rendered manifests failed: %s%s" % (out.stdout, out.stderr))
         log("applied the manifests:", out.stdout.strip().replace("\n", "; "))
+        return out.stdout
+
+    @classmethod
+    def rbac(cls):
+        """The RBAC applied when the webhook is not (a test of one rule
+        overrides it): the rendered ServiceAccounts, roles and bindings."""
+        return rendered_rbac()
+
+    @classmethod
+    def apply_rbac(cls, docs):
+        """kubectl apply -f - as admin of the YAML documents docs."""
+        out = cls.sim.kubectl("admin", "apply", "-f", "-", stdin="---\n".join(docs))
+        if out.returncode != 0:
+            raise AssertionError("kubectl apply of the rendered RBAC failed: %s%s" % (out.stdout, out.stderr))
+        log("applied the RBAC:", out.stdout.strip().replace("\n", "; "))
         return out.stdout
 
     @classmethod
