@@ -411,7 +411,7 @@ rc=$?
 [ $rc = 6 ] || fail "expected kubectl ota upgrade --force to be refused (exit 6), got $rc"
 want "error: node node-1 may not upgrade pod $NS/$P4: the pod runs on another node"
 want "can only delete pods with spec.nodeName set to itself"
-say "The same status write with plain kubectl: NodeRestriction refuses it before the webhook (whose own-node-only rule says the same, for clusters without NodeRestriction):"
+say "The same status write with plain kubectl is refused too: kubectl reads pods/status before it patches, and a node may not read another node's pods (its own pods' status it may patch, not read: node users write with kubectl ota or YurtHub). The write itself, NodeRestriction would refuse; the webhook's own-node-only rule says the same, for clusters without NodeRestriction."
 run --as node-1 kubectl patch pod $P4 -n $NS --subresource=status --type=strategic \
     -p "{\"status\":{\"conditions\":[{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"WaitPullImage\",\"message\":\"$H2\"}]}}" &&
     fail "expected the patch to be refused"

@@ -254,7 +254,11 @@ class KubectlOta(WebhookBase):
     def test_readme_plain_kubectl_after_failed_pull(self):
         """Issue 19: the README's plain-kubectl request, run as written there
         with the real kubectl, is admitted after a failed pull; the same
-        request without "reason":"" is denied with a denial that says why."""
+        request without "reason":"" is denied with a denial that says why.
+        kubectl reads pods/status before it patches, which a node's
+        credentials may not (issue 18): it runs as user, granted what the
+        README says a person needs (webhook_flow.NODE_USER_RULES), and as the
+        node it is refused at that read."""
         readme = doc_patch_command("README.md")
         self.assertEqual(readme[:3], ["kubectl", "patch", "pod"])
         # one form: docs/node-users.md gives the same request
@@ -266,13 +270,18 @@ class KubectlOta(WebhookBase):
         self.ota_rc("node-3", OK, "pull", name, "-n", self.ns)
         self.wait_state(pod, "Failed", timeout=60)
 
-        def run(words):
+        def run(words, who="user"):
             argv = [{"<pod>": name}.get(w, w) for w in words]
             argv[argv.index("-n") + 1] = self.ns
             p = argv.index("-p") + 1
             self.assertIn("bpwch9f77j", argv[p])
             argv[p] = argv[p].replace("bpwch9f77j", h)
-            return self.sim.kubectl("node-3", *argv[1:])
+            return self.sim.kubectl(who, *argv[1:])
+
+        out = run(readme, who="node-3")
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        self.assertIn('User "system:node:node-3" cannot get resource "pods/status"', out.stderr)
+        self.grant_node_user()
 
         # without "reason":"" (the README's old form): the stored reason stays
         old = list(readme)
