@@ -155,8 +155,7 @@ class ControllerRbac(E2EBase):
 
     def apply_roles(self, objs):
         roles = [o for o in objs if o.get("kind") in ("ClusterRole", "Role")]
-        out = self.sim.kubectl("admin", "apply", "-f", "-",
-                               stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": roles}))
+        out = self.sim.kubectl("admin", "apply", "-f", "-", stdin="\n".join(json.dumps(r) for r in roles))
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
     def each_grant_needed(self, objs, calls):
