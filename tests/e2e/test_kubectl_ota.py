@@ -30,7 +30,7 @@ import subprocess
 import time
 import urllib.parse
 
-from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER, wait_until
+from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER, ApiError, wait_until
 from webhook_flow import WebhookBase, cond, state_of
 
 KUBECTL_OTA = os.environ.get("KUBECTL_OTA", os.path.join(ROOT, "build", "kubectl-ota"))
@@ -416,28 +416,43 @@ class KubectlOta(WebhookBase):
             self.assertIn(rbac, out.stderr)
             self.assertIn('The apiserver said: pods "%s" is forbidden: User "jane" cannot %s resource "pods"'
                           % (name, verb), out.stderr)
-        forbidden = 'User "jane" cannot %s resource "%s"'
+        # plain kubectl: refused at its first call (kubectl patch and set
+        # image read the object before they write it)
         patch = json.dumps({"status": {"conditions": [{"type": "PodImageReady", "status": "False", "reason": "",
                                                        "message": "controllerrevision: " + h}]}})
-        for args, verb, res in (
-                (["patch", "pod", name, "--subresource=status", "--type=strategic", "-p", patch], "patch",
-                 "pods/status"),
-                (["delete", "pod", name, "--wait=false"], "delete", "pods"),
-                (["patch", "ds", "agent", "--type=merge", "-p", '{"metadata":{"labels":{"x":"y"}}}'], "patch",
+        for args, res in (
+                (["patch", "pod", name, "--subresource=status", "--type=strategic", "-p", patch], "pods/status"),
+                (["delete", "pod", name, "--wait=false"], "pods"),
+                (["patch", "ds", "agent", "--type=merge", "-p", '{"metadata":{"labels":{"x":"y"}}}'],
                  "daemonsets"),
-                (["set", "image", "ds/agent", "main=" + FRESH[12]], "get", "daemonsets"),
-                (["delete", "ds", "agent", "--wait=false"], "delete", "daemonsets")):
+                (["set", "image", "ds/agent", "main=" + FRESH[12]], "daemonsets"),
+                (["delete", "ds", "agent", "--wait=false"], "daemonsets")):
             out = self.sim.kubectl("user", *args, "-n", self.ns)
             self.assertNotEqual(out.returncode, 0, args)
-            self.assertIn("Error from server (Forbidden)", out.stderr, args)
-            self.assertIn(forbidden % (verb, res), out.stderr, args)
+            self.assertRegex(out.stderr, r'^Error from server \(Forbidden\): .* is forbidden: User "jane" cannot '
+                                         r'(get|patch|delete) resource "%s"' % res, args)
         ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
               "metadata": {"name": "mine", "annotations": {OTA: "OTA"}},
               "spec": {"selector": {"matchLabels": {"app": "mine"}},
                        "template": {"metadata": {"labels": {"app": "mine"}},
                                     "spec": {"containers": [{"name": "c", "image": PRELOADED}]}}}}
         out = self.sim.kubectl("user", "create", "-n", self.ns, "-f", "-", stdin=json.dumps(ds))
-        self.assertIn(forbidden % ("create", "daemonsets"), out.stderr)
+        self.assertIn('User "jane" cannot create resource "daemonsets"', out.stderr)
+        # the writes themselves, as any client sends them: each a 403 for its verb
+        pod_path = "/api/v1/namespaces/%s/pods/%s" % (self.ns, name)
+        ds_path = "/apis/apps/v1/namespaces/%s/daemonsets" % self.ns
+        for method, path, body, ctype, verb, res in (
+                ("PATCH", pod_path + "/status", json.loads(patch), "application/strategic-merge-patch+json",
+                 "patch", "pods/status"),
+                ("DELETE", pod_path, None, "application/json", "delete", "pods"),
+                ("PATCH", ds_path + "/agent", {"metadata": {"labels": {"x": "y"}}}, "application/merge-patch+json",
+                 "patch", "daemonsets"),
+                ("POST", ds_path, ds, "application/json", "create", "daemonsets"),
+                ("DELETE", ds_path + "/agent", None, "application/json", "delete", "daemonsets")):
+            with self.assertRaises(ApiError) as e:
+                self.sim.call(method, path, body, who="user", ctype=ctype, retry=False)
+            self.assertEqual(e.exception.status, 403, (method, path))
+            self.assertIn('User "jane" cannot %s resource "%s"' % (verb, res), e.exception.body["message"])
         # nothing changed
         self.assertEqual(state_of(self.pod(name)), "PendingUpgrade")
         self.assertEqual(len(self.pods()), 1)
