@@ -23,8 +23,8 @@ Kubesim.kubectl runs the real kubectl as any of kubesim's identities.
 kubesim runs with its default authorization, RBAC and the Node authorizer
 (with NodeRestriction), as a kube-apiserver started with
 --authorization-mode=Node,RBAC: every class applies the ServiceAccounts and
-RBAC that `kubectl kustomize manifests` renders (rendered_rbac; with the
-webhook, the whole render) before its controllers start, so the controller
+RBAC that `kubectl kustomize manifests` renders (rendered_rbac, from
+tests/lib/ota_rbac.py; with the webhook, the whole render) before its controllers start, so the controller
 (system:serviceaccount:ota-system:ota-controller) works with exactly what
 manifests/ grants it, and node-<i> may do what a kubelet's credentials may.
 The tests' own setup and checks are made as admin (system:masters).
@@ -61,6 +61,7 @@ from proxy import Proxy
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import kubesim_launch  # noqa: E402
+import ota_rbac  # noqa: E402
 import promtext  # noqa: E402
 
 CONTROLLER = os.environ.get("OTA_CONTROLLER", os.path.join(ROOT, "build", "ota-controller"))
@@ -420,24 +421,7 @@ class Webhook:
         return rc if rc == "hung" else self.proc.returncode
 
 
-RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
-_rendered_rbac = []  # `kubectl kustomize manifests` is run once per process
-
-
-def rendered_rbac():
-    """The ServiceAccounts and RBAC objects of `kubectl kustomize manifests`, as
-    YAML documents (each a string): what `kubectl apply -k manifests` creates
-    for the controller's identity, without the webhook configurations (which
-    only classes that run the webhook may register)."""
-    if not _rendered_rbac:
-        out = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "manifests")], capture_output=True,
-                             text=True, timeout=120)
-        if out.returncode != 0:
-            raise AssertionError("kubectl kustomize manifests failed: %s" % out.stderr)
-        docs = [d for d in re.split(r"^---\n", out.stdout, flags=re.M) if d.strip()]
-        _rendered_rbac.extend(d for d in docs if re.search(r"^kind: (%s)$" % "|".join(RBAC_KINDS), d, re.M))
-        assert len(_rendered_rbac) >= 5, "no RBAC in the render: %r" % docs
-    return list(_rendered_rbac)
+rendered_rbac = ota_rbac.rendered
 
 
 def render_manifests(certs):
@@ -629,18 +613,16 @@ class Base(unittest.TestCase):
 
     @classmethod
     def rbac(cls):
-        """The RBAC applied when the webhook is not (a test of one rule
-        overrides it): the rendered ServiceAccounts, roles and bindings."""
+        """The RBAC applied when the webhook is not: the rendered
+        ServiceAccounts, roles and bindings."""
         return rendered_rbac()
 
     @classmethod
     def apply_rbac(cls, docs):
         """kubectl apply -f - as admin of the YAML documents docs."""
-        out = cls.sim.kubectl("admin", "apply", "-f", "-", stdin="---\n".join(docs))
-        if out.returncode != 0:
-            raise AssertionError("kubectl apply of the rendered RBAC failed: %s%s" % (out.stdout, out.stderr))
-        log("applied the RBAC:", out.stdout.strip().replace("\n", "; "))
-        return out.stdout
+        out = ota_rbac.apply(cls.sim, docs)
+        log("applied the RBAC:", out.strip().replace("\n", "; "))
+        return out
 
     @classmethod
     def tearDownClass(cls):

@@ -14,7 +14,7 @@ webhook's message as kubectl prints it, and to leave the pod where it was.
 """
 import json
 
-from harness import MISSING, PRELOADED, REG, wait_until
+from harness import MISSING, PRELOADED, REG, ApiError, wait_until
 from webhook_flow import NEED, READY, MUTATE_POD, WebhookBase, cond, denial, state_of
 
 SLOW = [REG + "/e2e/slow:%d.0" % i for i in range(1, 7)]  # 300 MB: 30 simulated seconds at 10 MB/s
@@ -172,10 +172,16 @@ class Transitions(WebhookBase):
         denied("user", n1, [self.pull_request(h, reason="PleasePull")],
                'a pre-pull request for pod %s sets PodImageReady status False with reason WaitPullImage or '
                'none, got reason "PleasePull"; rule: bad-pull-request, state: PendingUpgrade' % self.ref(n1))
-        # the controller does not ask for pulls: node users do
-        denied("controller", n1, [self.pull_request(h)],
-               "the controller may not request a pre-pull of pod %s; node users do; "
-               "rule: pull-requested-by-node-users, state: PendingUpgrade" % self.ref(n1))
+        # the controller does not ask for pulls: node users do (sent as the
+        # controller sends its writes, a patch without kubectl's read first,
+        # which its RBAC does not grant)
+        with self.assertRaises(ApiError) as e:
+            self.sim.call("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (self.ns, n1["metadata"]["name"]),
+                          {"status": {"conditions": [self.pull_request(h)]}}, who="controller",
+                          ctype="application/strategic-merge-patch+json", retry=False)
+        self.assertEqual((e.exception.status, "Error from server (Forbidden): %s\n" % e.exception.body["message"]),
+                         (403, denial("the controller may not request a pre-pull of pod %s; node users do; "
+                                      "rule: pull-requested-by-node-users, state: PendingUpgrade" % self.ref(n1))))
 
         # nothing moved, and no Job was made
         for name, old in before.items():
