@@ -411,15 +411,20 @@ class Api:
                 obj["status"]["evaluationError"] = err
         else:
             ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-            if (ra is None) == (nra is None):
+            if ra is None and nra is None:
                 raise errors.invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", [(
                     "spec.resourceAttributes", "FieldValueInvalid",
                     "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes "
                     "must be specified")])
+            if ra is not None and nra is not None:
+                raise errors.invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", [(
+                    "spec.nonResourceAttributes", "FieldValueInvalid",
+                    "Invalid value: %s: cannot be specified in combination with resourceAttributes"
+                    % json.dumps(nra))])
             if ra is not None:
                 a = authz.Attributes(user, ra.get("verb", ""), ra.get("group", ""), ra.get("resource", ""),
                                      ra.get("subresource", ""), ra.get("namespace", ""), ra.get("name", ""),
-                                     field_selector=(ra.get("fieldSelector") or {}).get("rawSelector", ""))
+                                     field_selector=authz.review_field_selector(ra.get("fieldSelector")))
             else:
                 a = authz.Attributes(user, nra.get("verb", ""), path=nra.get("path", ""), resource_request=False)
             allowed, reason = self.authz.authorize(a)

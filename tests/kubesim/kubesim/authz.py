@@ -37,7 +37,6 @@ from . import errors
 
 MODES = ("Node", "RBAC", "AlwaysAllow")
 DEFAULT_MODE = "Node,RBAC"
-RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_RESOURCES = frozenset(("roles", "rolebindings", "clusterroles", "clusterrolebindings"))
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 READ = ("get", "list", "watch")
@@ -138,6 +137,21 @@ def field_requirements(text):
     return out
 
 
+def review_field_selector(attrs):
+    """A SubjectAccessReview's fieldSelector attributes as a field selector string: its
+    rawSelector, or its requirements (In or NotIn with one value each: = and !=; others
+    cannot limit a request the Node authorizer looks at, and are left out)."""
+    attrs = attrs or {}
+    if attrs.get("rawSelector"):
+        return attrs["rawSelector"]
+    terms = []
+    for r in attrs.get("requirements") or []:
+        values = r.get("values") or []
+        if len(values) == 1 and r.get("operator") in ("In", "NotIn"):
+            terms.append("%s%s%s" % (r.get("key", ""), "=" if r["operator"] == "In" else "!=", values[0]))
+    return ",".join(terms)
+
+
 def exact_name(fsel):
     """The x of `metadata.name=x` in a field selector (fields.RequiresExactMatch)."""
     for k, op, v in field_requirements(fsel):
@@ -206,31 +220,36 @@ def resource_matches(rule_resources, resource, sub):
     return False
 
 
-def _subject_key(s):
-    """A binding subject as the key a user matches it by, or None when it can match no one
-    (a ServiceAccount subject without a namespace)."""
+def _subject_key(s, binding_ns):
+    """A binding subject as the key a user matches it by, or None when it can match no one.
+    A ServiceAccount subject without a namespace is in the RoleBinding's namespace (and
+    matches no one in a ClusterRoleBinding)."""
     kind, name = s.get("kind"), s.get("name", "")
     if kind == "User":
         return ("User", name)
     if kind == "Group":
         return ("Group", name)
     if kind == "ServiceAccount":
-        ns = s.get("namespace") or ""
+        ns = s.get("namespace") or binding_ns
         return ("User", "system:serviceaccount:%s:%s" % (ns, name)) if ns else None
     return None
 
 
-def _describe_subject(s):
-    if s.get("kind") == "ServiceAccount" and s.get("namespace"):
-        return '%s "%s/%s"' % (s["kind"], s.get("name", ""), s["namespace"])
+def _describe_subject(s, binding_ns):
+    if s.get("kind") == "ServiceAccount":
+        return '%s "%s/%s"' % (s["kind"], s.get("name", ""), s.get("namespace") or binding_ns)
     return '%s "%s"' % (s.get("kind", ""), s.get("name", ""))
 
 
 class _Grant:
-    """One binding of one role to one subject: its rules, or why it has none."""
-    __slots__ = ("source", "rules", "error")
+    """One binding, as it applies to one of its subjects: its rules, or why it has none.
+    order sorts ClusterRoleBindings first, then by namespace and name; index is the
+    subject's place in the binding (the first subject that matches names the grant)."""
+    __slots__ = ("order", "index", "source", "rules", "error")
 
-    def __init__(self, source, rules, error):
+    def __init__(self, order, index, source, rules, error):
+        self.order = order
+        self.index = index
         self.source = source
         self.rules = rules
         self.error = error
@@ -258,12 +277,12 @@ class RbacIndex:
             rules = cluster_roles.get(ref.get("name")) if ref.get("kind") == "ClusterRole" else None
             err = None if rules is not None else \
                 'clusterrole.rbac.authorization.k8s.io "%s" not found' % ref.get("name", "")
-            for s in b.get("subjects") or []:
-                key = _subject_key(s)
+            for i, s in enumerate(b.get("subjects") or []):
+                key = _subject_key(s, "")
                 if key is not None:
                     src = 'ClusterRoleBinding "%s" of %s "%s" to %s' % (
-                        b["metadata"]["name"], ref.get("kind", ""), ref.get("name", ""), _describe_subject(s))
-                    self.cluster[key].append(_Grant(src, rules or [], err))
+                        b["metadata"]["name"], ref.get("kind", ""), ref.get("name", ""), _describe_subject(s, ""))
+                    self.cluster[key].append(_Grant((0, "", b["metadata"]["name"]), i, src, rules or [], err))
         for b in items["rolebindings"]:
             ns = b["metadata"]["namespace"]
             ref = b.get("roleRef") or {}
@@ -275,23 +294,29 @@ class RbacIndex:
                 err = 'role.rbac.authorization.k8s.io "%s" not found' % ref.get("name", "")
             if rules is not None:
                 err = None
-            for s in b.get("subjects") or []:
-                key = _subject_key(s)
+            for i, s in enumerate(b.get("subjects") or []):
+                key = _subject_key(s, ns)
                 if key is not None:
                     src = 'RoleBinding "%s/%s" of %s "%s" to %s' % (
-                        b["metadata"]["name"], ns, ref.get("kind", ""), ref.get("name", ""), _describe_subject(s))
-                    self.namespaced[(ns, key)].append(_Grant(src, rules or [], err))
+                        b["metadata"]["name"], ns, ref.get("kind", ""), ref.get("name", ""),
+                        _describe_subject(s, ns))
+                    self.namespaced[(ns, key)].append(_Grant((1, ns, b["metadata"]["name"]), i, src,
+                                                             rules or [], err))
 
     def grants(self, user, namespace):
-        """The grants that apply to user in namespace ('' = cluster-wide only), cluster ones first."""
+        """The bindings that apply to user in namespace ('' = cluster-wide only), each once:
+        ClusterRoleBindings first, then the namespace's RoleBindings, each by name."""
         keys = user_keys(user)
-        out = []
-        for k in keys:
-            out.extend(self.cluster.get(k, ()))
-        if namespace:
+        found = {}
+        for table, prefix in ((self.cluster, None), (self.namespaced, namespace)):
+            if table is self.namespaced and not namespace:
+                break
             for k in keys:
-                out.extend(self.namespaced.get((namespace, k), ()))
-        return out
+                for g in table.get(k if prefix is None else (prefix, k), ()):
+                    cur = found.get(g.order)
+                    if cur is None or g.index < cur.index:
+                        found[g.order] = g
+        return [found[o] for o in sorted(found)]
 
 
 def _aggregate(errs):
@@ -398,8 +423,8 @@ class NodeGraph:
 
     def _pods_on(self, node, ns):
         with self.store.lock:
-            objs = list(self.store.by_resource["pods"].items())
-        return [o for (n, _), o in objs if n == ns and (o.get("spec") or {}).get("nodeName") == node]
+            return [o for (n, _), o in self.store.by_resource["pods"].items()
+                    if n == ns and (o.get("spec") or {}).get("nodeName") == node]
 
     def related(self, node, kind, ns, name):
         if kind == "pod":
@@ -528,7 +553,8 @@ class Authorizer:
         self._index = None
         self._generation = 0
         self._lock = threading.Lock()
-        store.subscribe(self._on_write, copy=False)
+        if not self.always_allow:
+            store.subscribe(self._on_write, copy=False)
 
     @property
     def always_allow(self):

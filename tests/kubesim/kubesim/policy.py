@@ -8,8 +8,9 @@ system:public-info-viewer (system:authenticated and system:unauthenticated) and
 system:node (no subjects: the Node authorizer grants nodes their rights). All carry
 the `kubernetes.io/bootstrapping: rbac-defaults` label and the autoupdate annotation.
 admin, edit and view have their aggregation rules and labels, but kubesim does not
-aggregate: their rules are given directly, the apiserver's aggregated rules limited to
-the resources kubesim serves.
+aggregate: their rules are given directly, the apiserver's aggregated rules for the
+groups kubesim serves (core, apps, batch, policy; not autoscaling, networking,
+extensions).
 """
 from .authz import NODE_RULES, READ, _rule
 
@@ -41,7 +42,7 @@ def _edit_rules():
         _rule(["impersonate"], [""], ["serviceaccounts"]),
         _rule(WRITE, [""], ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"]),
         _rule(["create"], [""], ["pods/eviction"]),
-        _rule(WRITE, [""], ["configmaps", "events", "persistentvolumeclaims", "replicationcontrollers",
+        _rule(WRITE, [""], ["configmaps", "persistentvolumeclaims", "replicationcontrollers",
                             "replicationcontrollers/scale", "secrets", "serviceaccounts", "services",
                             "services/proxy"]),
         _rule(["create"], [""], ["serviceaccounts/token"]),

@@ -229,6 +229,26 @@ class RbacTest(unittest.TestCase):
             {"kind": "Group", "name": "system:serviceaccounts:ota-system"}]))
         self.assertIsNone(self.check(SA, "GET", "/apis/apps/v1/daemonsets"))
 
+    def test_a_service_account_subject_without_namespace_is_in_the_bindings(self):
+        self.create("/namespaces/ota-system/rolebindings", binding("b", "ClusterRole", "view", [
+            {"kind": "ServiceAccount", "name": "ota-controller"}], "ota-system"))
+        self.assertIsNone(self.check(SA, "GET", "/api/v1/namespaces/ota-system/pods"))
+        self.assertEqual(self.authz.authorize(authz.attributes(SA, "GET", "/api/v1/namespaces/ota-system/pods", {})),
+                         (True, 'RBAC: allowed by RoleBinding "b/ota-system" of ClusterRole "view" to '
+                                'ServiceAccount "ota-controller/ota-system"'))
+        self.create("/clusterrolebindings", binding("c", "ClusterRole", "view", [
+            {"kind": "ServiceAccount", "name": "ota-controller"}]))
+        self.assertIsNotNone(self.check(SA, "GET", "/api/v1/namespaces/default/pods"))
+
+    def test_a_binding_counts_once_however_many_subjects_match(self):
+        self.create("/clusterroles", role("r", [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]))
+        self.create("/clusterrolebindings", binding("b", "ClusterRole", "r", [
+            {"kind": "Group", "name": "developers"}, {"kind": "User", "name": "jane"}]))
+        rules = self.authz.rules_for(JANE, "")[0]
+        self.assertEqual(rules.count({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}), 1)
+        self.assertEqual(self.authz.authorize(authz.attributes(JANE, "GET", "/api/v1/namespaces/x/pods/p", {}))[1],
+                         'RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to Group "developers"')
+
     def test_writes_to_rbac_objects_take_effect_at_once(self):
         P = "/api/v1/namespaces/edge/secrets/s"
         self.create("/namespaces/edge/roles", role("r", [{"verbs": ["get"], "apiGroups": [""],
@@ -370,9 +390,43 @@ class ReviewTest(unittest.TestCase):
         self.assertEqual(self.ssar(node, {"resourceAttributes": {
             "verb": "list", "resource": "pods", "fieldSelector": {"rawSelector": "spec.nodeName=node-1"}}}),
             {"allowed": True})
+        self.assertEqual(self.ssar(node, {"resourceAttributes": {
+            "verb": "watch", "resource": "pods", "fieldSelector": {"requirements": [
+                {"key": "spec.nodeName", "operator": "In", "values": ["node-1"]}]}}}), {"allowed": True})
         st, body = self.api.call(JANE, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
                                  {"spec": {}})
-        self.assertEqual((st, body["reason"]), (422, "Invalid"))
+        self.assertEqual((st, body["message"]), (422, 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: '
+                                                      'spec.resourceAttributes: Invalid value: "null": exactly one of '
+                                                      'nonResourceAttributes or resourceAttributes must be specified'))
+        st, body = self.api.call(JANE, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                                 {"spec": {"resourceAttributes": {"verb": "get"},
+                                           "nonResourceAttributes": {"verb": "get", "path": "/"}}})
+        self.assertEqual(st, 422)
+        self.assertIn("spec.nonResourceAttributes: Invalid value: ", body["message"])
+        self.assertTrue(body["message"].endswith(": cannot be specified in combination with resourceAttributes"))
+
+    def test_access_review_in_protobuf(self):
+        """The body kubectl's typed client sends (k8s magic, runtime.Unknown, the review's message),
+        with a field selector as requirements: the field numbers of authorization/v1."""
+        def field(num, payload):
+            data = payload.encode() if isinstance(payload, str) else payload
+            key, out = bytes([num << 3 | 2]), b""
+            n = len(data)
+            while True:
+                out += bytes([n & 0x7F | (0x80 if n > 0x7F else 0)])
+                n >>= 7
+                if not n:
+                    break
+            return key + out + data
+        req = field(1, "spec.nodeName") + field(2, "In") + field(3, "node-1")
+        attrs = field(2, "list") + field(5, "pods") + field(8, field(2, req))
+        review = field(2, field(1, attrs))
+        unknown = field(1, field(1, "authorization.k8s.io/v1") + field(2, "SelfSubjectAccessReview")) + field(2, review)
+        from kubesim import protobuf
+        body = protobuf.decode(protobuf.MAGIC + unknown)
+        self.assertEqual(body["spec"], {"resourceAttributes": {"verb": "list", "resource": "pods", "fieldSelector": {
+            "requirements": [{"key": "spec.nodeName", "operator": "In", "values": ["node-1"]}]}}})
+        self.assertEqual(self.ssar(apimod.node_user("node-1"), body["spec"]), {"allowed": True})
 
     def test_rules_review(self):
         st = self.ssrr(JANE, "edge")
@@ -385,7 +439,8 @@ class ReviewTest(unittest.TestCase):
         self.api.call(ADMIN, "POST", RBAC + "/namespaces/edge/roles",
                       role("r", [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"],
                                   "resourceNames": ["p"]}], "edge"))
-        self.api.call(ADMIN, "POST", RBAC + "/namespaces/edge/rolebindings", binding("b", "Role", "r", USER_JANE, "edge"))
+        self.api.call(ADMIN, "POST", RBAC + "/namespaces/edge/rolebindings",
+                      binding("b", "Role", "r", USER_JANE, "edge"))
         self.assertIn({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"], "resourceNames": ["p"]},
                       self.ssrr(JANE, "edge")["resourceRules"])
         self.assertNotIn({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"], "resourceNames": ["p"]},
