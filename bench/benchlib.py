@@ -21,6 +21,7 @@ import time
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import kubesim_launch  # noqa: E402
+import ota_rbac  # noqa: E402
 import promtext  # noqa: E402
 
 NS = "bench"
@@ -149,6 +150,14 @@ class Kubesim(kubesim_launch.Kubesim):
         procs.append(self.proc)
         self.api_timeout = api_timeout
         self.api = self.client("admin")
+        # kubesim enforces RBAC (Node,RBAC): the controller gets what
+        # manifests/ grants it, in its namespace, before it starts
+        try:
+            self.api.call("POST", "/api/v1/namespaces",
+                          {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ota_rbac.NAMESPACE}})
+            ota_rbac.apply(self, ota_rbac.rendered())
+        except RuntimeError as e:
+            raise Setup(str(e)) from None
 
     def client(self, who):
         return Api(self.port, self.ca, self.tokens[who], self.api_timeout)
@@ -196,9 +205,8 @@ def pod(ds, i, h, node, image):
 
 
 def create_namespaces(api):
-    """bench (the DaemonSet's) and ota-system (the controller's lease)."""
-    for ns in (NS, "ota-system"):
-        api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    """bench (the DaemonSet's; ota-system, the controller's lease, Kubesim made)."""
+    api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
 
 
 def setup_daemonset(api, image, rev1):

@@ -45,6 +45,21 @@ int cli_fail_call(const cli_app *a, const char *what, const kube_reply *r)
     return CLI_EXIT_ERROR;
 }
 
+int cli_fail_pod_call(const cli_app *a, const char *what, const char *pod, const kube_reply *r)
+{
+    if (r->status == 403) {
+        char msg[CLI_MESSAGE_MAX];
+        strbuf out = {0};
+        cli_status_message(msg, sizeof(msg), r->status, r->body, r->len);
+        if (cli_say_refusal(&out, a->ns, pod, msg) != CLI_REFUSED_OTHER) {
+            cli_put(&out, stderr);
+            return CLI_EXIT_DENIED;
+        }
+        strbuf_free(&out);
+    }
+    return cli_fail_call(a, what, r);
+}
+
 int cli_decode(const kube_reply *r, const char *what, yajl_val *tree)
 {
     char err[128];
@@ -78,8 +93,8 @@ char *cli_path(kapi_resource r, const char *ns, const char *name, const char *su
     return b.data;
 }
 
-int cli_list_all(cli_app *a, const char *what, const char *path, const char *query,
-                 kube_item_fn fn, void *data)
+static int list_pages(cli_app *a, const char *what, const char *path, const char *query,
+                      kube_item_fn fn, void *data, int *hidden)
 {
     kube_pager p = {path, query, CLI_PAGE, CLI_MAX_PAGES, CLI_TOKEN_MAX, CLI_JSON_DEPTH};
     kube_pages_result res;
@@ -92,7 +107,12 @@ int cli_list_all(cli_app *a, const char *what, const char *path, const char *que
         rc = res.fn_rc;
         break;
     case KUBE_PAGES_CALL_FAILED:
-        rc = cli_fail_call(a, what, &res.reply);
+        if (hidden != NULL && res.reply.status == 403) {
+            *hidden = 1;
+            rc = 0;
+        } else {
+            rc = cli_fail_call(a, what, &res.reply);
+        }
         break;
     case KUBE_PAGES_NOT_A_LIST:
         cli_errorf("%s: the apiserver's answer is not a list: %s", what, res.error);
@@ -111,6 +131,19 @@ int cli_list_all(cli_app *a, const char *what, const char *path, const char *que
     }
     kube_reply_free(&res.reply);
     return rc;
+}
+
+int cli_list_all(cli_app *a, const char *what, const char *path, const char *query,
+                 kube_item_fn fn, void *data)
+{
+    return list_pages(a, what, path, query, fn, data, NULL);
+}
+
+int cli_list_optional(cli_app *a, const char *what, const char *path, const char *query,
+                      kube_item_fn fn, void *data, int *hidden)
+{
+    *hidden = 0;
+    return list_pages(a, what, path, query, fn, data, hidden);
 }
 
 /* --kubeconfig, else $KUBECONFIG, else ~/.kube/config, else in-cluster:

@@ -50,6 +50,11 @@ void cli_put(strbuf *b, FILE *f);
  * the exit code it means. */
 int cli_fail_call(const cli_app *a, const char *what, const kube_reply *r);
 
+/* cli_fail_call for a call about pod ns/pod: a 403 the apiserver gives a
+ * node's credentials on another node's pod, or an identity RBAC grants
+ * nothing, is said in words (cli_say_refusal) and exits CLI_EXIT_DENIED. */
+int cli_fail_pod_call(const cli_app *a, const char *what, const char *pod, const kube_reply *r);
+
 /* The answer parsed into a tree the caller frees; 0, or the exit code after
  * printing why. */
 int cli_decode(const kube_reply *r, const char *what, yajl_val *tree);
@@ -66,5 +71,11 @@ char *cli_path(kapi_resource r, const char *ns, const char *name, const char *su
  * or the exit code after printing why (what names the list). */
 int cli_list_all(cli_app *a, const char *what, const char *path, const char *query,
                  kube_item_fn fn, void *data);
+
+/* cli_list_all for a read the command can do without: a 403 (the identity
+ * may not list these; a node's may not list DaemonSets, ControllerRevisions,
+ * Jobs or Events) sets *hidden and returns 0, unsaid. */
+int cli_list_optional(cli_app *a, const char *what, const char *path, const char *query,
+                      kube_item_fn fn, void *data, int *hidden);
 
 #endif

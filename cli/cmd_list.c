@@ -1,6 +1,11 @@
 /*
  * cmd_list.c - `kubectl ota list`: the OTA pods (of a node, a namespace or
  * all), with their state, target revision and its images.
+ *
+ * A node's credentials may list only the pods on that node (fieldSelector
+ * spec.nodeName), not DaemonSets or ControllerRevisions: then a pod is an
+ * OTA pod by its PodNeedUpgrade condition (cli_ota_of) and the images come
+ * from its pre-pull Job's pod, which is on the node too.
  */
 #include "cmd.h"
 
@@ -22,6 +27,9 @@ typedef struct list_ctx {
     size_t n_revs, cap_revs;
     cli_pod **pods;
     size_t n_pods, cap_pods;
+    cli_jobpod **jobpods;
+    size_t n_jobpods, cap_jobpods;
+    int ds_hidden, revs_hidden; /* the identity may not list them (403) */
 } list_ctx;
 
 static int push(void ***arr, size_t *n, size_t *cap, void *item)
@@ -73,8 +81,15 @@ static int on_rev(void *data, yajl_val item)
 static int on_pod(void *data, yajl_val item)
 {
     list_ctx *l = data;
+    cli_jobpod *jp = cli_jobpod_decode(item);
+    if (jp != NULL)
+        return push((void ***)&l->jobpods, &l->n_jobpods, &l->cap_jobpods, jp);
     cli_pod *p = cli_pod_decode(item);
-    if (p != NULL && ota_ds(l, p->k->meta.owner_uid) == NULL) {
+    int ota = p != NULL && (l->ds_hidden ? p->owner_kind != NULL &&
+                                               strcmp(p->owner_kind, "DaemonSet") == 0 &&
+                                               cli_ota_of(p, 403, NULL) == CLI_OTA_YES
+                                         : ota_ds(l, p->k->meta.owner_uid) != NULL);
+    if (p != NULL && !ota) {
         cli_pod_free(p);
         return 0;
     }
@@ -136,10 +151,13 @@ int cli_cmd_list(cli_app *a)
         bad |= kapi_selector(&q, KAPI_FIELD_SELECTOR,
                              (const kapi_requirement[]){{"spec.nodeName", node}, {NULL, NULL}}) != 0;
     int rc = bad || q.failed ? CLI_EXIT_ERROR
-                             : cli_list_all(a, "listing DaemonSets", ds_path, "", on_ds, &l);
+                             : cli_list_optional(a, "listing DaemonSets", ds_path, "", on_ds, &l,
+                                                 &l.ds_hidden);
+    l.revs_hidden = l.ds_hidden;
     if (rc == 0 && l.n_ds > 0)
-        rc = cli_list_all(a, "listing ControllerRevisions", rev_path, "", on_rev, &l);
-    if (rc == 0 && l.n_ds > 0)
+        rc = cli_list_optional(a, "listing ControllerRevisions", rev_path, "", on_rev, &l,
+                               &l.revs_hidden);
+    if (rc == 0 && (l.n_ds > 0 || l.ds_hidden))
         rc = cli_list_all(a, "listing pods", pod_path, q.data != NULL ? q.data : "", on_pod, &l);
     strbuf_free(&q);
     free(ds_path);
@@ -168,11 +186,18 @@ int cli_cmd_list(cli_app *a)
                                      (const char *const *)r->images, r->n_images};
         }
         long long now = (long long)time(NULL);
+        cli_list_data d = {revs, l.n_revs, l.revs_hidden,
+                           (const cli_jobpod *const *)l.jobpods, l.n_jobpods};
+        int hidden_images = 0;
         for (size_t i = 0; rc == 0 && i < l.n_pods; i++) {
-            const kobj *ds = ota_ds(&l, l.pods[i]->k->meta.owner_uid);
-            if (cli_row_of(l.pods[i], ds->meta.name, ds->meta.uid, revs, l.n_revs, now, rows[i]) !=
-                0)
+            const cli_pod *p = l.pods[i];
+            const kobj *ds = ota_ds(&l, p->k->meta.owner_uid);
+            if (cli_row_of(p, ds != NULL ? ds->meta.name : p->owner_name,
+                           ds != NULL ? ds->meta.uid : p->k->meta.owner_uid, &d, now,
+                           rows[i]) != 0)
                 rc = CLI_EXIT_ERROR;
+            else
+                hidden_images |= strcmp(rows[i][CLI_COL_IMAGES], CLI_IMAGES_HIDDEN) == 0;
             /* without -A, no NAMESPACE column (as kubectl) */
             cells[i] = rows[i] + (a->args.all_namespaces ? 0 : 1);
         }
@@ -184,6 +209,8 @@ int cli_cmd_list(cli_app *a)
             if (out.failed)
                 rc = CLI_EXIT_ERROR;
             cli_put(&out, stdout);
+            if (hidden_images)
+                fprintf(stderr, "%s\n", cli_list_hidden_note());
         }
         for (size_t i = 0; rows != NULL && i < l.n_pods; i++)
             cli_row_free(rows[i]);
@@ -199,6 +226,9 @@ int cli_cmd_list(cli_app *a)
         kobj_free(l.revs[i]);
     for (size_t i = 0; i < l.n_pods; i++)
         cli_pod_free(l.pods[i]);
+    for (size_t i = 0; i < l.n_jobpods; i++)
+        cli_jobpod_free(l.jobpods[i]);
+    free(l.jobpods);
     free(l.ds);
     free(l.revs);
     free(l.pods);

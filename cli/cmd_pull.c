@@ -19,7 +19,7 @@ int cli_cmd_pull(cli_app *a)
         cli_target t;
         ota_state s;
         char hash[CLI_NAME_MAX + 1];
-        int rc = cli_target_decidable(a, &t, &s, hash, sizeof(hash));
+        int rc = cli_target_decidable(a, &t, &s, hash, sizeof(hash), 0);
         if (rc != 0)
             return rc;
         switch (cli_pull_decide(s)) {
@@ -77,7 +77,7 @@ int cli_cmd_pull(cli_app *a)
             char what[400];
             snprintf(what, sizeof(what), "requesting the pre-pull of pod %s/%s", a->ns,
                      a->args.pod);
-            rc = cli_fail_call(a, what, &r);
+            rc = cli_fail_pod_call(a, what, a->args.pod, &r);
         } else {
             strbuf out = {0};
             cli_say_pulled(&out, a->ns, a->args.pod, cli_target_node(&t), hash);

@@ -23,6 +23,9 @@ typedef struct pull_status {
     char job_why[CLI_MESSAGE_MAX];   /* a failed Job's reason and message */
     char request_time[40];           /* the request the Job serves */
     char kubelet[CLI_MESSAGE_MAX];   /* the kubelet's latest word on the Job's pod */
+    /* Reads the identity may not make (a node's may not read Jobs or
+     * Events): tried once, not again while --watch polls. */
+    int jobs_hidden, events_hidden;
 } pull_status;
 
 typedef struct newest {
@@ -67,37 +70,102 @@ static long get_page(cli_app *a, kapi_resource r, kapi_selector_kind kind, const
     return status;
 }
 
-/* Reads one page of a list into a tree the caller frees; the newest item
- * (by creation) or NULL. */
-static int newest_of(cli_app *a, const char *what, kapi_resource r, const char *label,
-                     const char *value, newest *n)
+/* The newest pre-pull Job of the pod, when the identity may list Jobs
+ * (*hidden set on a 403: a node's may not).  0, or the exit code after
+ * printing why. */
+static int newest_job(cli_app *a, const cli_target *t, newest *n, int *hidden)
 {
     memset(n, 0, sizeof(*n));
+    if (*hidden)
+        return 0;
     kube_reply reply;
-    long status = get_page(a, r, KAPI_LABEL_SELECTOR, label, value, &reply);
-    if (status != 200) {
-        int rc = cli_fail_call(a, what, &reply);
-        kube_reply_free(&reply);
-        return rc;
+    long status = get_page(a, KAPI_JOBS, KAPI_LABEL_SELECTOR, OTA_LABEL_POD_UID,
+                           t->pod->k->meta.uid, &reply);
+    int rc = 0;
+    if (status == 403)
+        *hidden = 1;
+    else if (status != 200)
+        rc = cli_fail_call(a, "listing pre-pull Jobs", &reply);
+    else if ((rc = cli_decode(&reply, "listing pre-pull Jobs", &n->tree)) == 0) {
+        yajl_val items = cli_field(n->tree, "items", NULL);
+        for (size_t i = 0; YAJL_IS_ARRAY(items) && i < items->u.array.len; i++)
+            on_newest(n, items->u.array.values[i]);
     }
-    int rc = cli_decode(&reply, what, &n->tree);
     kube_reply_free(&reply);
-    if (rc != 0)
-        return rc;
-    yajl_val items = cli_field(n->tree, "items", NULL);
-    for (size_t i = 0; YAJL_IS_ARRAY(items) && i < items->u.array.len; i++)
-        on_newest(n, items->u.array.values[i]);
+    return rc;
+}
+
+/* The Job pods of one pod, read as a node may: its node's pods
+ * (fieldSelector spec.nodeName) with the pod's uid label. */
+typedef struct jobpods {
+    cli_jobpod **items;
+    size_t n;
+} jobpods;
+
+static int on_jobpod(void *data, yajl_val item)
+{
+    jobpods *j = data;
+    if (j->n >= CLI_PAGE)
+        return 0; /* one pod's Jobs: a retry each, never this many */
+    cli_jobpod *jp = cli_jobpod_decode(item);
+    if (jp != NULL)
+        j->items[j->n++] = jp;
     return 0;
 }
 
-/* The kubelet's latest Event on the Job's pod: "Reason: message". */
-static int kubelet_word(cli_app *a, const char *pod, char *out, size_t size)
+/* The newest Job pod of the target, copied out; 0, or the exit code after
+ * printing why.  *out is NULL when there is none (or the pod has no node). */
+static int newest_jobpod(cli_app *a, const cli_target *t, cli_jobpod **out)
 {
+    *out = NULL;
+    const char *node = t->pod->k->u.pod.node_name;
+    if (node == NULL || !cli_name_valid(node, CLI_NAME_MAX, 1))
+        return 0;
+    char *path = cli_path(KAPI_PODS, a->ns, NULL, NULL);
+    strbuf q = {0};
+    int rc = path == NULL ? CLI_EXIT_ERROR : 0;
+    if (rc == 0 &&
+        (kapi_selector(&q, KAPI_FIELD_SELECTOR,
+                       (const kapi_requirement[]){{"spec.nodeName", node}, {NULL, NULL}}) != 0 ||
+         (strbuf_printf(&q, "&"), kapi_selector(&q, KAPI_LABEL_SELECTOR,
+                                                (const kapi_requirement[]){
+                                                    {OTA_LABEL_POD_UID, t->pod->k->meta.uid},
+                                                    {NULL, NULL}})) != 0 ||
+         q.failed))
+        rc = CLI_EXIT_ERROR;
+    jobpods j = {calloc(CLI_PAGE, sizeof(cli_jobpod *)), 0};
+    if (rc == 0 && j.items == NULL)
+        rc = CLI_EXIT_ERROR;
+    if (rc == 0)
+        rc = cli_list_all(a, "listing the pre-pull Job's pods", path, q.data, on_jobpod, &j);
+    const cli_jobpod *best = rc == 0 ? cli_jobpod_newest((const cli_jobpod *const *)j.items, j.n,
+                                                         t->pod->k->meta.uid)
+                                     : NULL;
+    for (size_t i = 0; i < j.n; i++) {
+        if (j.items[i] == best)
+            *out = j.items[i];
+        else
+            cli_jobpod_free(j.items[i]);
+    }
+    free(j.items);
+    strbuf_free(&q);
+    free(path);
+    return rc;
+}
+
+/* The kubelet's latest Event on the Job's pod: "Reason: message" (none,
+ * and *hidden set, when the identity may not read Events: a node's may
+ * not). */
+static void kubelet_word(cli_app *a, const char *pod, char *out, size_t size, int *hidden)
+{
+    if (*hidden)
+        return;
     kube_reply r;
     long status = get_page(a, KAPI_EVENTS, KAPI_FIELD_SELECTOR, "involvedObject.name", pod, &r);
     if (status != 200) {
+        *hidden = status == 403;
         kube_reply_free(&r);
-        return 0; /* Events are a help, not a need: say nothing */
+        return; /* Events are a help, not a need: say nothing */
     }
     char err[64];
     yajl_val tree = json_parse_tree(r.body, r.len, CLI_JSON_DEPTH, err, sizeof(err));
@@ -114,23 +182,39 @@ static int kubelet_word(cli_app *a, const char *pod, char *out, size_t size)
     }
     if (tree != NULL)
         yajl_tree_free(tree);
-    return 0;
 }
 
+static void copy_safe(char *out, size_t size, const char *s)
+{
+    if (s != NULL)
+        cli_sanitize(out, size, s, strlen(s));
+}
+
+/* What the pre-pull is doing: the newest Job pod of the target (a node may
+ * read it: it is bound to the node), and, when the identity may read them,
+ * its Job (the Job's own state and failure) and the kubelet's Events. */
 static int read_pull_status(cli_app *a, const cli_target *t, pull_status *ps)
 {
+    int jobs_hidden = ps->jobs_hidden, events_hidden = ps->events_hidden;
     memset(ps, 0, sizeof(*ps));
-    newest job = {0};
-    int rc = newest_of(a, "listing pre-pull Jobs", KAPI_JOBS, OTA_LABEL_POD_UID,
-                       t->pod->k->meta.uid, &job);
-    if (rc != 0 || job.item == NULL) {
-        if (job.tree != NULL)
-            yajl_tree_free(job.tree);
+    ps->jobs_hidden = jobs_hidden;
+    ps->events_hidden = events_hidden;
+    cli_jobpod *jp = NULL;
+    int rc = newest_jobpod(a, t, &jp);
+    if (rc != 0)
         return rc;
+    if (jp != NULL) {
+        copy_safe(ps->job, sizeof(ps->job), jp->k->u.job_pod.job_name);
+        snprintf(ps->job_state, sizeof(ps->job_state), "%s", cli_jobpod_state(jp));
+        copy_safe(ps->request_time, sizeof(ps->request_time), jp->request_time);
     }
-    kobj *j = kobj_decode(KOBJ_JOB, job.item);
+    newest job;
+    rc = newest_job(a, t, &job, &ps->jobs_hidden);
+    kobj *j = rc == 0 && job.item != NULL ? kobj_decode(KOBJ_JOB, job.item) : NULL;
     if (j != NULL) {
-        cli_sanitize(ps->job, sizeof(ps->job), j->meta.name, strlen(j->meta.name));
+        /* the Job says it best (the newest Job is at least as new as the
+         * newest Job pod): its name, state and why it failed */
+        copy_safe(ps->job, sizeof(ps->job), j->meta.name);
         snprintf(ps->job_state, sizeof(ps->job_state), "%s",
                  j->u.job.complete ? "complete" : j->u.job.failed ? "failed" : "running");
         if (j->u.job.failed) {
@@ -140,32 +224,29 @@ static int read_pull_status(cli_app *a, const cli_target *t, pull_status *ps)
                      j->u.job.failed_message != NULL ? j->u.job.failed_message : "");
             cli_sanitize(ps->job_why, sizeof(ps->job_why), raw, strlen(raw));
         }
-        if (j->u.job.request_time != NULL)
-            cli_sanitize(ps->request_time, sizeof(ps->request_time), j->u.job.request_time,
-                         strlen(j->u.job.request_time));
+        copy_safe(ps->request_time, sizeof(ps->request_time), j->u.job.request_time);
     }
     kobj_free(j);
-    yajl_tree_free(job.tree);
-    if (ps->job[0] == '\0' || !cli_name_valid(ps->job, CLI_NAME_MAX, 1))
-        return 0;
-    /* the Job's pod: its waiting reason, else the kubelet's latest Event */
-    newest jp = {0};
-    rc = newest_of(a, "listing the Job's pods", KAPI_PODS, "batch.kubernetes.io/job-name", ps->job,
-                   &jp);
-    if (rc == 0 && jp.item != NULL) {
-        kobj *k = kobj_decode(KOBJ_JOB_POD, jp.item);
-        if (k != NULL && k->u.job_pod.waiting_reason != NULL) {
-            char raw[CLI_MESSAGE_MAX];
-            snprintf(raw, sizeof(raw), "%s: %s", k->u.job_pod.waiting_reason,
-                     k->u.job_pod.waiting_message != NULL ? k->u.job_pod.waiting_message : "");
-            cli_sanitize(ps->kubelet, sizeof(ps->kubelet), raw, strlen(raw));
-        } else if (k != NULL && cli_name_valid(k->meta.name, CLI_NAME_MAX, 1)) {
-            rc = kubelet_word(a, k->meta.name, ps->kubelet, sizeof(ps->kubelet));
-        }
-        kobj_free(k);
+    if (job.tree != NULL)
+        yajl_tree_free(job.tree);
+    if (ps->job[0] != '\0' && !cli_name_valid(ps->job, CLI_NAME_MAX, 1))
+        ps->job[0] = '\0';
+    /* the Job's pod (when it is this Job's): its waiting reason, else the
+     * kubelet's latest Event */
+    if (jp != NULL && (jp->k->u.job_pod.job_name == NULL ||
+                       strcmp(jp->k->u.job_pod.job_name, ps->job) != 0)) {
+        cli_jobpod_free(jp);
+        jp = NULL;
     }
-    if (jp.tree != NULL)
-        yajl_tree_free(jp.tree);
+    if (rc == 0 && jp != NULL && jp->k->u.job_pod.waiting_reason != NULL) {
+        char raw[CLI_MESSAGE_MAX];
+        snprintf(raw, sizeof(raw), "%s: %s", jp->k->u.job_pod.waiting_reason,
+                 jp->k->u.job_pod.waiting_message != NULL ? jp->k->u.job_pod.waiting_message : "");
+        cli_sanitize(ps->kubelet, sizeof(ps->kubelet), raw, strlen(raw));
+    } else if (rc == 0 && jp != NULL && cli_name_valid(jp->k->meta.name, CLI_NAME_MAX, 1)) {
+        kubelet_word(a, jp->k->meta.name, ps->kubelet, sizeof(ps->kubelet), &ps->events_hidden);
+    }
+    cli_jobpod_free(jp);
     return rc;
 }
 
@@ -225,13 +306,16 @@ static void say_status(cli_app *a, const cli_target *t, const pull_status *ps, s
         strbuf_printf(b, "Job:        none\n");
     if (ps->kubelet[0] != '\0')
         strbuf_printf(b, "Kubelet:    %s\n", ps->kubelet);
+    const char *hidden = cli_status_hidden(ps->jobs_hidden, ps->events_hidden);
+    if (hidden != NULL)
+        strbuf_printf(b, "Not shown:  %s\n", hidden);
 }
 
 int cli_cmd_status(cli_app *a)
 {
     cli_target t;
-    pull_status ps;
-    int rc = cli_target_load(a, a->args.pod, &t);
+    pull_status ps = {0};
+    int rc = cli_target_load(a, a->args.pod, &t, 0);
     if (rc == 0)
         rc = read_pull_status(a, &t, &ps);
     if (rc != 0) {
@@ -262,7 +346,7 @@ int cli_cmd_status(cli_app *a)
         struct timespec ts = {0, (long)CLI_WATCH_POLL_NS};
         nanosleep(&ts, NULL);
         cli_target_free(&t);
-        rc = cli_target_load(a, a->args.pod, &t);
+        rc = cli_target_load(a, a->args.pod, &t, 0);
         if (rc == 0)
             rc = read_pull_status(a, &t, &ps);
         if (rc != 0)

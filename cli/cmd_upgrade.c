@@ -64,13 +64,48 @@ static int wait_replacement(cli_app *a, find_ctx *f, uint64_t deadline)
     return rc;
 }
 
+/* --force on a pod the identity may not read (a node's credentials on
+ * another node's pod): the delete, as a dry run, lets the apiserver say
+ * whether this identity may delete it (NodeRestriction decides from the
+ * stored pod) without deleting anything unread.  0 when it may (the pod is
+ * to be read again), else the exit code after printing why. */
+static int may_delete(cli_app *a)
+{
+    char *path = cli_path(KAPI_PODS, a->ns, a->args.pod, NULL);
+    strbuf url = {0};
+    strbuf_printf(&url, "%s?dryRun=All", path != NULL ? path : "");
+    kube_reply r = {0};
+    long status = path != NULL && !url.failed
+                      ? kube_sync_call(a->client, "DELETE", url.data, NULL, NULL, &r)
+                      : 0;
+    int rc = 0;
+    if (status == 404) {
+        cli_errorf("pod \"%s\" not found in namespace \"%s\"", a->args.pod, a->ns);
+        rc = CLI_EXIT_NOT_FOUND;
+    } else if (status != 200 && status != 202) {
+        char what[400];
+        snprintf(what, sizeof(what), "deleting pod %s/%s", a->ns, a->args.pod);
+        rc = cli_fail_pod_call(a, what, a->args.pod, &r);
+    }
+    kube_reply_free(&r);
+    strbuf_free(&url);
+    free(path);
+    return rc;
+}
+
 int cli_cmd_upgrade(cli_app *a)
 {
+    int probed = 0;
     for (int attempt = 1;; attempt++) {
         cli_target t;
         ota_state s;
         char hash[CLI_NAME_MAX + 1];
-        int rc = cli_target_decidable(a, &t, &s, hash, sizeof(hash));
+        int rc = cli_target_decidable(a, &t, &s, hash, sizeof(hash), a->args.force && !probed);
+        if (rc == CLI_EXIT_DENIED && t.pod_forbidden) {
+            probed = 1;
+            if ((rc = may_delete(a)) == 0 && attempt < CLI_WRITE_ATTEMPTS)
+                continue; /* it may: read it again, and say why if that fails */
+        }
         if (rc != 0)
             return rc;
         switch (cli_upgrade_decide(s, a->args.force)) {
@@ -120,7 +155,7 @@ int cli_cmd_upgrade(cli_app *a)
         } else if (status != 200 && status != 202) {
             char what[400];
             snprintf(what, sizeof(what), "deleting pod %s/%s", a->ns, a->args.pod);
-            rc = cli_fail_call(a, what, &r);
+            rc = cli_fail_pod_call(a, what, a->args.pod, &r);
         }
         kube_reply_free(&r);
         if (rc != 0) {

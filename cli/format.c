@@ -112,6 +112,112 @@ int cli_is_webhook_denial(const char *message)
     return end != NULL && strncmp(end, "\" denied the request", 20) == 0;
 }
 
+/* Copies the name that starts at s and ends at the first end character
+ * into who, made safe; 0 when there is none or it is empty. */
+static int name_until(const char *s, char end, char *who, size_t size)
+{
+    const char *e = strchr(s, end);
+    if (e == NULL || e == s)
+        return 0;
+    cli_sanitize(who, size, s, (size_t)(e - s));
+    return 1;
+}
+
+cli_refusal cli_refusal_of(const char *message, char *who, size_t size)
+{
+    /* the apiserver's words (Kubernetes 1.32): the Node authorizer's reason,
+     * appended to RBAC's "cannot get resource" sentence, and NodeRestriction's
+     * admission errors */
+    static const char node_read[] = "no relationship found between node '";
+    static const char nr_delete[] = "\" can only delete pods with spec.nodeName set to itself";
+    static const char nr_status[] =
+        "\" can only update pod status for pods with spec.nodeName set to itself";
+    static const char node_q[] = "node \"";
+    static const char user_q[] = "User \"";
+    const char *at;
+    if ((at = strstr(message, node_read)) != NULL &&
+        name_until(at + sizeof(node_read) - 1, '\'', who, size))
+        return CLI_REFUSED_NODE_READ;
+    const char *tails[] = {nr_delete, nr_status};
+    for (int i = 0; i < 2; i++) {
+        const char *tail = strstr(message, tails[i]);
+        /* the node's name is the quoted word right before the tail */
+        for (at = message; tail != NULL && (at = strstr(at, node_q)) != NULL && at < tail;
+             at += sizeof(node_q) - 1) {
+            const char *name = at + sizeof(node_q) - 1;
+            if (strchr(name, '"') == tail && name_until(name, '"', who, size))
+                return i == 0 ? CLI_REFUSED_NODE_DELETE : CLI_REFUSED_NODE_STATUS;
+        }
+    }
+    if ((at = strstr(message, user_q)) != NULL && strstr(at, "\" cannot ") != NULL &&
+        name_until(at + sizeof(user_q) - 1, '"', who, size))
+        return CLI_REFUSED_RBAC;
+    if (size > 0)
+        who[0] = '\0';
+    return CLI_REFUSED_OTHER;
+}
+
+cli_refusal cli_say_refusal(strbuf *b, const char *ns, const char *pod, const char *message)
+{
+    char who[CLI_CELL_MAX + 1];
+    cli_refusal r = cli_refusal_of(message, who, sizeof(who));
+    switch (r) {
+    case CLI_REFUSED_NODE_READ:
+        strbuf_printf(b,
+                      "error: pod %s/%s is not on node %s, or does not exist: a node's "
+                      "credentials may read only the pods that run on that node; use the "
+                      "credentials of the pod's own node.\n",
+                      ns, pod, who);
+        break;
+    case CLI_REFUSED_NODE_DELETE:
+        strbuf_printf(b,
+                      "error: node %s may not upgrade pod %s/%s: the pod runs on another node, "
+                      "and the apiserver lets a node delete only the pods that run on it; ask "
+                      "the user of the pod's node to upgrade it.\n",
+                      who, ns, pod);
+        break;
+    case CLI_REFUSED_NODE_STATUS:
+        strbuf_printf(b,
+                      "error: node %s may not ask for the pre-pull of pod %s/%s: the pod runs "
+                      "on another node, and the apiserver lets a node change only the status "
+                      "of the pods that run on it; ask the user of the pod's node.\n",
+                      who, ns, pod);
+        break;
+    case CLI_REFUSED_RBAC:
+        strbuf_printf(b,
+                      "error: %s may not read or change pod %s/%s: no RBAC rule grants it; a "
+                      "node's user pre-pulls and upgrades with the node's own credentials "
+                      "(system:node:<node>), anyone else needs a Role from the cluster's "
+                      "admin.\n",
+                      who, ns, pod);
+        break;
+    case CLI_REFUSED_OTHER:
+        return r;
+    }
+    strbuf_printf(b, "The apiserver said: %s\n", message);
+    return r;
+}
+
+const char *cli_status_hidden(int jobs_hidden, int events_hidden)
+{
+    if (jobs_hidden && events_hidden)
+        return "the Job itself and the kubelet's Events: these credentials may not read them "
+               "(a node's may read its pods: the Job's state above is its pod's)";
+    if (jobs_hidden)
+        return "the Job itself: these credentials may not read Jobs (the Job's state above is "
+               "its pod's)";
+    if (events_hidden)
+        return "the kubelet's Events: these credentials may not read them";
+    return NULL;
+}
+
+const char *cli_list_hidden_note(void)
+{
+    return "IMAGES " CLI_IMAGES_HIDDEN ": these credentials may not read DaemonSets or "
+           "ControllerRevisions (a node's may read its pods); a revision's images show once its "
+           "pre-pull Job's pod runs on the node (kubectl ota pull).";
+}
+
 const char *cli_usage(void)
 {
     return "kubectl ota: pre-pull the new image of an OpenYurt OTA DaemonSet pod, then upgrade it\n"
@@ -120,7 +226,8 @@ const char *cli_usage(void)
            "  kubectl ota list [--node NODE] [-n NS | -A]\n"
            "      OTA pods: NAMESPACE (with -A), POD, NODE, DAEMONSET, STATE, TARGET REVISION,\n"
            "      IMAGES (the target revision's), AGE (of the state).  As a node identity\n"
-           "      (system:node:NODE) the default is that node's pods.\n"
+           "      (system:node:NODE) the default is that node's pods, and IMAGES shows once\n"
+           "      a pre-pull Job runs (a node may not read ControllerRevisions).\n"
            "  kubectl ota pull POD [-n NS]\n"
            "      Ask for the pre-pull of the pod's target revision (the status write YurtHub's\n"
            "      imagepull makes); the pod keeps running.\n"
@@ -155,7 +262,8 @@ const char *cli_usage(void)
            "  3  the pod does not exist\n"
            "  4  the pod is not in an OTA DaemonSet (apps.openyurt.io/update-strategy: OTA)\n"
            "  5  the pod needs no upgrade (PodNeedUpgrade is not True)\n"
-           "  6  an admission webhook denied the request (its message is printed as is)\n"
+           "  6  the apiserver refused: an admission webhook's denial (printed as is), or\n"
+           "     these credentials may not touch the pod (another node's pod, no RBAC)\n"
            "  7  upgrade refused: the new image is not pre-pulled (pull first, or --force)\n"
            "  8  --timeout ran out\n"
            "  9  status --watch: the pre-pull failed, or its request was dropped by a newer\n"

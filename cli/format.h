@@ -47,6 +47,43 @@ char *cli_status_message(char *out, size_t size, long status, const char *body, 
  * words it). */
 int cli_is_webhook_denial(const char *message);
 
+/* What a 403 from the apiserver means for the pod the user named, read from
+ * the Status message the apiserver words (cli_status_message's). */
+typedef enum cli_refusal {
+    CLI_REFUSED_OTHER,        /* none of those below: print the message as is */
+    CLI_REFUSED_NODE_READ,    /* the Node authorizer: a node reads only pods bound to it
+                               * ("no relationship found between node 'N' and this object") */
+    CLI_REFUSED_NODE_DELETE,  /* NodeRestriction: "node \"N\" can only delete pods with
+                               * spec.nodeName set to itself" */
+    CLI_REFUSED_NODE_STATUS,  /* NodeRestriction: "node \"N\" can only update pod status for
+                               * pods with spec.nodeName set to itself" */
+    CLI_REFUSED_RBAC,         /* RBAC: 'User "U" cannot VERB resource "R" ...' */
+} cli_refusal;
+
+/* Which refusal message is, and the identity it names (the node's name
+ * for the CLI_REFUSED_NODE_*, the user for CLI_REFUSED_RBAC; made safe,
+ * cut to fit) into who. */
+cli_refusal cli_refusal_of(const char *message, char *who, size_t size);
+
+/* The refusal of what the user asked about pod ns/name said in words a
+ * node user understands (one sentence, with what to do), then the
+ * apiserver's own message on its own line; nothing for CLI_REFUSED_OTHER.
+ * Returns the kind. */
+cli_refusal cli_say_refusal(strbuf *b, const char *ns, const char *pod, const char *message);
+
+/* What `status` could not read with these credentials (a node's may read
+ * its pods, not Jobs or Events), as the rest of a "Not shown:" line; NULL
+ * when it read everything. */
+const char *cli_status_hidden(int jobs_hidden, int events_hidden);
+
+/* What `list`'s IMAGES cell says when no image of the target is known: the
+ * revisions could not be read (a node's credentials), or none matched. */
+#define CLI_IMAGES_HIDDEN "<not visible to a node>"
+#define CLI_IMAGES_UNKNOWN "<unknown>"
+
+/* Said under `list`'s table when an IMAGES cell is CLI_IMAGES_HIDDEN. */
+const char *cli_list_hidden_note(void);
+
 /* `kubectl ota --help`: commands, flags, exit codes. */
 const char *cli_usage(void);
 

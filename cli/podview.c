@@ -110,29 +110,131 @@ const char *cli_pod_state_since(const cli_pod *p)
     return p->created;
 }
 
-/* The images of the revision of DaemonSet ds_uid with hash, joined. */
-static void images_cell(strbuf *b, sv hash, const char *ds_uid, const cli_revision *revs,
-                        size_t n_revs)
+cli_ota_verdict cli_ota_of(const cli_pod *p, long ds_status, const kobj *ds)
 {
-    for (size_t i = 0; sv_present(hash) && ds_uid != NULL && i < n_revs; i++) {
-        const cli_revision *r = &revs[i];
+    switch (ds_status) {
+    case 200:
+        return ds != NULL && ds->kind == KOBJ_DAEMONSET && ds->u.ds.ota &&
+                       p->k->meta.owner_uid != NULL &&
+                       strcmp(ds->meta.uid, p->k->meta.owner_uid) == 0
+                   ? CLI_OTA_YES
+                   : CLI_OTA_NOT;
+    case 404:
+        return CLI_OTA_GONE;
+    case 403:
+        return p->k->u.pod.need_upgrade.present ? CLI_OTA_YES : CLI_OTA_UNKNOWN;
+    default:
+        return CLI_OTA_ERROR;
+    }
+}
+
+cli_jobpod *cli_jobpod_decode(yajl_val obj)
+{
+    yajl_val meta = kobj_member(obj, "metadata");
+    const char *uid = kobj_member_str(kobj_member(meta, "labels"), OTA_LABEL_POD_UID);
+    if (uid == NULL || uid[0] == '\0')
+        return NULL;
+    cli_jobpod *j = calloc(1, sizeof(*j));
+    if (j == NULL)
+        return NULL;
+    yajl_val ann = kobj_member(meta, "annotations");
+    j->k = kobj_decode(KOBJ_JOB_POD, obj);
+    j->pod_uid = strdup(uid);
+    j->revision = member_dup(ann, OTA_ANN_JOB_REVISION);
+    j->request_time = member_dup(ann, OTA_ANN_JOB_REQUEST_TIME);
+    j->created = member_dup(meta, "creationTimestamp");
+    j->phase = member_dup(kobj_member(obj, "status"), "phase");
+    int bad = j->k == NULL || j->pod_uid == NULL;
+    yajl_val inits = kobj_member(kobj_member(obj, "spec"), "initContainers");
+    size_t prefix = strlen(OTA_JOB_PULL_CONTAINER_PREFIX);
+    for (size_t i = 0; !bad && YAJL_IS_ARRAY(inits) && i < inits->u.array.len &&
+                       j->n_images < CLI_MAX_IMAGES;
+         i++) {
+        yajl_val c = inits->u.array.values[i];
+        const char *name = kobj_member_str(c, "name"), *image = kobj_member_str(c, "image");
+        if (name == NULL || image == NULL ||
+            strncmp(name, OTA_JOB_PULL_CONTAINER_PREFIX, prefix) != 0)
+            continue; /* the helper, which is not a target */
+        if ((j->images[j->n_images++] = strdup(image)) == NULL)
+            bad = 1;
+    }
+    if (bad) {
+        cli_jobpod_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+void cli_jobpod_free(cli_jobpod *j)
+{
+    if (j == NULL)
+        return;
+    kobj_free(j->k);
+    free(j->pod_uid);
+    free(j->revision);
+    free(j->request_time);
+    free(j->created);
+    free(j->phase);
+    for (size_t i = 0; i < j->n_images; i++)
+        free(j->images[i]);
+    free(j);
+}
+
+const char *cli_jobpod_state(const cli_jobpod *j)
+{
+    if (j->phase != NULL && strcmp(j->phase, "Succeeded") == 0)
+        return "complete";
+    if (j->phase != NULL && strcmp(j->phase, "Failed") == 0)
+        return "failed";
+    return "running";
+}
+
+const cli_jobpod *cli_jobpod_newest(const cli_jobpod *const *jps, size_t n, const char *pod_uid)
+{
+    const cli_jobpod *best = NULL;
+    for (size_t i = 0; pod_uid != NULL && i < n; i++) {
+        const cli_jobpod *j = jps[i];
+        if (strcmp(j->pod_uid, pod_uid) != 0)
+            continue;
+        /* RFC 3339 times in UTC compare as text */
+        if (best == NULL || strcmp(j->created != NULL ? j->created : "",
+                                   best->created != NULL ? best->created : "") >= 0)
+            best = j;
+    }
+    return best;
+}
+
+/* Appends images, comma-separated after the n already there; the count. */
+static size_t join_images(strbuf *b, size_t n, const char *const *images, size_t count)
+{
+    for (size_t j = 0; j < count && n < CLI_MAX_IMAGES; j++, n++)
+        strbuf_printf(b, "%s%s", n > 0 ? "," : "", images[j]);
+    return n;
+}
+
+/* The images of the target hash of pod p (DaemonSet ds_uid), joined: from
+ * a revision, else from the pod's newest Job pod pulling that hash. */
+static void images_cell(strbuf *b, const cli_pod *p, sv hash, const char *ds_uid,
+                        const cli_list_data *d)
+{
+    for (size_t i = 0; sv_present(hash) && ds_uid != NULL && i < d->n_revs; i++) {
+        const cli_revision *r = &d->revs[i];
         if (r->owner_uid == NULL || r->hash == NULL || strcmp(r->owner_uid, ds_uid) != 0 ||
             !sv_eq(hash, r->hash))
             continue;
-        size_t n = 0;
-        for (size_t j = 0; j < r->n_init_images && n < CLI_MAX_IMAGES; j++, n++)
-            strbuf_printf(b, "%s%s", n > 0 ? "," : "", r->init_images[j]);
-        for (size_t j = 0; j < r->n_images && n < CLI_MAX_IMAGES; j++, n++)
-            strbuf_printf(b, "%s%s", n > 0 ? "," : "", r->images[j]);
-        if (n > 0)
+        size_t n = join_images(b, 0, r->init_images, r->n_init_images);
+        if (join_images(b, n, r->images, r->n_images) > 0)
             return;
     }
-    strbuf_printf(b, "<unknown>");
+    const cli_jobpod *j = cli_jobpod_newest(d->jobpods, d->n_jobpods, p->k->meta.uid);
+    if (sv_present(hash) && j != NULL && j->revision != NULL && sv_eq(hash, j->revision) &&
+        join_images(b, 0, (const char *const *)j->images, j->n_images) > 0)
+        return;
+    strbuf_printf(b, "%s", d->revs_hidden ? CLI_IMAGES_HIDDEN : CLI_IMAGES_UNKNOWN);
 }
 
 int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
-               const cli_revision *revs, size_t n_revs, long long now_epoch,
-               char *cells[CLI_N_COLS])
+               const cli_list_data *d, long long now_epoch, char *cells[CLI_N_COLS])
 {
     memset(cells, 0, CLI_N_COLS * sizeof(cells[0]));
     const kobj *k = p->k;
@@ -143,7 +245,7 @@ int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
     if (t != 0)
         cli_age(age, sizeof(age), now_epoch - t);
     strbuf images = {0};
-    images_cell(&images, target, ds_uid, revs, n_revs);
+    images_cell(&images, p, target, ds_uid, d);
     char target_buf[CLI_NAME_MAX + 1];
     snprintf(target_buf, sizeof(target_buf), "%.*s", SV_ARG(target));
     const char *raw[CLI_N_COLS] = {
@@ -152,7 +254,7 @@ int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
         [CLI_COL_NODE] = k->u.pod.node_name != NULL ? k->u.pod.node_name : "<none>",
         [CLI_COL_DAEMONSET] = ds_name,
         [CLI_COL_STATE] = ota_state_name(cli_pod_state(p)),
-        [CLI_COL_TARGET] = sv_present(target) ? target_buf : "<unknown>",
+        [CLI_COL_TARGET] = sv_present(target) ? target_buf : CLI_IMAGES_UNKNOWN,
         [CLI_COL_IMAGES] = images.data,
         [CLI_COL_AGE] = age,
     };

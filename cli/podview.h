@@ -25,7 +25,8 @@ typedef enum cli_exit {
     CLI_EXIT_NOT_FOUND = 3,     /* the pod does not exist */
     CLI_EXIT_NOT_OTA = 4,       /* the pod is not in an OTA DaemonSet */
     CLI_EXIT_NO_UPGRADE = 5,    /* PodNeedUpgrade is not True */
-    CLI_EXIT_DENIED = 6,        /* an admission webhook denied the write */
+    CLI_EXIT_DENIED = 6,        /* the apiserver refused: a webhook's denial, or a 403 on
+                                 * another node's pod or for want of RBAC (format.h) */
     CLI_EXIT_NOT_READY = 7,     /* upgrade refused: the new image is not pre-pulled */
     CLI_EXIT_TIMEOUT = 8,       /* --timeout ran out */
     CLI_EXIT_PULL_FAILED = 9,   /* status --watch ended Failed, or the request was dropped */
@@ -62,6 +63,51 @@ sv cli_pod_target(const cli_pod *p);
  * creation when the condition carries no time.  NULL when nothing says. */
 const char *cli_pod_state_since(const cli_pod *p);
 
+/* Is p in an OTA DaemonSet?  From what the GET of its controller (a
+ * DaemonSet, checked before) answered: ds_status its HTTP status, ds the
+ * DaemonSet decoded when 200.  A 403 (a node's credentials may not read
+ * DaemonSets) leaves it to the pod's PodNeedUpgrade: ota-controller writes
+ * it, True or False, on every pod of an OTA DaemonSet, and the webhook lets
+ * no one else write it. */
+typedef enum cli_ota_verdict {
+    CLI_OTA_YES,
+    CLI_OTA_NOT,      /* the DaemonSet is not annotated OTA (or is another of that name) */
+    CLI_OTA_GONE,     /* 404: the DaemonSet is gone */
+    CLI_OTA_UNKNOWN,  /* 403 and no PodNeedUpgrade: nothing a node may read tells */
+    CLI_OTA_ERROR,    /* any other answer: the call failed */
+} cli_ota_verdict;
+
+cli_ota_verdict cli_ota_of(const cli_pod *p, long ds_status, const kobj *ds);
+
+/* A pre-pull Job's pod, which a node may read (it is bound to the node,
+ * unlike its Job): the Job's name, the pod and the revision and request it
+ * serves, its phase, the target images (its init containers named
+ * OTA_JOB_PULL_CONTAINER_PREFIX<i>, in order, at most CLI_MAX_IMAGES) and
+ * the first waiting container's reason and message (k's). */
+typedef struct cli_jobpod {
+    kobj *k;                /* kobj_decode(KOBJ_JOB_POD): name, job_name, waiting */
+    char *pod_uid;          /* label OTA_LABEL_POD_UID */
+    char *revision;         /* annotation OTA_ANN_JOB_REVISION */
+    char *request_time;     /* annotation OTA_ANN_JOB_REQUEST_TIME */
+    char *created;          /* metadata.creationTimestamp */
+    char *phase;            /* status.phase */
+    char *images[CLI_MAX_IMAGES];
+    size_t n_images;
+} cli_jobpod;
+
+/* Decodes a Job's pod; NULL when it is not one of ours (no pod-uid label),
+ * lacks a name or uid, or memory runs out.  Free with cli_jobpod_free. */
+cli_jobpod *cli_jobpod_decode(yajl_val obj);
+void cli_jobpod_free(cli_jobpod *j);
+
+/* Its Job as the pod's phase tells it: "complete" (Succeeded), "failed"
+ * (Failed), else "running". */
+const char *cli_jobpod_state(const cli_jobpod *j);
+
+/* Of n Job pods, the newest (by creation; a later one wins a tie) of the
+ * pod pod_uid, or NULL. */
+const cli_jobpod *cli_jobpod_newest(const cli_jobpod *const *jps, size_t n, const char *pod_uid);
+
 /* An OTA DaemonSet and the revisions kubectl-ota knows of. */
 typedef struct cli_revision {
     const char *owner_uid, *hash;
@@ -86,14 +132,26 @@ typedef enum cli_col {
 
 extern const char *const cli_col_names[CLI_N_COLS];
 
+/* What a row is made from: the revisions read (none when revs_hidden: the
+ * identity may not read ControllerRevisions) and the pre-pull Job pods
+ * read (those a node may read: on its node).  The IMAGES cell's texts when
+ * none tells are in format.h. */
+typedef struct cli_list_data {
+    const cli_revision *revs;
+    size_t n_revs;
+    int revs_hidden;
+    const cli_jobpod *const *jobpods;
+    size_t n_jobpods;
+} cli_list_data;
+
 /* The cells of p's row, each a malloc'd string in cells[] (free them with
  * cli_row_free): images are the target revision's (init containers first,
- * comma-separated, "<unknown>" when no revision of revs matches the pod's
- * DaemonSet and target), the age is now_epoch minus cli_pod_state_since.
- * 0, or -1 when memory ran out. */
+ * comma-separated): of the revision of the pod's DaemonSet with the target
+ * hash, else of the pod's newest pre-pull Job pod when it pulls that hash,
+ * else CLI_IMAGES_HIDDEN or CLI_IMAGES_UNKNOWN; the age is now_epoch minus
+ * cli_pod_state_since.  0, or -1 when memory ran out. */
 int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
-               const cli_revision *revs, size_t n_revs, long long now_epoch,
-               char *cells[CLI_N_COLS]);
+               const cli_list_data *d, long long now_epoch, char *cells[CLI_N_COLS]);
 void cli_row_free(char *cells[CLI_N_COLS]);
 
 /* ---- decisions ---- */

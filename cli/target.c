@@ -30,7 +30,7 @@ static long get_object(cli_app *a, kapi_resource r, const char *name, kube_reply
     return status;
 }
 
-int cli_target_load(cli_app *a, const char *name, cli_target *t)
+int cli_target_load(cli_app *a, const char *name, cli_target *t, int quiet_forbidden)
 {
     memset(t, 0, sizeof(*t));
     char what[400];
@@ -42,8 +42,13 @@ int cli_target_load(cli_app *a, const char *name, cli_target *t)
         kube_reply_free(&r);
         return CLI_EXIT_NOT_FOUND;
     }
+    if (status == 403 && quiet_forbidden) {
+        t->pod_forbidden = 1;
+        kube_reply_free(&r);
+        return CLI_EXIT_DENIED;
+    }
     if (status != 200) {
-        int rc = cli_fail_call(a, what, &r);
+        int rc = cli_fail_pod_call(a, what, name, &r);
         kube_reply_free(&r);
         return rc;
     }
@@ -71,42 +76,51 @@ int cli_target_load(cli_app *a, const char *name, cli_target *t)
     }
     snprintf(t->ds_name, sizeof(t->ds_name), "%s", p->owner_name);
     snprintf(t->ds_uid, sizeof(t->ds_uid), "%s", p->k->meta.owner_uid);
+    /* The DaemonSet, when the identity may read it (a node's may not). */
     status = get_object(a, KAPI_DAEMONSETS, t->ds_name, &r);
-    if (status == 403 && p->k->u.pod.need_upgrade.present) {
-        /* An identity that may not read DaemonSets (a node's, in a real
-         * cluster): PodNeedUpgrade is written on OTA pods only. */
-        kube_reply_free(&r);
-        return 0;
+    kobj *ds = NULL;
+    if (status == 200) {
+        rc = cli_decode(&r, "its DaemonSet", &tree);
+        if (rc != 0) {
+            kube_reply_free(&r);
+            return rc;
+        }
+        ds = kobj_decode(KOBJ_DAEMONSET, tree);
+        yajl_tree_free(tree);
     }
-    if (status == 404) {
-        cli_errorf("%s is not in an OTA DaemonSet: its DaemonSet %s is gone", what, t->ds_name);
-        kube_reply_free(&r);
-        return CLI_EXIT_NOT_OTA;
-    }
-    if (status != 200) {
-        rc = cli_fail_call(a, "its DaemonSet", &r);
-        kube_reply_free(&r);
-        return rc;
-    }
-    rc = cli_decode(&r, "its DaemonSet", &tree);
-    kube_reply_free(&r);
-    if (rc != 0)
-        return rc;
-    kobj *ds = kobj_decode(KOBJ_DAEMONSET, tree);
-    yajl_tree_free(tree);
-    int ota = ds != NULL && ds->u.ds.ota && strcmp(ds->meta.uid, t->ds_uid) == 0;
+    cli_ota_verdict v = cli_ota_of(p, status, ds);
     kobj_free(ds);
-    if (!ota) {
+    switch (v) {
+    case CLI_OTA_YES:
+        break;
+    case CLI_OTA_NOT:
         cli_errorf("%s is not in an OTA DaemonSet: DaemonSet %s is not annotated %s: %s", what,
                    t->ds_name, OTA_ANN_UPDATE_STRATEGY, OTA_STRATEGY_OTA);
-        return CLI_EXIT_NOT_OTA;
+        rc = CLI_EXIT_NOT_OTA;
+        break;
+    case CLI_OTA_GONE:
+        cli_errorf("%s is not in an OTA DaemonSet: its DaemonSet %s is gone", what, t->ds_name);
+        rc = CLI_EXIT_NOT_OTA;
+        break;
+    case CLI_OTA_UNKNOWN:
+        cli_errorf("%s is not known to be in an OTA DaemonSet: it has no %s condition "
+                   "(ota-controller writes one on every pod of an OTA DaemonSet), and these "
+                   "credentials may not read its DaemonSet %s to tell",
+                   what, OTA_COND_NEED_UPGRADE, t->ds_name);
+        rc = CLI_EXIT_NOT_OTA;
+        break;
+    case CLI_OTA_ERROR:
+        rc = cli_fail_call(a, "its DaemonSet", &r);
+        break;
     }
-    return 0;
+    kube_reply_free(&r);
+    return rc;
 }
 
-int cli_target_decidable(cli_app *a, cli_target *t, ota_state *s, char *hash, size_t size)
+int cli_target_decidable(cli_app *a, cli_target *t, ota_state *s, char *hash, size_t size,
+                         int quiet_forbidden)
 {
-    int rc = cli_target_load(a, a->args.pod, t);
+    int rc = cli_target_load(a, a->args.pod, t, quiet_forbidden);
     if (rc != 0) {
         cli_target_free(t);
         return rc;

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "ota_names.h"
 
 /* Longest Job name: the Job controller copies it into the pod label
  * batch.kubernetes.io/job-name, and label values are at most 63. */
@@ -39,7 +40,7 @@
 
 /* Container and volume names in the Job's pod. */
 #define PREPULL_JOB_HELPER_CONTAINER "ota-helper"
-#define PREPULL_JOB_TARGET_PREFIX "pull-"
+#define PREPULL_JOB_TARGET_PREFIX OTA_JOB_PULL_CONTAINER_PREFIX /* kubectl-ota reads it */
 #define PREPULL_JOB_DONE_CONTAINER "ota-done"
 #define PREPULL_JOB_VOLUME "ota-bin"
 #define PREPULL_JOB_TRUE "/ota-bin/true"

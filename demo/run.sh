@@ -274,7 +274,7 @@ until grep -q "kubesim ready" "$WORK/logs/kubesim.log"; do
     sleep 0.2
 done
 say "$(grep "kubesim ready" "$WORK/logs/kubesim.log")"
-say "kubesim wrote one kubeconfig per identity: admin.kubeconfig (system:masters), controller.kubeconfig (the controller's service account), node-1.kubeconfig .. node-$NODES.kubeconfig (system:node:node-<i>, what a node user or YurtHub holds)."
+say "kubesim wrote one kubeconfig per identity: admin.kubeconfig (system:masters), controller.kubeconfig (the controller's service account, with only the RBAC the manifests grant it), node-1.kubeconfig .. node-$NODES.kubeconfig (system:node:node-<i>, what a node user or YurtHub holds: the Node authorizer lets it read and write its node's pods only)."
 run --as admin kubectl get nodes || fail "kubectl get nodes"
 [ "$(grep -c ' Ready ' "$OUT")" = $NODES ] || fail "expected $NODES Ready nodes"
 
@@ -294,7 +294,9 @@ ok "ota-webhook ready"
 if ! grep -q '^kind: Namespace' "$WORK/ota-prepull.yaml"; then
     run --as admin kubectl create namespace ota-system || fail "create namespace ota-system"
 fi
+say "The render holds the controller's ServiceAccount and RBAC too: applied before the controller starts, they are all it may do."
 run --as admin kubectl apply -f ota-prepull.yaml || fail "kubectl apply"
+want "clusterrole.rbac.authorization.k8s.io/ota-prepull-controller"
 want "mutatingwebhookconfiguration.admissionregistration.k8s.io/ota-prepull"
 want "validatingwebhookconfiguration.admissionregistration.k8s.io/ota-prepull"
 start ota-controller ota-controller --kubeconfig controller.kubeconfig --leader-elect-namespace ota-system \
@@ -398,16 +400,22 @@ run --as admin kubectl ota list -n $NS || fail "kubectl ota list"
 [ "$(grep -c Current "$OUT")" = 2 ] && [ "$(grep -c PendingUpgrade "$OUT")" = 2 ] ||
     fail "expected 2 pods Current and 2 PendingUpgrade"
 
-step "node-1's user asks for the pre-pull of node-4's pod: denied"
+step "node-1's user reaches for node-4's pod: the apiserver refuses"
+say "kubesim authorizes as a kube-apiserver with --authorization-mode=Node,RBAC and NodeRestriction: node-1's credentials may read and write node-1's pods only. kubectl ota says so in a sentence (exit 6):"
 run --as node-1 kubectl ota pull $P4 -n $NS
 rc=$?
-[ $rc = 6 ] || fail "expected kubectl ota pull to be denied by the webhook (exit 6), got $rc"
-want "denied the request: node node-1 may not change the OTA conditions of pod $NS/$P4, which runs on node \"node-4\""
-say "The webhook refuses the write itself, whatever client sends it; the same status write with plain kubectl:"
+[ $rc = 6 ] || fail "expected kubectl ota pull to be refused (exit 6), got $rc"
+want "error: pod $NS/$P4 is not on node node-1, or does not exist"
+run --as node-1 kubectl ota upgrade $P4 -n $NS --force
+rc=$?
+[ $rc = 6 ] || fail "expected kubectl ota upgrade --force to be refused (exit 6), got $rc"
+want "error: node node-1 may not upgrade pod $NS/$P4: the pod runs on another node"
+want "can only delete pods with spec.nodeName set to itself"
+say "The same status write with plain kubectl is refused too: kubectl reads pods/status before it patches, and a node may not read another node's pods (its own pods' status it may patch, not read: node users write with kubectl ota or YurtHub). The write itself, NodeRestriction would refuse; the webhook's own-node-only rule says the same, for clusters without NodeRestriction."
 run --as node-1 kubectl patch pod $P4 -n $NS --subresource=status --type=strategic \
     -p "{\"status\":{\"conditions\":[{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"WaitPullImage\",\"message\":\"$H2\"}]}}" &&
-    fail "expected the patch to be denied"
-want "rule: own-node-only"
+    fail "expected the patch to be refused"
+want "Forbidden"
 run --as admin kubectl ota list -n $NS --node node-4 || fail "kubectl ota list"
 want "PendingUpgrade"
 ok "node-4's pod is untouched"

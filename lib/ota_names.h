@@ -40,6 +40,11 @@
 /* Annotations on our Jobs: what they pull and for which request. */
 #define OTA_ANN_JOB_REVISION "ota-prepull/revision"
 #define OTA_ANN_JOB_REQUEST_TIME "ota-prepull/request-time"
+/* In a Job's pod, the init container that pulls target image i is named
+ * this prefix and i: what a node's user reads the target images from (the
+ * Job's pod is bound to the node; its Job and ControllerRevision are not
+ * readable with the node's credentials). */
+#define OTA_JOB_PULL_CONTAINER_PREFIX "pull-"
 
 /* Identities. */
 #define OTA_DEFAULT_CONTROLLER_USERNAME "system:serviceaccount:ota-system:ota-controller"

@@ -33,9 +33,9 @@ KEY_LINES = [
     r"Successfully pulled image \"registry\.example\.com/edge/agent:2\.0\" in ",
     r"already present on machine",
     r"PullImageFail: pull image job ota-prepull-edge-agent-\S+ failed: ErrImagePull: .*not found",
-    r"denied the request: node node-1 may not change the OTA conditions of pod edge/edge-agent-\S+, "
-    r"which runs on node \"node-4\"",
-    r"rule: own-node-only",
+    r"error: pod edge/edge-agent-\S+ is not on node node-1, or does not exist",
+    r"error: node node-1 may not upgrade pod edge/edge-agent-\S+: the pod runs on another node",
+    r"can only delete pods with spec\.nodeName set to itself",
     r"^demo: OK$",
 ]
 

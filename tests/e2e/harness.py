@@ -20,6 +20,15 @@ whole output of certs/render-manifests.sh with the real kubectl: the webhook
 configurations under test are the ones `kubectl kustomize manifests` renders.
 Kubesim.kubectl runs the real kubectl as any of kubesim's identities.
 
+kubesim runs with its default authorization, RBAC and the Node authorizer
+(with NodeRestriction), as a kube-apiserver started with
+--authorization-mode=Node,RBAC: every class applies the ServiceAccounts and
+RBAC that `kubectl kustomize manifests` renders (rendered_rbac, from
+tests/lib/ota_rbac.py; with the webhook, the whole render) before its controllers start, so the controller
+(system:serviceaccount:ota-system:ota-controller) works with exactly what
+manifests/ grants it, and node-<i> may do what a kubelet's credentials may.
+The tests' own setup and checks are made as admin (system:masters).
+
 Every controller's and webhook's output is scanned for AddressSanitizer,
 LeakSanitizer and UBSan ("runtime error:") reports when its class ends (after
 SIGTERM, so leaks are reported); any report fails the class.
@@ -52,6 +61,7 @@ from proxy import Proxy
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import kubesim_launch  # noqa: E402
+import ota_rbac  # noqa: E402
 import promtext  # noqa: E402
 
 CONTROLLER = os.environ.get("OTA_CONTROLLER", os.path.join(ROOT, "build", "ota-controller"))
@@ -411,6 +421,9 @@ class Webhook:
         return rc if rc == "hung" else self.proc.returncode
 
 
+rendered_rbac = ota_rbac.rendered
+
+
 def render_manifests(certs):
     """certs/render-manifests.sh CERTS: `kubectl kustomize manifests` with the
     caBundle from CERTS/ca.crt, plus the serving Secret."""
@@ -569,8 +582,12 @@ class Base(unittest.TestCase):
             raise
         try:
             cls.sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": LEASE_NS}})
+            # kubesim enforces RBAC and the Node authorizer: the controller
+            # gets exactly what manifests/ grants, before it starts
             if cls.webhook:
                 cls.apply_manifests()
+            else:
+                cls.apply_rbac(cls.rbac())
             cls.tracker = JobTracker(cls.sim)
             cls.tracker.start()
             for i in range(cls.CONTROLLERS):
@@ -594,6 +611,19 @@ class Base(unittest.TestCase):
             raise AssertionError("kubectl apply of the rendered manifests failed: %s%s" % (out.stdout, out.stderr))
         log("applied the manifests:", out.stdout.strip().replace("\n", "; "))
         return out.stdout
+
+    @classmethod
+    def rbac(cls):
+        """The RBAC applied when the webhook is not: the rendered
+        ServiceAccounts, roles and bindings."""
+        return rendered_rbac()
+
+    @classmethod
+    def apply_rbac(cls, docs):
+        """kubectl apply -f - as admin of the YAML documents docs."""
+        out = ota_rbac.apply(cls.sim, docs)
+        log("applied the RBAC:", out.strip().replace("\n", "; "))
+        return out
 
     @classmethod
     def tearDownClass(cls):

@@ -16,6 +16,7 @@ REGISTRY = {"includeDefaults": True, "defaultBandwidth": 10_000_000,
 
 
 class UpgradeDowntime(WebhookBase):
+    USER_ROLE = True  # status writes with kubectl are user's (webhook_flow)
     NODES = 2
     REGISTRY = REGISTRY
 
@@ -37,7 +38,7 @@ class UpgradeDowntime(WebhookBase):
         plain, prepulled = self.on_node(pods, "node-1"), self.on_node(pods, "node-2")
 
         # node-2 pre-pulls while node-1 upgrades straight away
-        self.assertEqual(self.status_patch("node-2", prepulled, [self.pull_request(h)]).returncode, 0)
+        self.assertEqual(self.status_patch("user", prepulled, [self.pull_request(h)]).returncode, 0)
         self.kubectl_ok("node-1", "delete", "pod", plain["metadata"]["name"], "--wait=false")
         self.wait_state(prepulled, "Ready", timeout=60)
         self.kubectl_ok("node-2", "delete", "pod", prepulled["metadata"]["name"], "--wait=false")

@@ -7,12 +7,19 @@ ota`, and finds the cluster as kubectl does: KUBECONFIG (here a list whose
 first file does not exist, to go through the merge), or --kubeconfig.  Each
 run's stderr is scanned for sanitizer reports.
 
+kubesim enforces RBAC and the Node authorizer with NodeRestriction: node
+users run the plugin with their node's credentials (node-<i>), which may
+read and write their own node's pods and nothing of DaemonSets,
+ControllerRevisions, Jobs or Events.
+
 Covered: list as admin (-n, -A, --node) and as a node identity (its own
-pods by default); pull, then status --watch to Ready, then upgrade --wait
-with the downtime printed; upgrade refused before the pull and forced
-without it; a failing pull followed to Failed with the kubelet's reason;
---timeout; and each error with its exit code (not found, not OTA, no
-upgrade, webhook denial printed verbatim, usage).
+pods by default, images once a pre-pull Job's pod is there); pull, then
+status --watch to Ready, then upgrade --wait with the downtime printed, all
+as the node; upgrade refused before the pull and forced without it; a
+failing pull followed to Failed with the kubelet's reason; --timeout; each
+error with its exit code (not found, not OTA, no upgrade, usage); another
+node's pod (the Node authorizer's and NodeRestriction's 403s, said in a
+sentence); and a plain user (jane), whom RBAC refuses every OTA write.
 """
 import json
 import os
@@ -23,8 +30,8 @@ import subprocess
 import time
 import urllib.parse
 
-from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER, wait_until
-from webhook_flow import VALIDATE_POD, WebhookBase, cond, state_of
+from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER, ApiError, wait_until
+from webhook_flow import WebhookBase, cond, state_of
 
 KUBECTL_OTA = os.environ.get("KUBECTL_OTA", os.path.join(ROOT, "build", "kubectl-ota"))
 
@@ -143,10 +150,22 @@ class KubectlOta(WebhookBase):
         self.assertEqual([(r["POD"], r["NODE"]) for r in rows],
                          [(self.on(pods, "node-3")["metadata"]["name"], "node-3")])
 
-        # a node identity sees its own pods by default (SelfSubjectReview)
-        rows = self.table(self.ota_rc("node-2", OK, "list", "-n", self.ns).stdout)
-        self.assertEqual([(r["POD"], r["NODE"], r["STATE"]) for r in rows],
-                         [(self.on(pods, "node-2")["metadata"]["name"], "node-2", "PendingUpgrade")])
+        # a node identity sees its own pods by default (SelfSubjectReview),
+        # reading only pods: the images of a revision are not visible to it
+        out = self.ota_rc("node-2", OK, "list", "-n", self.ns)
+        rows = self.table(out.stdout)
+        self.assertEqual([(r["POD"], r["NODE"], r["DAEMONSET"], r["STATE"], r["TARGET REVISION"], r["IMAGES"])
+                          for r in rows],
+                         [(self.on(pods, "node-2")["metadata"]["name"], "node-2", "agent", "PendingUpgrade", h,
+                           "<not visible to a node>")])
+        self.assertIn("IMAGES <not visible to a node>: these credentials may not read DaemonSets or "
+                      "ControllerRevisions", out.stderr)
+        # ... until a pre-pull Job's pod (on the node) names them
+        n2 = self.on(pods, "node-2")["metadata"]["name"]
+        self.ota_rc("node-2", OK, "pull", n2, "-n", self.ns)
+        rows = wait_until(lambda: [r for r in self.table(self.ota_rc("node-2", OK, "list", "-n", self.ns).stdout)
+                                   if r["IMAGES"] == AGENT + "v2"], 30, "the images from the Job's pod")
+        self.assertEqual(len(rows), 1)
         # ... and says so when it has none
         out = self.ota_rc("node-4", OK, "list", "-n", self.ns)
         self.assertEqual(out.stdout, "")
@@ -179,8 +198,17 @@ class KubectlOta(WebhookBase):
         self.assertEqual(state_of(self.pod(name)), "Ready")
         out = self.ota_rc("node-1", OK, "status", name, "-n", self.ns)
         self.assertIn("State:      Ready", out.stdout)
+        # the Job as its pod (on node-1) shows it; the Job and the kubelet's
+        # Events are not for a node to read, and status says so
+        self.assertRegex(out.stdout, r"Job:        ota-prepull-%s-[0-9a-f]{8} \(complete\)" % name)
+        self.assertIn("Not shown:  the Job itself and the kubelet's Events: these credentials may not read "
+                      "them", out.stdout)
+        self.assertRegex(out.stdout, r"Elapsed:    took \d+s")
+        # the admin reads them
+        out = self.ota_rc("admin", OK, "status", name, "-n", self.ns)
         self.assertRegex(out.stdout, r"Job:        ota-prepull-%s-[0-9a-f]{8} \(complete\)" % name)
         self.assertIn("Kubelet:    ", out.stdout)
+        self.assertNotIn("Not shown", out.stdout)
 
         out = self.ota_rc("node-1", OK, "upgrade", name, "-n", self.ns, "--wait", "--timeout", "60s")
         m = re.search(r"Downtime: (\d+\.\d)s", out.stdout)
@@ -226,7 +254,11 @@ class KubectlOta(WebhookBase):
     def test_readme_plain_kubectl_after_failed_pull(self):
         """Issue 19: the README's plain-kubectl request, run as written there
         with the real kubectl, is admitted after a failed pull; the same
-        request without "reason":"" is denied with a denial that says why."""
+        request without "reason":"" is denied with a denial that says why.
+        kubectl reads pods/status before it patches, which a node's
+        credentials may not (issue 18): it runs as user, granted what the
+        README says a person needs (webhook_flow.NODE_USER_RULES), and as the
+        node it is refused at that read."""
         readme = doc_patch_command("README.md")
         self.assertEqual(readme[:3], ["kubectl", "patch", "pod"])
         # one form: docs/node-users.md gives the same request
@@ -238,13 +270,18 @@ class KubectlOta(WebhookBase):
         self.ota_rc("node-3", OK, "pull", name, "-n", self.ns)
         self.wait_state(pod, "Failed", timeout=60)
 
-        def run(words):
+        def run(words, who="user"):
             argv = [{"<pod>": name}.get(w, w) for w in words]
             argv[argv.index("-n") + 1] = self.ns
             p = argv.index("-p") + 1
             self.assertIn("bpwch9f77j", argv[p])
             argv[p] = argv[p].replace("bpwch9f77j", h)
-            return self.sim.kubectl("node-3", *argv[1:])
+            return self.sim.kubectl(who, *argv[1:])
+
+        out = run(readme, who="node-3")
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        self.assertIn('User "system:node:node-3" cannot get resource "pods/status"', out.stderr)
+        self.grant_node_user()
 
         # without "reason":"" (the README's old form): the stored reason stays
         old = list(readme)
@@ -289,27 +326,27 @@ class KubectlOta(WebhookBase):
 
     def test_errors(self):
         pods, h = self.upgraded_ds(old=FRESH[5], new=FRESH[6], nodes=["node-1", "node-2"])
-        n1, n2 = self.on(pods, "node-1"), self.on(pods, "node-2")
-        # not found
-        out = self.ota_rc("node-1", NOT_FOUND, "pull", "agent-nope", "-n", self.ns)
+        n1 = self.on(pods, "node-1")
+        # not found (a node may not read a pod it has no pod by that name: the
+        # Node authorizer refuses, and the plugin says both)
+        out = self.ota_rc("admin", NOT_FOUND, "pull", "agent-nope", "-n", self.ns)
         self.assertEqual(out.stderr, 'error: pod "agent-nope" not found in namespace "%s"\n' % self.ns)
-        self.ota_rc("node-1", NOT_FOUND, "status", n1["metadata"]["name"], "-n", "default")
-        # not OTA: a plain DaemonSet's pod, and a pod without a controller
+        out = self.ota_rc("node-1", DENIED, "pull", "agent-nope", "-n", self.ns)
+        self.assertIn("error: pod %s/agent-nope is not on node node-1, or does not exist" % self.ns, out.stderr)
+        self.ota_rc("admin", NOT_FOUND, "status", n1["metadata"]["name"], "-n", "default")
+        # not OTA: a plain DaemonSet's pod (the admin reads its DaemonSet; a
+        # node may not, and its pod has no PodNeedUpgrade), and a pod without
+        # a controller
         plain = self.plain_ds("plain", PRELOADED, ["node-1"])[0]
-        out = self.ota_rc("node-1", NOT_OTA, "pull", plain["metadata"]["name"], "-n", self.ns)
+        out = self.ota_rc("admin", NOT_OTA, "pull", plain["metadata"]["name"], "-n", self.ns)
         self.assertIn("is not in an OTA DaemonSet: DaemonSet plain is not annotated %s: OTA" % OTA, out.stderr)
+        out = self.ota_rc("node-1", NOT_OTA, "pull", plain["metadata"]["name"], "-n", self.ns)
+        self.assertIn("is not known to be in an OTA DaemonSet: it has no PodNeedUpgrade condition", out.stderr)
         bare = {"metadata": {"name": "bare", "namespace": self.ns},
                 "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": PRELOADED}]}}
         self.sim.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, bare)
         out = self.ota_rc("node-1", NOT_OTA, "upgrade", "bare", "-n", self.ns)
         self.assertIn("it has no controller", out.stderr)
-        # the webhook's denial, verbatim: node-1 asking for node-2's pod
-        out = self.ota_rc("node-1", DENIED, "pull", n2["metadata"]["name"], "-n", self.ns)
-        self.assertEqual(out.stderr,
-                         'admission webhook "%s" denied the request: node node-1 may not change the OTA '
-                         'conditions of pod %s/%s, which runs on node "node-2"; rule: own-node-only, '
-                         'state: PendingUpgrade\n' % (VALIDATE_POD, self.ns, n2["metadata"]["name"]))
-        self.assertIsNone(cond(self.pod(n2["metadata"]["name"]), "PodImageReady"))
         # no upgrade needed: a pod of a DaemonSet at its newest revision
         cur = self.apply_ds("steady", PRELOADED, nodes=["node-1"])[0]
         self.wait_need_upgrade([cur], "False", self.newest_hash("steady"))
@@ -330,3 +367,92 @@ class KubectlOta(WebhookBase):
         self.assertIn("none of the files in KUBECONFIG", out.stderr)
         out = self.ota_rc("node-1", 1, "list", "--context", "nope")
         self.assertIn('context "nope" not found', out.stderr)
+
+    def test_another_nodes_pod(self):
+        """Issue 18: node-1's credentials on node-2's pod.  The Node
+        authorizer refuses the read, NodeRestriction the delete and the
+        status write; kubectl-ota says each in a sentence (exit 6)."""
+        pods, h = self.upgraded_ds(old=FRESH[8], new=FRESH[9], nodes=["node-1", "node-2"])
+        n2 = self.on(pods, "node-2")["metadata"]["name"]
+        # upgrade --force: the apiserver's NodeRestriction denial, in words
+        out = self.ota_rc("node-1", DENIED, "upgrade", n2, "-n", self.ns, "--force")
+        self.assertIn("error: node node-1 may not upgrade pod %s/%s: the pod runs on another node, and the "
+                      "apiserver lets a node delete only the pods that run on it; ask the user of the pod's "
+                      "node to upgrade it.\n" % (self.ns, n2), out.stderr)
+        self.assertIn('The apiserver said: pods "%s" is forbidden: node "node-1" can only delete pods with '
+                      'spec.nodeName set to itself' % n2, out.stderr)
+        self.assertIsNone(self.pod(n2)["metadata"].get("deletionTimestamp"))  # not deleted
+        # pull, status, and upgrade without --force: the read is refused
+        for cmd in (["pull"], ["status"], ["upgrade"]):
+            out = self.ota_rc("node-1", DENIED, *cmd, n2, "-n", self.ns)
+            self.assertIn("error: pod %s/%s is not on node node-1, or does not exist: a node's credentials may "
+                          "read only the pods that run on that node" % (self.ns, n2), out.stderr)
+            self.assertIn("no relationship found between node 'node-1' and this object", out.stderr)
+        # the same writes with plain kubectl: NodeRestriction's words
+        out = self.sim.kubectl("node-1", "delete", "pod", n2, "-n", self.ns, "--wait=false")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn('can only delete pods with spec.nodeName set to itself', out.stderr)
+        patch = json.dumps({"status": {"conditions": [{"type": "PodImageReady", "status": "False", "reason": "",
+                                                       "message": "controllerrevision: " + h}]}})
+        out = self.sim.kubectl("node-1", "patch", "pod", n2, "-n", self.ns, "--subresource=status",
+                               "--type=strategic", "-p", patch)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("Error from server (Forbidden)", out.stderr)
+        self.assertIsNone(cond(self.pod(n2), "PodImageReady"))
+        self.assertEqual(state_of(self.pod(n2)), "PendingUpgrade")
+
+    def test_plain_user_may_not_write(self):
+        """Issue 18: jane (user.kubeconfig, system:basic-user only) gets a 403
+        for every OTA write: the pre-pull request (kubectl ota pull, kubectl
+        patch --subresource=status), the upgrade (kubectl ota upgrade, kubectl
+        delete), and DaemonSet writes."""
+        pods, h = self.upgraded_ds(old=FRESH[10], new=FRESH[11], nodes=["node-1"])
+        name = pods[0]["metadata"]["name"]
+        rbac = "error: jane may not read or change pod %s/%s: no RBAC rule grants it" % (self.ns, name)
+        # (--force asks the apiserver about the delete itself, a dry run)
+        for cmd, verb in ((["pull"], "get"), (["upgrade", "--force"], "delete"), (["upgrade"], "get"),
+                          (["status"], "get")):
+            out = self.ota_rc("user", DENIED, cmd[0], name, "-n", self.ns, *cmd[1:])
+            self.assertIn(rbac, out.stderr)
+            self.assertIn('The apiserver said: pods "%s" is forbidden: User "jane" cannot %s resource "pods"'
+                          % (name, verb), out.stderr)
+        # plain kubectl: refused at its first call (kubectl patch and set
+        # image read the object before they write it)
+        patch = json.dumps({"status": {"conditions": [{"type": "PodImageReady", "status": "False", "reason": "",
+                                                       "message": "controllerrevision: " + h}]}})
+        for args, res in (
+                (["patch", "pod", name, "--subresource=status", "--type=strategic", "-p", patch], "pods/status"),
+                (["delete", "pod", name, "--wait=false"], "pods"),
+                (["patch", "ds", "agent", "--type=merge", "-p", '{"metadata":{"labels":{"x":"y"}}}'],
+                 "daemonsets"),
+                (["set", "image", "ds/agent", "main=" + FRESH[12]], "daemonsets"),
+                (["delete", "ds", "agent", "--wait=false"], "daemonsets")):
+            out = self.sim.kubectl("user", *args, "-n", self.ns)
+            self.assertNotEqual(out.returncode, 0, args)
+            self.assertRegex(out.stderr, r'^Error from server \(Forbidden\): .* is forbidden: User "jane" cannot '
+                                         r'(get|patch|delete) resource "%s"' % res, args)
+        ds = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+              "metadata": {"name": "mine", "annotations": {OTA: "OTA"}},
+              "spec": {"selector": {"matchLabels": {"app": "mine"}},
+                       "template": {"metadata": {"labels": {"app": "mine"}},
+                                    "spec": {"containers": [{"name": "c", "image": PRELOADED}]}}}}
+        out = self.sim.kubectl("user", "create", "-n", self.ns, "-f", "-", stdin=json.dumps(ds))
+        self.assertIn('User "jane" cannot create resource "daemonsets"', out.stderr)
+        # the writes themselves, as any client sends them: each a 403 for its verb
+        pod_path = "/api/v1/namespaces/%s/pods/%s" % (self.ns, name)
+        ds_path = "/apis/apps/v1/namespaces/%s/daemonsets" % self.ns
+        for method, path, body, ctype, verb, res in (
+                ("PATCH", pod_path + "/status", json.loads(patch), "application/strategic-merge-patch+json",
+                 "patch", "pods/status"),
+                ("DELETE", pod_path, None, "application/json", "delete", "pods"),
+                ("PATCH", ds_path + "/agent", {"metadata": {"labels": {"x": "y"}}}, "application/merge-patch+json",
+                 "patch", "daemonsets"),
+                ("POST", ds_path, ds, "application/json", "create", "daemonsets"),
+                ("DELETE", ds_path + "/agent", None, "application/json", "delete", "daemonsets")):
+            with self.assertRaises(ApiError) as e:
+                self.sim.call(method, path, body, who="user", ctype=ctype, retry=False)
+            self.assertEqual(e.exception.status, 403, (method, path))
+            self.assertIn('User "jane" cannot %s resource "%s"' % (verb, res), e.exception.body["message"])
+        # nothing changed
+        self.assertEqual(state_of(self.pod(name)), "PendingUpgrade")
+        self.assertEqual(len(self.pods()), 1)

@@ -4,16 +4,18 @@ SIGTERMed one hands the Lease over within a retry period; a leader cut off
 from the apiserver writes nothing once it lost the lease, not even retries.
 
 LeaseTrouble (issue 19 §1): a Lease the controller cannot write (its
-namespace missing) is said once, with what to do, not once per retry; the
-metric a dashboard alerts on says 0; once the namespace exists the
-controller leads, says the failure cleared, and the metric says 1.  (kubesim
-grants every call, so a 403 is covered by test_leader.c's table only.)
+namespace missing, and under RBAC without the rendered Role: a 403) is said
+once, with what to do, not once per retry; the metric a dashboard alerts on
+says 0; once the namespace exists with the Role in it the controller leads,
+says the failure cleared, and the metric says 1.  (Under RBAC a create in a
+missing namespace is refused before the namespace is looked up, so the 404
+hint is covered by test_leader.c's table only.)
 """
 import json
 import re
 import time
 
-from harness import FRESH, Base, Controller, log, wait_until
+from harness import FRESH, LEASE_NS, Base, Controller, log, rendered_rbac, wait_until
 
 
 class LeaderElection(Base):
@@ -126,7 +128,11 @@ class LeaseTrouble(Base):
         with open(ctl.err_path, errors="replace") as f:
             return [l.rstrip("\n") for l in f if 'msg="%s"' % msg in l]
 
-    def test_missing_namespace_said_once_then_cleared(self):
+    def test_lease_namespace_without_its_role_said_once_then_cleared(self):
+        """A Lease namespace the rendered Role is not in: under RBAC every
+        call there is a 403 (authorization comes before the namespace is
+        looked up, so a missing namespace is a 403 too), said once with what
+        to grant; the namespace made and the Role applied there, it leads."""
         ns = "no-such-lease-ns"
         ctl = Controller(self.sim, "ctl-lease-trouble", self.MAX_PULLS, self.LEASE,
                          ("--leader-elect-resource-namespace", ns))
@@ -135,23 +141,31 @@ class LeaseTrouble(Base):
         ctl.wait_ready()
         # a dozen retries (every 0.5 s), well within the minute a failure
         # that lasts is said again after
-        wait_until(lambda: len([e for e in ctl.proxy.entries(t0) if e["method"] == "POST"
-                                and "/leases" in e["path"] and e["status"] == 404]) >= 12,
-                   20, "a dozen creates of the Lease refused")
+        # (the read of the Lease comes first, and is refused: no create)
+        wait_until(lambda: len([e for e in ctl.proxy.entries(t0) if e["method"] == "GET"
+                                and "/leases/" in e["path"] and e["status"] == 403]) >= 12,
+                   20, "a dozen reads of the Lease refused")
         warned = self.lines(ctl, "lease call failed")
         self.assertEqual(len(warned), 1, "said once, not once per retry:\n" + ctl.tail())
         w = warned[0]
-        for want in ("level=warn", "lease=%s/ota-controller" % ns, "call=create", "code=404",
-                     "reason=NotFound", 'message="namespaces \\"%s\\" not found"' % ns,
-                     'hint="create namespace %s or pass --leader-elect-resource-namespace"' % ns,
+        for want in ("level=warn", "lease=%s/ota-controller" % ns, "call=get", "code=403",
+                     "reason=Forbidden", 'User \\"system:serviceaccount:ota-system:ota-controller\\" cannot '
+                     'get resource \\"leases\\"',
+                     'hint="grant get/create/update on leases (coordination.k8s.io) in namespace %s' % ns,
                      "failures=1"):
             self.assertIn(want, w)
         m = ctl.metrics()
         self.assertEqual(m.get('leader_election_master_status{name="ota-controller"}'), 0, m)
         self.assertEqual(m.get("ota_controller_leader"), 0)
         self.assertEqual(self.lines(ctl, "lease call failure cleared"), [])
-        # the namespace made: the next try creates the Lease
+        # the namespace made and the rendered leader-election Role and its
+        # binding applied there: the next try creates the Lease
         self.sim.call("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+        docs = [re.sub(r"(^metadata:\n(?:  .*\n)*?)  namespace: %s\n" % LEASE_NS, r"\g<1>  namespace: %s\n" % ns,
+                       d, flags=re.M)
+                for d in rendered_rbac() if re.search(r"^kind: (Role|RoleBinding)$", d, re.M)]
+        self.assertEqual(len(docs), 2)
+        self.apply_rbac(docs)
         wait_until(ctl.leading, 10, "leading once the namespace exists")
         cleared = wait_until(lambda: self.lines(ctl, "lease call failure cleared"), 5,
                              "the cleared line")

@@ -4,14 +4,17 @@
 The webhook configurations are the ones `kubectl kustomize manifests`
 renders (harness.Base.WEBHOOK), and every write is the real kubectl as one
 of kubesim's identities: admin (system:masters), controller (the
-controller's service account), node-<i> (system:node:node-<i>) and user (an
-ordinary user). Each allowed move is checked to reach its state; each
-forbidden one to be denied with the webhook's message, as kubectl prints it,
-and to leave the pod where it was.
+controller's service account, with the rendered RBAC), node-<i>
+(system:node:node-<i>, under the Node authorizer and NodeRestriction: kubectl
+cannot patch status with it, see webhook_flow) and user (an ordinary user,
+whom each test's namespace grants what a human node user is given:
+docs/node-users.md), the node user of the moves. Each allowed move is
+checked to reach its state; each forbidden one to be denied with the
+webhook's message as kubectl prints it, and to leave the pod where it was.
 """
 import json
 
-from harness import MISSING, PRELOADED, REG, wait_until
+from harness import MISSING, PRELOADED, REG, ApiError, wait_until
 from webhook_flow import NEED, READY, MUTATE_POD, WebhookBase, cond, denial, state_of
 
 SLOW = [REG + "/e2e/slow:%d.0" % i for i in range(1, 7)]  # 300 MB: 30 simulated seconds at 10 MB/s
@@ -19,6 +22,8 @@ SLOW = [REG + "/e2e/slow:%d.0" % i for i in range(1, 7)]  # 300 MB: 30 simulated
 
 class Transitions(WebhookBase):
     NODES = 4
+
+    USER_ROLE = True  # status writes with kubectl are user's (webhook_flow)
     # node-4 pulls at 1 MB/s, so that a pull there is still running when the
     # admin publishes yet another revision (Pulling -> PendingUpgrade)
     REGISTRY = {"includeDefaults": True,
@@ -42,13 +47,14 @@ class Transitions(WebhookBase):
         for p in pods:
             self.assertEqual(self.state(p), "PendingUpgrade")
 
-        # PendingUpgrade -> Pulling: node-1 on its own pod ...
-        out = self.status_patch("node-1", n1, [self.pull_request(h1)])
+        # PendingUpgrade -> Pulling: a node user on node-1's pod ...
+        out = self.status_patch("user", n1, [self.pull_request(h1)])
         self.assertEqual((out.returncode, out.stdout, out.stderr),
                          (0, "pod/%s patched\n" % n1["metadata"]["name"], ""))
         self.assertEqual(self.state(n1), "Pulling")
-        # ... and an ordinary user on node-2's (no node restriction), without a
-        # reason: the mutating webhook stamps WaitPullImage and a time
+        # ... and a user RBAC lets write pods/status on node-2's (no node
+        # restriction), without a reason: the mutating webhook stamps
+        # WaitPullImage and a time
         out = self.status_patch("user", n2, [self.pull_request(h1, reason=None)])
         self.assertEqual(out.returncode, 0, out.stderr)
         c = cond(self.pod(n2["metadata"]["name"]), READY)
@@ -61,7 +67,7 @@ class Transitions(WebhookBase):
         self.wait_state(n2, "Ready")
 
         # Ready -> Pulling: asked again (the image is there now: done at once)
-        out = self.status_patch("node-1", n1, [self.pull_request(h1)])
+        out = self.status_patch("user", n1, [self.pull_request(h1)])
         self.assertEqual(out.returncode, 0, out.stderr)
         wait_until(lambda: (lambda c: c["reason"] == "PullImageSuccess" and c)(
             cond(self.pod(n1["metadata"]["name"]), READY)), 30, "the second pull's success")
@@ -69,7 +75,7 @@ class Transitions(WebhookBase):
 
         # Pulling -> PendingUpgrade: node-4's pull (1 MB/s) is running when the
         # admin publishes another revision; Ready -> PendingUpgrade for node-1
-        out = self.status_patch("node-4", n4, [self.pull_request(h1)])
+        out = self.status_patch("user", n4, [self.pull_request(h1)])
         self.assertEqual(out.returncode, 0, out.stderr)
         wait_until(lambda: self.tracker.live_jobs_of(n4["metadata"]["uid"]), 30, "node-4's Job")
         self.assertEqual(self.state(n4), "Pulling")
@@ -84,12 +90,12 @@ class Transitions(WebhookBase):
         broken = self.apply_ds("broken", PRELOADED, nodes=["node-3"], timeout=30)[0]
         hb = self.kubectl_set_image("broken", MISSING)
         self.wait_need_upgrade([broken], "True", hb)
-        out = self.status_patch("node-3", broken, [self.pull_request(hb)])
+        out = self.status_patch("user", broken, [self.pull_request(hb)])
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(self.state(broken), "Pulling")
         failed = self.wait_state(broken, "Failed")
         self.assertTrue(cond(failed, READY)["message"].startswith("pull image job ota-prepull-"), failed)
-        out = self.status_patch("node-3", broken, [self.pull_request(hb)])
+        out = self.status_patch("user", broken, [self.pull_request(hb)])
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(self.state(broken), "Pulling")
         self.wait_state(broken, "Failed")
@@ -123,17 +129,23 @@ class Transitions(WebhookBase):
             out = self.status_patch(who, pod, conditions)
             self.assertEqual((out.returncode, out.stdout, out.stderr), (1, "", denial(message)))
 
-        # the issue's two cases: node-1's kubeconfig on node-2's pod ...
-        denied("node-1", n2, [self.pull_request(h)],
-               'node node-1 may not change the OTA conditions of pod %s, which runs on node "node-2"; '
-               'rule: own-node-only, state: PendingUpgrade' % self.ref(n2))
+        # the issue's two cases: node-1's kubeconfig on node-2's pod, which
+        # the apiserver refuses before the webhook: kubectl's read of the
+        # status, here (the write itself NodeRestriction refuses: test_yurthub;
+        # own-node-only says the same where NodeRestriction is off, in the
+        # webhook's own tests) ...
+        out = self.status_patch("node-1", n2, [self.pull_request(h)])
+        self.assertEqual((out.returncode, out.stdout, out.stderr),
+                         (1, "", 'Error from server (Forbidden): pods "%s" is forbidden: User "system:node:node-1" '
+                                 'cannot get resource "pods/status" in API group "" in the namespace "%s"\n'
+                          % (n2["metadata"]["name"], self.ns)))
         # ... and the ControllerRevision's name where its hash belongs
-        denied("node-2", n2, [self.pull_request("agent-" + h)],
+        denied("user", n2, [self.pull_request("agent-" + h)],
                'the pre-pull request for pod %s names "controllerrevision: agent-%s" but PodNeedUpgrade '
                'names "controllerrevision: %s"; rule: pull-wrong-revision, state: PendingUpgrade'
                % (self.ref(n2), h, h))
         # a pod that needs no upgrade
-        denied("node-2", current, [self.pull_request(h)],
+        denied("user", current, [self.pull_request(h)],
                "pod %s does not need an upgrade (PodNeedUpgrade is not True); rule: pull-needs-upgrade, "
                "state: Current" % self.ref(current))
         # node users do not decide whether a pod needs an upgrade: the mutating
@@ -141,7 +153,7 @@ class Transitions(WebhookBase):
         # nothing, and kubectl shows the webhook's warning (the validating rule
         # need-upgrade-owned-by-controller is for when that webhook,
         # failurePolicy Ignore, did not run)
-        out = self.status_patch("node-1", n1, [{"type": NEED, "status": "False",
+        out = self.status_patch("user", n1, [{"type": NEED, "status": "False",
                                                 "message": "controllerrevision: " + h}])
         self.assertEqual((out.returncode, out.stdout, out.stderr),
                          (0, "pod/%s patched (no change)\n" % n1["metadata"]["name"],
@@ -152,18 +164,24 @@ class Transitions(WebhookBase):
                              "message": "controllerrevision: " + h}],
                'only the controller may report a pre-pull result for pod %s (PodImageReady status "True", '
                'reason "PullImageSuccess"); rule: result-owned-by-controller, state: PendingUpgrade' % self.ref(n1))
-        denied("node-1", n1, [{"type": READY, "status": "False", "reason": "PullImageFail",
+        denied("user", n1, [{"type": READY, "status": "False", "reason": "PullImageFail",
                                "message": "pull image job x failed: no"}],
                'only the controller may report a pre-pull result for pod %s (PodImageReady status "False", '
                'reason "PullImageFail"); rule: result-owned-by-controller, state: PendingUpgrade' % self.ref(n1))
         # ... and a request has the request's shape
-        denied("node-1", n1, [self.pull_request(h, reason="PleasePull")],
+        denied("user", n1, [self.pull_request(h, reason="PleasePull")],
                'a pre-pull request for pod %s sets PodImageReady status False with reason WaitPullImage or '
                'none, got reason "PleasePull"; rule: bad-pull-request, state: PendingUpgrade' % self.ref(n1))
-        # the controller does not ask for pulls: node users do
-        denied("controller", n1, [self.pull_request(h)],
-               "the controller may not request a pre-pull of pod %s; node users do; "
-               "rule: pull-requested-by-node-users, state: PendingUpgrade" % self.ref(n1))
+        # the controller does not ask for pulls: node users do (sent as the
+        # controller sends its writes, a patch without kubectl's read first,
+        # which its RBAC does not grant)
+        with self.assertRaises(ApiError) as e:
+            self.sim.call("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (self.ns, n1["metadata"]["name"]),
+                          {"status": {"conditions": [self.pull_request(h)]}}, who="controller",
+                          ctype="application/strategic-merge-patch+json", retry=False)
+        self.assertEqual((e.exception.status, "Error from server (Forbidden): %s\n" % e.exception.body["message"]),
+                         (403, denial("the controller may not request a pre-pull of pod %s; node users do; "
+                                      "rule: pull-requested-by-node-users, state: PendingUpgrade" % self.ref(n1))))
 
         # nothing moved, and no Job was made
         for name, old in before.items():
@@ -173,7 +191,7 @@ class Transitions(WebhookBase):
                              [c for c in old["status"]["conditions"] if c["type"] in (NEED, READY)], name)
         self.assertEqual(self.live_jobs(), [])
         denials = self.webhook.metrics()
-        for rule, n in (("own-node-only", 1), ("pull-wrong-revision", 1), ("pull-needs-upgrade", 1),
+        for rule, n in (("pull-wrong-revision", 1), ("pull-needs-upgrade", 1),
                         ("result-owned-by-controller", 2),
                         ("bad-pull-request", 1), ("pull-requested-by-node-users", 1)):
             self.assertGreaterEqual(denials['ota_webhook_denials_total{rule="%s"}' % rule], n, rule)
@@ -198,12 +216,12 @@ class Transitions(WebhookBase):
         h = self.kubectl_set_image("agent", SLOW[5])
         pod = pods[0]
         self.wait_need_upgrade(pods, "True", h)
-        self.assertEqual(self.status_patch("node-2", pod, [self.pull_request(h)]).returncode, 0)
+        self.assertEqual(self.status_patch("user", pod, [self.pull_request(h)]).returncode, 0)
         self.wait_state(pod, "Ready")
         kubelet_only = [c for c in self.pod(pod["metadata"]["name"])["status"]["conditions"]
                         if c["type"] not in (NEED, READY)]
         restored = self.webhook.metrics()
-        out = self.status_patch("node-2", pod, kubelet_only, ptype="merge")
+        out = self.status_patch("user", pod, kubelet_only, ptype="merge")
         self.assertEqual(out.returncode, 0, out.stderr)
         now = self.pod(pod["metadata"]["name"])
         self.assertEqual(state_of(now), "Ready")

@@ -18,6 +18,7 @@ NEW = REG + "/e2e/outage:1.0"
 
 
 class WebhookOutage(WebhookBase):
+    USER_ROLE = True  # status writes with kubectl are user's (webhook_flow)
     NODES = 2
     REGISTRY = {"includeDefaults": True,
                 "images": [{"image": PRELOADED, "size": 30_000_000}, {"image": NEW, "size": 50_000_000}],
@@ -54,12 +55,12 @@ class WebhookOutage(WebhookBase):
         try:
             base = self.restarts("agent")
             self.wait_restarts("agent", base, 2, "two restarts of every pod, webhook down")
-            # a routine status write by a node (no OTA condition changes) works
+            # a routine status write (no OTA condition changes) works
             pod = self.on_node(pods, "node-1")
-            out = self.status_patch("node-1", pod, [{"type": "example.com/Probe", "status": "True"}])
+            out = self.status_patch("user", pod, [{"type": "example.com/Probe", "status": "True"}])
             self.assertEqual(out.returncode, 0, out.stderr)
             # an OTA condition change is refused (failurePolicy Fail) ...
-            out = self.status_patch("node-1", pod, [self.pull_request(h)])
+            out = self.status_patch("user", pod, [self.pull_request(h)])
             self.assertEqual(out.returncode, 1)
             self.assertTrue(out.stderr.startswith(
                 'Error from server (InternalError): Internal error occurred: failed calling webhook '

@@ -179,22 +179,32 @@ class YurtHubCompat(WebhookBase):
         self.assertIsNone(hub2.check_image_ready(self.wait_state(n2, "Ready")))
 
     def test_imagepull_on_another_nodes_pod(self):
-        """YurtHub itself refuses a pod of another node; the same merge patch
-        sent anyway (a YurtHub that skipped its check) is denied by the webhook."""
+        """Node-1's credentials on node-2's pod: the apiserver's Node
+        authorizer refuses the read YurtHub starts with; the merge patch sent
+        anyway (a YurtHub that had the pod and skipped its check) is refused
+        by NodeRestriction, before the webhook (whose own-node-only rule says
+        the same, for clusters without NodeRestriction)."""
         pods = self.apply_ds("agent", PRELOADED, nodes=["node-2"])
         h = self.kubectl_set_image("agent", SLOW[1])
         self.wait_need_upgrade(pods, "True", h)
         pod = pods[0]
+        name = pod["metadata"]["name"]
         hub = YurtHub(self.sim, "node-1")
-        self.assertEqual(hub.imagepull(self.ns, pod["metadata"]["name"]), (403, None))
-        hub.check_pod_status = lambda p: None
         with self.assertRaises(ApiError) as e:
-            hub.imagepull(self.ns, pod["metadata"]["name"])
+            hub.imagepull(self.ns, name)
         self.assertEqual(e.exception.status, 403)
         self.assertEqual(e.exception.body["message"],
-                         'admission webhook "podstatus.validate.ota-prepull.openyurt.io" denied the request: '
-                         'node node-1 may not change the OTA conditions of pod %s, which runs on node "node-2"; '
-                         'rule: own-node-only, state: PendingUpgrade' % self.ref(pod))
+                         'pods "%s" is forbidden: User "system:node:node-1" cannot get resource "pods" in API '
+                         'group "" in the namespace "%s": no relationship found between node \'node-1\' and '
+                         'this object' % (name, self.ns))
+        hub.get = lambda ns, n: self.sim.get(hub.path(ns, n))  # the pod, read as the admin
+        hub.check_pod_status = lambda p: None
+        with self.assertRaises(ApiError) as e:
+            hub.imagepull(self.ns, name)
+        self.assertEqual(e.exception.status, 403)
+        self.assertEqual(e.exception.body["message"],
+                         'pods "%s" is forbidden: node "node-1" can only update pod status for pods with '
+                         'spec.nodeName set to itself' % name)
         self.assertEqual(self.state(pod), "PendingUpgrade")
 
     def test_imagepull_again_after_a_failure(self):

@@ -3,6 +3,19 @@
 WebhookBase: a Base with the webhook registered from the rendered manifests
 (harness.Base.WEBHOOK), whose writes go through the real kubectl as the
 identities kubesim writes kubeconfigs for (admin, controller, node-<i>, user).
+
+kubesim enforces RBAC and the Node authorizer, and `kubectl patch
+--subresource=status` reads the subresource before it patches (kubectl's
+resource builder loads the object), a read the Node authorizer does not
+grant a node (it grants update and patch of pods/status, not get): a node's
+credentials write status with kubectl ota, YurtHub or any client that
+patches without that read, not with kubectl.  So status writes made with
+kubectl are made as user (jane), whom a class with USER_ROLE grants a human
+node user's Role in each test's namespace (NODE_USER_RULES, what
+docs/node-users.md says such a person needs); the webhook treats both alike
+(DESIGN §3: a node user is anyone but the controller whom RBAC lets write
+pods/status), and what only a node identity meets, NodeRestriction, is
+tested with the node's credentials (test_kubectl_ota.py, test_yurthub.py).
 state_of(): the pod states of DESIGN §3, classified as docs/DECISIONS.md
 ("Classifying a pod") says, to check where each move ends.
 """
@@ -43,8 +56,33 @@ def denial(message, webhook=VALIDATE_POD):
     return 'Error from server (Forbidden): admission webhook "%s" denied the request: %s\n' % (webhook, message)
 
 
+# What a human node user is granted (docs/node-users.md): read and delete
+# pods, read and patch their status.
+NODE_USER_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "delete"]},
+                   {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["get", "patch"]}]
+
+
 class WebhookBase(Base):
     WEBHOOK = True
+    USER_ROLE = False  # grant user NODE_USER_RULES in each test's namespace
+
+    def setUp(self):
+        super().setUp()
+        if self.USER_ROLE:
+            self.grant_node_user()
+
+    def grant_node_user(self):
+        """A Role of NODE_USER_RULES bound to user (jane), in this test's namespace only."""
+        role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "ota-node-user", "namespace": self.ns}, "rules": NODE_USER_RULES}
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                   "metadata": {"name": "ota-node-user", "namespace": self.ns},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "ota-node-user"},
+                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                 "name": self.sim.identities["user"]["user"]}]}
+        for obj in (role, binding):
+            self.sim.call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/%ss"
+                          % (self.ns, obj["kind"].lower()), obj)
 
     def kubectl(self, who, *args, stdin=None):
         return self.sim.kubectl(who, "-n", self.ns, *args, stdin=stdin)

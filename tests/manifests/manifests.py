@@ -199,3 +199,38 @@ def unused_grants(granted, used):
 
 
 CONFIG_KINDS_ALL = ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")
+
+
+def role_grants(objs):
+    """Each single grant of each rule of each ClusterRole and Role in objs:
+    ((kind, namespace, name), rule index, group, resource, verb), one per
+    verb of each resource of each group of the rule."""
+    out = []
+    for role in [o for o in objs if o.get("kind") in ("ClusterRole", "Role")]:
+        key = (role["kind"], role["metadata"].get("namespace", ""), role["metadata"]["name"])
+        for i, rule in enumerate(role.get("rules") or []):
+            for g in rule.get("apiGroups", []):
+                for res in rule.get("resources", []):
+                    for v in rule.get("verbs", []):
+                        out.append((key, i, g, res, v))
+    return out
+
+
+def without_grant(objs, grant):
+    """A copy of objs in which the rule of grant (role_grants') no longer
+    grants its verb on its group's resource, and grants all else it did: the
+    rule split into the part without that group, the part without that
+    resource, and the part without that verb (empty parts dropped)."""
+    key, index, g, res, v = grant
+    out = json.loads(json.dumps(objs))
+    for role in out:
+        if (role.get("kind"), role.get("metadata", {}).get("namespace", ""),
+                role.get("metadata", {}).get("name")) != key:
+            continue
+        rule = role["rules"][index]
+        parts = [dict(rule, apiGroups=[x for x in rule["apiGroups"] if x != g]),
+                 dict(rule, apiGroups=[g], resources=[x for x in rule["resources"] if x != res]),
+                 dict(rule, apiGroups=[g], resources=[res], verbs=[x for x in rule["verbs"] if x != v])]
+        parts = [p for p in parts if p["apiGroups"] and p["resources"] and p["verbs"]]
+        role["rules"] = role["rules"][:index] + parts + role["rules"][index + 1:]
+    return out

@@ -202,6 +202,93 @@ static void test_messages(void **state)
     }
 }
 
+/* The apiserver's 403s (Kubernetes 1.32 words) as kubectl-ota reads them. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *message;
+        cli_refusal want;
+        const char *who, *says;
+    } rows[] = {
+        {"the Node authorizer on a GET",
+         "pods \"agent-n285m\" is forbidden: User \"system:node:node-1\" cannot get resource "
+         "\"pods\" in API group \"\" in the namespace \"edge\": no relationship found between "
+         "node 'node-1' and this object",
+         CLI_REFUSED_NODE_READ, "node-1",
+         "error: pod edge/agent-n285m is not on node node-1, or does not exist: a node's "
+         "credentials may read only the pods that run on that node; use the credentials of the "
+         "pod's own node.\n"},
+        {"NodeRestriction on a delete",
+         "pods \"agent-n285m\" is forbidden: node \"node-1\" can only delete pods with "
+         "spec.nodeName set to itself",
+         CLI_REFUSED_NODE_DELETE, "node-1",
+         "error: node node-1 may not upgrade pod edge/agent-n285m: the pod runs on another node, "
+         "and the apiserver lets a node delete only the pods that run on it; ask the user of the "
+         "pod's node to upgrade it.\n"},
+        {"NodeRestriction on a status write",
+         "pods \"agent-n285m\" is forbidden: node \"node-1\" can only update pod status for pods "
+         "with spec.nodeName set to itself",
+         CLI_REFUSED_NODE_STATUS, "node-1", "may not ask for the pre-pull of pod edge/agent-n285m"},
+        {"RBAC, a plain user",
+         "pods \"agent-n285m\" is forbidden: User \"jane\" cannot get resource \"pods\" in API "
+         "group \"\" in the namespace \"edge\"",
+         CLI_REFUSED_RBAC, "jane",
+         "error: jane may not read or change pod edge/agent-n285m: no RBAC rule grants it"},
+        {"the node's name is the one before the words",
+         "pods \"node \\\"x\" is forbidden: node \"node-2\" can only delete pods with "
+         "spec.nodeName set to itself",
+         CLI_REFUSED_NODE_DELETE, "node-2", "error: node node-2 may not upgrade"},
+        {"a hostile name is made safe",
+         "no relationship found between node 'evil\033[2J' and this object", CLI_REFUSED_NODE_READ,
+         "evil?[2J", "is not on node evil?[2J,"},
+        {"a webhook's denial is not one of these",
+         "admission webhook \"podstatus.validate.ota-prepull.openyurt.io\" denied the request: "
+         "node node-1 may not change ...",
+         CLI_REFUSED_OTHER, "", NULL},
+        {"an empty name", "no relationship found between node '' and this object",
+         CLI_REFUSED_OTHER, "", NULL},
+        {"the words without a node", "can only delete pods with spec.nodeName set to itself",
+         CLI_REFUSED_OTHER, "", NULL},
+        {"nothing", "", CLI_REFUSED_OTHER, "", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char who[64];
+        cli_refusal got = cli_refusal_of(rows[i].message, who, sizeof(who));
+        ROW_CHECK(rows[i].name, got == rows[i].want, "%d, want %d", (int)got, (int)rows[i].want);
+        ROW_CHECK(rows[i].name, strcmp(who, rows[i].who) == 0, "who \"%s\"", who);
+        strbuf b = {0};
+        ROW_CHECK(rows[i].name, cli_say_refusal(&b, "edge", "agent-n285m", rows[i].message) == got,
+                  "say");
+        if (rows[i].says == NULL) {
+            ROW_CHECK(rows[i].name, b.data == NULL, "said \"%s\"", b.data);
+        } else {
+            ROW_CHECK(rows[i].name, b.data != NULL && strstr(b.data, rows[i].says) != NULL,
+                      "said \"%s\"", b.data);
+            /* then the apiserver's own words */
+            ROW_CHECK(rows[i].name, strstr(b.data, "\nThe apiserver said: ") != NULL, "no message");
+        }
+        strbuf_free(&b);
+    }
+    /* who is cut to its buffer */
+    char small[8];
+    assert_int_equal(cli_refusal_of("User \"a-very-long-user-name\" cannot get", small,
+                                    sizeof(small)),
+                     CLI_REFUSED_RBAC);
+    assert_true(strlen(small) < sizeof(small));
+}
+
+static void test_hidden_reads(void **state)
+{
+    (void)state;
+    assert_null(cli_status_hidden(0, 0));
+    assert_non_null(strstr(cli_status_hidden(1, 1), "the Job itself and the kubelet's Events"));
+    assert_non_null(strstr(cli_status_hidden(1, 0), "may not read Jobs"));
+    assert_null(strstr(cli_status_hidden(1, 0), "Events"));
+    assert_non_null(strstr(cli_status_hidden(0, 1), "the kubelet's Events"));
+    assert_non_null(strstr(cli_list_hidden_note(), CLI_IMAGES_HIDDEN));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_status_messages),
         cmocka_unit_test(test_usage_lists_every_exit_code),
         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_hidden_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,43 @@ static yajl_val pod_tree(const char *conditions)
     return t;
 }
 
+/* A pre-pull Job's pod of pod pod_uid for revision rev, in phase, whose
+ * target images are images (JSON strings, comma-separated). */
+static cli_jobpod *jobpod(const char *pod_uid, const char *rev, const char *created,
+                          const char *phase, const char *images)
+{
+    char json[4096], inits[2048] = "{\"name\":\"ota-helper\",\"image\":\"busybox:1.36-musl\"}";
+    const char *at = images;
+    for (int i = 0; at != NULL && at[0] != '\0'; i++) {
+        const char *comma = strchr(at, ',');
+        int len = comma != NULL ? (int)(comma - at) : (int)strlen(at);
+        size_t used = strlen(inits);
+        snprintf(inits + used, sizeof(inits) - used, ",{\"name\":\"pull-%d\",\"image\":%.*s}", i,
+                 len, at);
+        at = comma != NULL ? comma + 1 : NULL;
+    }
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"ota-prepull-agent-1-abc-%s\",\"namespace\":\"edge\","
+             "\"uid\":\"jp-%s\",\"creationTimestamp\":\"%s\",\"labels\":{\"ota-prepull/pod-uid\":"
+             "\"%s\",\"batch.kubernetes.io/job-name\":\"ota-prepull-agent-1-abc\"},"
+             "\"annotations\":{\"ota-prepull/revision\":\"%s\",\"ota-prepull/request-time\":"
+             "\"2026-11-21T20:00:30Z\"}},"
+             "\"spec\":{\"nodeName\":\"node-1\",\"initContainers\":[%s],\"containers\":[{\"name\":"
+             "\"ota-done\",\"image\":\"busybox:1.36-musl\"}]},"
+             "\"status\":{\"phase\":\"%s\",\"initContainerStatuses\":[{\"name\":\"pull-0\","
+             "\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\",\"message\":\"not found\"}}}]}}",
+             created + 11, created, created, pod_uid, rev, inits, phase);
+    char err[128];
+    yajl_val t = json_parse_tree(json, strlen(json), 64, err, sizeof(err));
+    if (t == NULL)
+        fail_msg("fixture: %s: %s", err, json);
+    cli_jobpod *j = cli_jobpod_decode(t);
+    yajl_tree_free(t);
+    if (j == NULL)
+        fail_msg("fixture: not a Job pod: %s", json);
+    return j;
+}
+
 typedef struct row {
     const char *name, *conditions;
     ota_state state;
@@ -154,7 +191,8 @@ static void test_row(void **state)
     cli_pod *p = cli_pod_decode(t);
     yajl_tree_free(t);
     char *cells[CLI_N_COLS];
-    assert_int_equal(cli_row_of(p, "agent", "ds-1", revs, 3, now, cells), 0);
+    cli_list_data d = {revs, 3, 0, NULL, 0};
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", &d, now, cells), 0);
     const char *want[CLI_N_COLS] = {
         "edge", "agent-x7k2p", "node-1", "agent", "PendingUpgrade", "new2",
         "busybox:1.37-musl,registry.example.com/edge/agent:v2,side:1", "5m12s",
@@ -163,9 +201,35 @@ static void test_row(void **state)
         ROW_CHECK(cli_col_names[i], strcmp(cells[i], want[i]) == 0, "got \"%s\"", cells[i]);
     cli_row_free(cells);
     /* no revision known: said so */
-    assert_int_equal(cli_row_of(p, "agent", "ds-1", revs, 1, now, cells), 0);
+    d.n_revs = 1;
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", &d, now, cells), 0);
     assert_string_equal(cells[CLI_COL_IMAGES], "<unknown>");
     cli_row_free(cells);
+    /* revisions unreadable (a node's credentials), no Job pod: said so */
+    cli_list_data hidden = {NULL, 0, 1, NULL, 0};
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", &hidden, now, cells), 0);
+    assert_string_equal(cells[CLI_COL_IMAGES], CLI_IMAGES_HIDDEN);
+    cli_row_free(cells);
+    /* ... the newest Job pod of this pod pulling the target gives them; an
+     * older one, another pod's, or one of another hash does not */
+    cli_jobpod *jps[4] = {
+        jobpod("u-1", "new2", "2026-11-21T20:01:00Z", "Running", "\"r/a:v1\""),
+        jobpod("u-1", "new2", "2026-11-21T20:02:00Z", "Pending", "\"r/a:v2\",\"side:1\""),
+        jobpod("u-9", "new2", "2026-11-21T20:03:00Z", "Running", "\"r/other:1\""),
+        jobpod("u-1", "old1", "2026-11-21T20:00:00Z", "Succeeded", "\"r/a:v0\""),
+    };
+    hidden.jobpods = (const cli_jobpod *const *)jps;
+    hidden.n_jobpods = 4;
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", &hidden, now, cells), 0);
+    assert_string_equal(cells[CLI_COL_IMAGES], "r/a:v2,side:1");
+    cli_row_free(cells);
+    hidden.jobpods = (const cli_jobpod *const *)jps + 2; /* another pod's, an older hash's */
+    hidden.n_jobpods = 2;
+    assert_int_equal(cli_row_of(p, "agent", "ds-1", &hidden, now, cells), 0);
+    assert_string_equal(cells[CLI_COL_IMAGES], CLI_IMAGES_HIDDEN);
+    cli_row_free(cells);
+    for (int i = 0; i < 4; i++)
+        cli_jobpod_free(jps[i]);
     cli_pod_free(p);
 
     /* hostile cells are made safe and cut */
@@ -179,7 +243,8 @@ static void test_row(void **state)
     assert_non_null(t);
     p = cli_pod_decode(t);
     yajl_tree_free(t);
-    assert_int_equal(cli_row_of(p, NULL, NULL, NULL, 0, now, cells), 0);
+    cli_list_data none = {NULL, 0, 0, NULL, 0};
+    assert_int_equal(cli_row_of(p, NULL, NULL, &none, now, cells), 0);
     assert_string_equal(cells[CLI_COL_POD], "evil?[2J");
     assert_int_equal(strlen(cells[CLI_COL_NAMESPACE]), CLI_CELL_MAX);
     assert_string_equal(cells[CLI_COL_NODE], "<none>");
@@ -364,12 +429,118 @@ static void test_failure_refusal(void **state)
     }
 }
 
+static void test_jobpod(void **state)
+{
+    (void)state;
+    cli_jobpod *j = jobpod("u-1", "new2", "2026-11-21T20:01:00Z", "Pending", "\"r/a:v2\",\"s:1\"");
+    assert_string_equal(j->pod_uid, "u-1");
+    assert_string_equal(j->revision, "new2");
+    assert_string_equal(j->request_time, "2026-11-21T20:00:30Z");
+    assert_string_equal(j->k->u.job_pod.job_name, "ota-prepull-agent-1-abc");
+    assert_string_equal(j->k->u.job_pod.waiting_reason, "ErrImagePull");
+    /* the helper is not a target */
+    assert_int_equal(j->n_images, 2);
+    assert_string_equal(j->images[0], "r/a:v2");
+    assert_string_equal(j->images[1], "s:1");
+    static const struct {
+        const char *phase, *want;
+    } phases[] = {{"Pending", "running"},  {"Running", "running"}, {"Succeeded", "complete"},
+                  {"Failed", "failed"},    {"Unknown", "running"}};
+    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+        free(j->phase);
+        j->phase = strdup(phases[i].phase);
+        ROW_CHECK(phases[i].phase, strcmp(cli_jobpod_state(j), phases[i].want) == 0, "%s",
+                  cli_jobpod_state(j));
+    }
+    cli_jobpod_free(j);
+
+    /* a pod that is not a Job's pod of ours (no pod-uid label) is not one */
+    char err[64];
+    yajl_val t = pod_tree("{\"type\":\"Ready\",\"status\":\"True\"}");
+    assert_null(cli_jobpod_decode(t));
+    yajl_tree_free(t);
+    static const char many_json_head[] =
+        "{\"metadata\":{\"name\":\"j\",\"uid\":\"u\",\"labels\":{\"ota-prepull/pod-uid\":\"p\"}},"
+        "\"spec\":{\"initContainers\":[";
+    /* a hostile pod with more pull containers than CLI_MAX_IMAGES: cut */
+    char many[16384];
+    size_t n = (size_t)snprintf(many, sizeof(many), "%s", many_json_head);
+    for (int i = 0; i < CLI_MAX_IMAGES + 10; i++)
+        n += (size_t)snprintf(many + n, sizeof(many) - n, "%s{\"name\":\"pull-%d\",\"image\":\"i\"}",
+                              i > 0 ? "," : "", i);
+    snprintf(many + n, sizeof(many) - n, "]}}");
+    t = json_parse_tree(many, strlen(many), 64, err, sizeof(err));
+    assert_non_null(t);
+    j = cli_jobpod_decode(t);
+    yajl_tree_free(t);
+    assert_non_null(j);
+    assert_int_equal(j->n_images, CLI_MAX_IMAGES);
+    assert_null(j->revision);
+    assert_string_equal(cli_jobpod_state(j), "running");
+    const cli_jobpod *one[] = {j};
+    assert_ptr_equal(cli_jobpod_newest(one, 1, "p"), j);
+    assert_null(cli_jobpod_newest(one, 1, "q"));
+    assert_null(cli_jobpod_newest(one, 1, NULL));
+    cli_jobpod_free(j);
+}
+
+static void test_ota_verdict(void **state)
+{
+    (void)state;
+    yajl_val with = pod_tree(NU_TRUE("new2", "2026-11-21T20:00:00Z"));
+    yajl_val without = pod_tree("{\"type\":\"Initialized\",\"status\":\"True\"}");
+    cli_pod *nu = cli_pod_decode(with), *plain = cli_pod_decode(without);
+    yajl_tree_free(with);
+    yajl_tree_free(without);
+    char err[64];
+    static const char ds_ota[] = "{\"metadata\":{\"name\":\"agent\",\"uid\":\"ds-1\","
+                                 "\"annotations\":{\"apps.openyurt.io/update-strategy\":\"ota\"}}}";
+    static const char ds_other[] = "{\"metadata\":{\"name\":\"agent\",\"uid\":\"ds-2\","
+                                   "\"annotations\":{\"apps.openyurt.io/update-strategy\":\"OTA\"}}}";
+    static const char ds_plain[] = "{\"metadata\":{\"name\":\"agent\",\"uid\":\"ds-1\"}}";
+    yajl_val t1 = json_parse_tree(ds_ota, strlen(ds_ota), 64, err, sizeof(err));
+    yajl_val t2 = json_parse_tree(ds_other, strlen(ds_other), 64, err, sizeof(err));
+    yajl_val t3 = json_parse_tree(ds_plain, strlen(ds_plain), 64, err, sizeof(err));
+    kobj *ota = kobj_decode(KOBJ_DAEMONSET, t1), *other = kobj_decode(KOBJ_DAEMONSET, t2),
+         *not_ota = kobj_decode(KOBJ_DAEMONSET, t3);
+    yajl_tree_free(t1);
+    yajl_tree_free(t2);
+    yajl_tree_free(t3);
+    const struct {
+        const char *name;
+        const cli_pod *p;
+        long status;
+        const kobj *ds;
+        cli_ota_verdict want;
+    } rows[] = {
+        {"read, OTA (any case)", plain, 200, ota, CLI_OTA_YES},
+        {"read, OTA but another DaemonSet of that name", nu, 200, other, CLI_OTA_NOT},
+        {"read, not annotated: PodNeedUpgrade does not count", nu, 200, not_ota, CLI_OTA_NOT},
+        {"gone", nu, 404, NULL, CLI_OTA_GONE},
+        {"a node's 403, PodNeedUpgrade present", nu, 403, NULL, CLI_OTA_YES},
+        {"a node's 403, no PodNeedUpgrade", plain, 403, NULL, CLI_OTA_UNKNOWN},
+        {"500", nu, 500, NULL, CLI_OTA_ERROR},
+        {"no answer", nu, 0, NULL, CLI_OTA_ERROR},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        cli_ota_verdict got = cli_ota_of(rows[i].p, rows[i].status, rows[i].ds);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "%d, want %d", (int)got, (int)rows[i].want);
+    }
+    kobj_free(ota);
+    kobj_free(other);
+    kobj_free(not_ota);
+    cli_pod_free(nu);
+    cli_pod_free(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_states_and_verdicts),
         cmocka_unit_test(test_failure_refusal),
         cmocka_unit_test(test_row),
+        cmocka_unit_test(test_jobpod),
+        cmocka_unit_test(test_ota_verdict),
         cmocka_unit_test(test_replacement),
         cmocka_unit_test(test_latest_kubelet_event),
         cmocka_unit_test(test_watch_lines_and_failure_reasons),
