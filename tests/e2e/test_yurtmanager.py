@@ -321,6 +321,9 @@ class YurtManagerCoexistence(YurtManagerBase):
             'off (--controllers=-imagepreheat,..., docs/operations.md "Installing into an OpenYurt cluster"); '
             'rule: co-writer-need-upgrade-only, state: Pulling' % (PREHEAT_USER, self.ref(pod))))
         self.assertEqual(self.state(pod), "Pulling")
+        # what docs/operations.md tells the operator to watch
+        self.assertGreaterEqual(
+            self.webhook.metrics()['ota_webhook_denials_total{rule="co-writer-need-upgrade-only"}'], 1)
         # ours serves the request and reports; imagepreheat then has nothing to do
         c = self.wait_image_ready(pod, "PullImageSuccess", timeout=60, message=PREFIX + h)
         self.assertEqual(c["status"], "True")
