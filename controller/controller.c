@@ -177,19 +177,29 @@ static void tell_done(controller *c, const exec_ctx *x)
     snprintf(job, sizeof(job), "%s/%s", x->namespace != NULL ? x->namespace : "",
              x->name != NULL ? x->name : "");
     switch (x->kind) {
-    case ACTION_CREATE_JOB:
+    case ACTION_CREATE_JOB: {
+        char deadline[32];
+        snprintf(deadline, sizeof(deadline), "%lds", n->deadline_s);
         log_kv(LOG_INFO, "pre-pull job created", "pod", n->subject, "job", job, "node", n->node,
+               "deadline", deadline, "deadline_from",
+               reconcile_deadline_source_name((reconcile_deadline_source)n->deadline_source),
                NULL);
         if (n->request_epoch > 0)
             metrics_observe_bounds(&c->queue_wait, since_request_ns(n->request_epoch),
                                    metrics_long_bounds);
         break;
+    }
     case ACTION_DELETE_JOB:
         log_kv(LOG_INFO, "pre-pull job deleted", "job", job, NULL);
         break;
     case ACTION_PATCH_POD_STATUS:
-        if (x->outcome == ACTION_OUTCOME_NONE)
+        if (x->outcome == ACTION_OUTCOME_NONE) {
+            /* a mark says nothing; a PodNeedUpgrade removed says why */
+            if (n->reason != NULL)
+                log_kv(LOG_INFO, "PodNeedUpgrade removed", "pod", n->subject, "why", n->reason,
+                       NULL);
             break;
+        }
         log_kv(LOG_INFO, "pre-pull finished", "pod", n->subject, "node", n->node, "outcome",
                x->outcome == ACTION_OUTCOME_PULL_SUCCEEDED ? "succeeded" : "failed", "reason",
                n->reason, NULL);
@@ -200,6 +210,9 @@ static void tell_done(controller *c, const exec_ctx *x)
                                    since_request_ns(n->request_epoch), metrics_long_bounds);
         break;
     case ACTION_CREATE_EVENT:
+        if (n->warn)
+            log_kv(LOG_WARN, "DaemonSet needs attention", "daemonset", n->subject, "problem",
+                   n->reason, NULL);
         if (n->count > 0) {
             log_line l;
             log_begin(&l, LOG_INFO, "new revision marked");
@@ -367,6 +380,23 @@ int controller_revision_event_key_live(const char *key, const store *daemonsets,
     return 0; /* its revision is gone */
 }
 
+int controller_timeout_event_key_live(const char *key, const store *daemonsets)
+{
+    size_t prefix = sizeof(RECONCILE_TIMEOUT_EVENT_KEY) - 1;
+    if (strncmp(key, RECONCILE_TIMEOUT_EVENT_KEY, prefix) != 0)
+        return 1;
+    const char *uid = key + prefix, *bar = strchr(uid, '|');
+    char id[256];
+    size_t n = bar != NULL ? (size_t)(bar - uid) : sizeof(id);
+    if (n >= sizeof(id))
+        return 1; /* not ours to judge */
+    memcpy(id, uid, n);
+    id[n] = '\0';
+    const kobj *ds = store_get(daemonsets, id);
+    /* forgotten once the value is gone: a bad value written again is said again */
+    return ds != NULL && ds->u.ds.bad_timeout != NULL && strncmp(ds->u.ds.bad_timeout, bar + 1, 300) == 0;
+}
+
 typedef struct event_caches {
     const store *pods, *daemonsets, *revisions;
 } event_caches;
@@ -375,7 +405,8 @@ static int event_key_live(const char *key, void *data)
 {
     const event_caches *in = data;
     return controller_event_key_live(key, in->pods) &&
-           controller_revision_event_key_live(key, in->daemonsets, in->revisions);
+           controller_revision_event_key_live(key, in->daemonsets, in->revisions) &&
+           controller_timeout_event_key_live(key, in->daemonsets);
 }
 
 int controller_may_send(action_kind kind, int leading)

@@ -131,6 +131,12 @@ int controller_event_key_live(const char *key, const store *pods);
 int controller_revision_event_key_live(const char *key, const store *daemonsets,
                                        const store *revisions);
 
+/* The same for the key of the Warning Event about a DaemonSet's bad
+ * timeout annotation: forgotten once the DaemonSet is gone or its
+ * annotation no longer has that bad value.  Keys of another shape are
+ * kept. */
+int controller_timeout_event_key_live(const char *key, const store *daemonsets);
+
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or
