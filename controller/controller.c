@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "callerr.h"
 #include "clock.h"
 #include "kapi.h"
 #include "log.h"
@@ -105,6 +106,8 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     int rc = 0;
     for (int i = 0; i < INF_COUNT; i++) /* the table's paths fit (tests build it) */
         rc |= informer_init(&c->informers[i], client, &informer_specs[i], mark_dirty, c);
+    for (int i = 0; i < INF_COUNT; i++)
+        c->informers[i].trouble = &c->trouble;
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
     workset_init(&c->work);
@@ -291,6 +294,59 @@ uint64_t controller_hold_ns(exec_outcome outcome)
     return outcome == EXEC_FAILED || outcome == EXEC_CONFLICT ? RECENT_FAILED_NS : RECENT_OK_NS;
 }
 
+/* A write that failed: what the apiserver's Status says (code, reason,
+ * message; never the whole body), about which object (namespace/name).  A
+ * configuration cause (callerr.h: 401, TLS) is said once per change with
+ * its hint, shared with the informers, and each call's line is then at
+ * debug. */
+static void say_failed_call(controller *c, const exec_ctx *x, const kube_result *r)
+{
+    char code[24], reason[64], message[512], object[512];
+    snprintf(code, sizeof(code), "%ld", r->status);
+    kapi_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+    if (message[0] == '\0' && r->error != NULL)
+        snprintf(message, sizeof(message), "%s", r->error);
+    else if (message[0] == '\0' && r->body != NULL)
+        snprintf(message, sizeof(message), "%.200s", r->body); /* not a Status: its head */
+    controller_object_ref(x->kind, x->namespace, x->name, object, sizeof(object));
+    callerr_cause cause = callerr_classify(r->status, r->error);
+    if (callerr_say_now(&c->trouble, cause))
+        log_kv(LOG_ERROR, "cannot use the apiserver", "action", action_kind_name(x->kind),
+               "code", code, "reason", reason, "message", message, "hint", callerr_hint(cause),
+               NULL);
+    log_kv(callerr_is_config(cause) ? LOG_DEBUG : LOG_WARN, "API call failed", "action",
+           action_kind_name(x->kind), controller_object_key(x->kind), object, "code", code,
+           "reason", reason, "message", message, NULL);
+}
+
+const char *controller_object_key(action_kind kind)
+{
+    switch (kind) {
+    case ACTION_PATCH_POD_STATUS:
+        return "pod";
+    case ACTION_CREATE_JOB:
+    case ACTION_DELETE_JOB:
+        return "job";
+    case ACTION_CREATE_EVENT:
+        return "event_namespace";
+    case ACTION_GET_NODE:
+        return "node";
+    }
+    return "object";
+}
+
+const char *controller_object_ref(action_kind kind, const char *ns, const char *name, char *buf,
+                                  size_t size)
+{
+    if (kind == ACTION_CREATE_EVENT)
+        snprintf(buf, size, "%s", ns != NULL ? ns : "");
+    else if (ns == NULL || ns[0] == '\0')
+        snprintf(buf, size, "%s", name != NULL ? name : "");
+    else
+        snprintf(buf, size, "%s/%s", ns, name != NULL ? name : "");
+    return buf;
+}
+
 static void on_executed(void *data, const kube_result *r)
 {
     exec_ctx *x = data;
@@ -304,8 +360,10 @@ static void on_executed(void *data, const kube_result *r)
         on_node(c, x->name, r);
     } else if (outcome == EXEC_CONFLICT) {
         /* not a failure: the precondition did its job (a newer pod) */
+        char pod[512];
         log_kv(LOG_INFO, "status write refused: the pod changed since the cache saw it",
-               "pod", x->name, "next", "decided again once the watch shows it", NULL);
+               "pod", controller_object_ref(x->kind, x->namespace, x->name, pod, sizeof(pod)),
+               "next", "decided again once the watch shows it", NULL);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
         if (outcome == EXEC_DONE) {
@@ -314,8 +372,11 @@ static void on_executed(void *data, const kube_result *r)
         } else {
             /* 409 on a create: made before (names are deterministic);
              * 404 on a delete: gone already.  Neither is a problem. */
+            char object[512];
             log_kv(LOG_DEBUG, outcome == EXEC_MADE_BEFORE ? "already there" : "already gone",
-                   "action", action_kind_name(x->kind), "name", x->name, NULL);
+                   "action", action_kind_name(x->kind), controller_object_key(x->kind),
+                   controller_object_ref(x->kind, x->namespace, x->name, object, sizeof(object)),
+                   NULL);
         }
         if (x->kind == ACTION_CREATE_EVENT)
             workset_settle(&c->work, x->key); /* every Event is sent once */
@@ -323,11 +384,7 @@ static void on_executed(void *data, const kube_result *r)
     } else if (r->dropped) {
         c->dropped++; /* counted, and said once (controller_tick) */
     } else {
-        char code[24];
-        snprintf(code, sizeof(code), "%ld", r->status);
-        log_kv(LOG_WARN, "API call failed", "action", action_kind_name(x->kind), "name", x->name,
-               "code", code, "error",
-               r->error != NULL ? r->error : (r->body != NULL ? r->body : ""), NULL);
+        say_failed_call(c, x, r);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
@@ -467,8 +524,11 @@ static void execute(controller *c, action *a)
     strbuf path = {0};
     kube_call call = {.on_done = on_executed, .wanted = still_leading};
     if (controller_action_call(a, &path, &call) != 0) {
+        char object[512];
         log_kv(LOG_WARN, "no API path for an action", "action", action_kind_name(a->kind),
-               "name", a->name != NULL ? a->name : "", NULL);
+               controller_object_key(a->kind),
+               controller_object_ref(a->kind, a->namespace, a->name, object, sizeof(object)),
+               NULL);
         strbuf_free(&path);
         return;
     }

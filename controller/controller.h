@@ -59,6 +59,7 @@ typedef struct controller {
     controller_config cfg;
     kube_client *client;
     informer informers[INF_COUNT];
+    callerr_state trouble; /* a 401 or TLS error, said once for informers and writes */
     leader election;
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
@@ -145,6 +146,14 @@ exec_outcome controller_exec_outcome(action_kind kind, long status);
  * brings it, is decided at once; while the watch lags, the stale decision
  * is tried again no more often than a failure. */
 uint64_t controller_hold_ns(exec_outcome outcome);
+
+/* How the log names an action's object: the key ("pod", "job", "node",
+ * "event_namespace") and "namespace/name" into buf (a cluster-scoped
+ * object's name alone; an Event's namespace, its name being the
+ * apiserver's to choose), as the README promises: pod=ns/name. */
+const char *controller_object_key(action_kind kind);
+const char *controller_object_ref(action_kind kind, const char *ns, const char *name, char *buf,
+                                  size_t size);
 
 /* Only the leader writes: whether an action may go out now.  Asked when a
  * pass hands it over and again before each attempt of its call (its turn

@@ -36,7 +36,9 @@ This runs them all, in one process; the tests are in
   test_unserved.py         Unserved: a request on an orphaned pod (or one whose
                            DaemonSet is no longer OTA) is answered with why,
                            a stale PodNeedUpgrade removed; a bad timeout
-                           annotation is said
+                           annotation is said; ConfigTrouble: a refused
+                           token or an unknown CA said once, with a hint;
+                           startup errors in JSON
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -77,7 +79,7 @@ from test_write_retries import WriteRetries
 from test_correctness import Correctness
 from test_observe import Observability
 from test_paging import Paging
-from test_unserved import Unserved
+from test_unserved import ConfigTrouble, Unserved
 
 
 def main(argv):
@@ -90,7 +92,8 @@ def main(argv):
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
                      "Transitions", "YurtHubCompat", "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved"]
+                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved",
+             "ConfigTrouble"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -12,9 +12,15 @@ write them when the webhook is not in the way (the webhook's own refusals
 are the integration suite's and Transitions').  On the main of before, the
 orphan's request sat in WaitPullImage with no log, Event or metric.
 """
+import base64
+import json
+import os
+import re
+import signal
+import subprocess
 import time
 
-from harness import AGENT, TIMEOUT_ANN, Base, wait_until
+from harness import AGENT, CHILDREN, CONTROLLER, TIMEOUT_ANN, WEBHOOK, Base, free_port, wait_until
 from test_observe import json_lines
 
 
@@ -133,3 +139,97 @@ class Unserved(Base):
         created = self.wait_line("pre-pull job created", pod=ref)
         self.assertEqual((created["deadline"], created["deadline_from"]),
                          ("900s", "annotation " + TIMEOUT_ANN))
+
+    def test_failed_write_logged_readably(self):
+        """"API call failed" says the Status's code, reason and message and
+        names the pod ns/name, not ~900 characters of escaped JSON."""
+        pods = self.make_ds(AGENT + "v1")
+        self.sim.faults({"error": {"code": 500, "methods": ["PATCH"], "pathContains": "/status",
+                                   "count": 40}})
+        try:
+            h = self.set_image(AGENT + "v4")
+            names = {"%s/%s" % (self.ns, p["metadata"]["name"]) for p in pods}
+            line = wait_until(lambda: [l for l in self.lines("API call failed") if l.get("pod") in names],
+                              30, "a failed status write's line")[0]
+        finally:
+            self.sim.clear_faults()
+        self.assertEqual(line["level"], "warn")
+        self.assertEqual(line["action"], "patch-pod-status")
+        self.assertEqual((line["code"], line["reason"]), ("500", "InternalError"))
+        self.assertIn("injected by kubesim", line["message"])
+        self.assertNotIn("{", line["message"])
+        self.assertNotIn("name", line)
+        # and the writes go through once the apiserver heals
+        self.wait_need_upgrade(pods, "True", h, timeout=60)
+
+
+class ConfigTrouble(Base):
+    """A configuration error says what to fix, once (issue 19 §1): a token
+    the apiserver refuses (401) or a CA that does not verify its
+    certificate is one error line with a hint, not a "watch interrupted"
+    warning per informer per retry; and a program that cannot start says so
+    in JSON under --log-format json."""
+    NODES = 1
+
+    def broken_controller(self, name, edit, seconds=4.0):
+        """A second controller on a kubeconfig edit() made of the good one,
+        run for a while: its json lines."""
+        with open(self.ctl.kubeconfig) as f:
+            text = f.read()
+        path = os.path.join(self.sim.dir, name + ".kubeconfig")
+        with open(path, "w") as f:
+            f.write(edit(text))
+        err_path = os.path.join(self.sim.dir, name + ".err")
+        args = list(self.ctl.args)
+        args[args.index("--kubeconfig") + 1] = path
+        args[args.index("--health-probe-bind-address") + 1] = "127.0.0.1:%d" % free_port()
+        args[args.index("--metrics-bind-address") + 1] = "127.0.0.1:%d" % free_port()
+        args[args.index("--leader-elect-identity") + 1] = name
+        args += ["--log-format", "json", "--log-level", "info"]
+        with open(err_path, "w") as err:
+            proc = subprocess.Popen(args, stdout=err, stderr=subprocess.STDOUT)
+            CHILDREN.append(proc)
+            time.sleep(seconds)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(20)
+        return json_lines(err_path)
+
+    def assert_said_once(self, lines, hint):
+        said = [l for l in lines if l["msg"] == "cannot use the apiserver"]
+        self.assertEqual(len(said), 1, said)
+        self.assertEqual(said[0]["level"], "error")
+        self.assertIn(hint, said[0]["hint"])
+        # the informers' own lines are debug now: not one warning per retry
+        self.assertEqual([l for l in lines if l["msg"] == "watch interrupted"], [])
+        return said[0]
+
+    def test_refused_token_said_once(self):
+        lines = self.broken_controller("bad-token", lambda t: re.sub(r"token: .*", "token: not-a-token", t))
+        said = self.assert_said_once(lines, "check the token")
+        self.assertEqual((said["code"], said["reason"]), ("401", "Unauthorized"))
+
+    def test_unknown_ca_said_once(self):
+        key = os.path.join(self.sim.dir, "other-ca.key")
+        crt = os.path.join(self.sim.dir, "other-ca.crt")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                        "-nodes", "-keyout", key, "-out", crt, "-days", "1", "-subj", "/CN=other-ca"],
+                       check=True, capture_output=True)
+        with open(crt, "rb") as f:
+            other = base64.b64encode(f.read()).decode()
+        lines = self.broken_controller(
+            "bad-ca", lambda t: re.sub(r"certificate-authority-data: .*", "certificate-authority-data: " + other, t))
+        said = self.assert_said_once(lines, "check the CA")
+        self.assertEqual(said["code"], "0")
+        self.assertIn("certificate", said["message"])
+
+    def test_startup_errors_are_json(self):
+        for argv in ([CONTROLLER, "--log-format", "json", "--kubeconfig", "/nonexistent/kubeconfig"],
+                     [WEBHOOK, "--log-format", "json", "--tls-cert-file", "/nonexistent/tls.crt",
+                      "--tls-private-key-file", "/nonexistent/tls.key"]):
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+            self.assertEqual(out.returncode, 1, out)
+            lines = [json.loads(l) for l in out.stderr.splitlines()]
+            self.assertEqual(len(lines), 1, out.stderr)
+            self.assertEqual((lines[0]["level"], lines[0]["msg"]), ("error", "cannot start"))
+            self.assertIn("/nonexistent/", lines[0]["error"])
+            self.assertEqual(lines[0]["program"], os.path.basename(argv[0]))

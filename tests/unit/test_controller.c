@@ -296,6 +296,35 @@ static void test_timeout_event_key_gc(void **state)
     store_free(&daemonsets);
 }
 
+/* The log names an action's object as the README promises, pod=ns/name
+ * (issue 19: "API call failed" wrote name=x without the namespace). */
+static void test_object_ref(void **state)
+{
+    (void)state;
+    char buf[64];
+    static const struct {
+        action_kind kind;
+        const char *ns, *name, *key, *ref;
+    } rows[] = {
+        {ACTION_PATCH_POD_STATUS, "edge", "agent-x7k2p", "pod", "edge/agent-x7k2p"},
+        {ACTION_CREATE_JOB, "edge", "ota-prepull-a", "job", "edge/ota-prepull-a"},
+        {ACTION_DELETE_JOB, "edge", "ota-prepull-b", "job", "edge/ota-prepull-b"},
+        {ACTION_CREATE_EVENT, "edge", NULL, "event_namespace", "edge"},
+        {ACTION_GET_NODE, NULL, "node-1", "node", "node-1"},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        assert_string_equal(controller_object_key(rows[i].kind), rows[i].key);
+        assert_string_equal(
+            controller_object_ref(rows[i].kind, rows[i].ns, rows[i].name, buf, sizeof(buf)),
+            rows[i].ref);
+    }
+    /* bounded */
+    char small[6];
+    assert_string_equal(controller_object_ref(ACTION_PATCH_POD_STATUS, "edge", "agent", small,
+                                              sizeof(small)),
+                        "edge/");
+}
+
 /* ---- the bound on queued writes (docs/DECISIONS.md "Bounded work queue") ---- */
 
 typedef struct cap_row {
@@ -370,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_event_key_gc_table),
         cmocka_unit_test(test_revision_event_key_gc),
         cmocka_unit_test(test_timeout_event_key_gc),
+        cmocka_unit_test(test_object_ref),
         cmocka_unit_test(test_write_cap_table),
         cmocka_unit_test(test_queue_table),
     };
