@@ -30,6 +30,8 @@ const char *ota_rule_name(ota_rule rule)
         return "pull-requested-by-node-users";
     case OTA_RULE_DUPLICATE_CONDITION:
         return "duplicate-condition";
+    case OTA_RULE_PULL_NEEDS_DAEMONSET:
+        return "pull-needs-daemonset";
     case OTA_RULE_UNKNOWN_UPDATE_STRATEGY:
         return "unknown-update-strategy";
     case OTA_RULE_OTA_REQUIRES_ONDELETE:
