@@ -40,12 +40,19 @@ typedef struct conn_rec {
     int uses_spare;     /* took the spare descriptor's place */
     int paused;         /* we stopped reading it; read_cb is h2o's callback */
     int cut;
+    int evicted;        /* cut to give its slot to a new connection (w->evicting) */
     h2o_socket_cb read_cb;
+    char *answer;       /* the 408/503 written as it is cut (malloc'd), or NULL */
     unsigned answering; /* requests of it being answered */
     unsigned requests;
     uint64_t accepted_ns;
     size_t written_seen; /* sock->bytes_written at the last sweep */
     uint64_t writing_since_ns;
+    /* A request arriving (bytes in, not answered yet), seen at a sweep:
+     * since when, and since when not counting the time we paused it. */
+    uint64_t upload_began_ns; /* 0: none arriving */
+    uint64_t upload_clock_ns;
+    uint64_t paused_since_ns;
 } conn_rec;
 
 /* ---- connections ------------------------------------------------------- */
@@ -78,6 +85,10 @@ static void on_conn_closed(void *data)
         SSL_CTX_free(rec->ssl_ctx);
     if (rec->uses_spare)
         conn_reopen_spare(w->srv);
+    if (rec->evicted)
+        w->evicting--;
+    free(rec->answer);
+    rec->answer = NULL;
     rec->ssl_ctx = NULL;
     rec->ssl = NULL;
     rec->sock = NULL;
@@ -118,11 +129,80 @@ void conn_handshake_started(worker *w, const SSL *ssl)
 
 /* ---- listeners ---------------------------------------------------------- */
 
+static void cut(conn_rec *rec, enum guard_counter why);
+
+/* A TLS connection's handshake is done: OpenSSL says so, or a request
+ * came of it. */
+static int handshake_done(const conn_rec *rec)
+{
+    return rec->kind != L_TLS || rec->requests > 0 || (rec->ssl != NULL && !SSL_in_init(rec->ssl));
+}
+
+static guard_handshake handshake_facts(const conn_rec *rec, uint64_t now)
+{
+    return (guard_handshake){
+        .done = handshake_done(rec),
+        .hello_seen = rec->ssl != NULL,
+        .cut = rec->cut,
+        .age_ns = now - rec->accepted_ns,
+    };
+}
+
+/* The worker's connection that gives its slot to a new one
+ * (guard_handshake_evictable, _before), cut; 0 when none may. */
+static int evict_own(worker *w)
+{
+    uint64_t now = clock_mono_ns();
+    conn_rec *victim = NULL;
+    guard_handshake vh = {0};
+    for (h2o_linklist_t *n = w->conns.next; n != &w->conns; n = n->next) {
+        conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
+        if (rec->kind != L_TLS)
+            continue;
+        guard_handshake h = handshake_facts(rec, now);
+        if (guard_handshake_evictable(&h, w->evicting) &&
+            (victim == NULL || guard_handshake_before(&h, &vh))) {
+            victim = rec;
+            vh = h;
+        }
+    }
+    if (victim == NULL)
+        return 0;
+    cut(victim, GC_EVICTED);
+    victim->evicted = 1;
+    w->evicting++;
+    return 1;
+}
+
+/* The admission port is full: a connection of this worker gives its slot
+ * to the new one, or else one of another worker's, which it cuts at its
+ * next sweep (guard_evict_worker); 0 when none may.  The new connection is
+ * taken over the limit until the cut one has closed. */
+static int evict_for_new(worker *w)
+{
+    if (evict_own(w))
+        return 1;
+    server *srv = w->srv;
+    /* Workers' counts, read once: --threads is at most 256. */
+    size_t handshakes[256], asked[256];
+    size_t n = (size_t)srv->threads < 256 ? (size_t)srv->threads : 256;
+    for (size_t i = 0; i < n; i++) {
+        handshakes[i] = atomic_load(&srv->workers[i].handshakes);
+        asked[i] = atomic_load(&srv->workers[i].evict_asked);
+    }
+    size_t target = guard_evict_worker(handshakes, asked, n, (size_t)(w - srv->workers));
+    if (target == n)
+        return 0;
+    atomic_fetch_add(&srv->workers[target].evict_asked, 1);
+    return 1;
+}
+
 static void take_connection(worker *w, enum listener_kind kind, int fd, int uses_spare)
 {
     server *srv = w->srv;
     size_t open_now = atomic_fetch_add(&srv->open[kind], 1);
-    if (!guard_accept((guard_port)kind, open_now, &srv->limits)) {
+    if (!guard_accept((guard_port)kind, open_now, &srv->limits) &&
+        !(kind == L_TLS && evict_for_new(w))) {
         atomic_fetch_sub(&srv->open[kind], 1);
         metrics_add(&w->counters[GC_REFUSED_LIMIT], 1);
         close(fd);
@@ -347,6 +427,68 @@ static void cut(conn_rec *rec, enum guard_counter why)
     shutdown(h2o_socket_get_fd(rec->sock), SHUT_RDWR);
 }
 
+/* The answer is out (or failed): cut as cut() does, and let h2o read the
+ * EOF and close through its own path. */
+static void on_answer_written(h2o_socket_t *sock, const char *err)
+{
+    (void)err;
+    conn_rec *rec = conn_of_sock(sock);
+    shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+    if (rec != NULL && rec->read_cb != NULL)
+        h2o_socket_read_start(sock, rec->read_cb);
+}
+
+/* Cuts a connection whose request is still arriving, with an HTTP answer
+ * first (a Status naming the limit), where one can be said: on the TLS
+ * port, with its handshake done and h2o not writing (an interim "100
+ * Continue").  Reading stops first, so h2o never makes a request of what
+ * comes after, and resumes once the answer is out so h2o sees the EOF. */
+static void cut_with_answer(conn_rec *rec, enum guard_counter why, int code, const char *phrase,
+                            const char *reason, const char *message)
+{
+    h2o_socket_t *sock = rec->sock;
+    if (rec->cut)
+        return;
+    if (rec->kind != L_TLS || !handshake_done(rec) || h2o_socket_is_writing(sock) ||
+        (!rec->paused && !h2o_socket_is_reading(sock))) {
+        cut(rec, why);
+        return;
+    }
+    size_t len = 0;
+    rec->answer = reply_raw_status(code, phrase, reason, message, &len);
+    if (rec->answer == NULL) {
+        cut(rec, why);
+        return;
+    }
+    rec->cut = 1;
+    metrics_add(&rec->w->counters[why], 1);
+    if (!rec->paused) {
+        rec->read_cb = sock->_cb.read;
+        h2o_socket_read_stop(sock);
+    }
+    rec->paused = 0;
+    h2o_iovec_t buf = h2o_iovec_init(rec->answer, len);
+    h2o_socket_write(sock, &buf, 1, on_answer_written);
+}
+
+/* How long a request has been arriving, not counting the time we kept it
+ * paused (its clock stands still meanwhile); 0 when none is. */
+static uint64_t arriving_ns(const conn_rec *rec, uint64_t now)
+{
+    uint64_t end = rec->paused ? rec->paused_since_ns : now;
+    return rec->upload_began_ns != 0 && end > rec->upload_clock_ns ? end - rec->upload_clock_ns
+                                                                    : 0;
+}
+
+static guard_upload upload_facts(const conn_rec *rec, size_t buffered, uint64_t now)
+{
+    return (guard_upload){
+        .arriving = rec->answering == 0 && buffered > 0,
+        .cut = rec->cut,
+        .age_ns = rec->upload_began_ns != 0 ? now - rec->upload_began_ns : 0,
+    };
+}
+
 /* guard_conn_action decides. */
 void conn_sweep(worker *w, uint64_t now)
 {
@@ -354,9 +496,33 @@ void conn_sweep(worker *w, uint64_t now)
     size_t mine = 0;
     conn_rec *largest = NULL;
     size_t largest_size = 0;
+    /* What the other workers asked of this one, then what this one can
+     * give them next. */
+    for (size_t asked = atomic_exchange(&w->evict_asked, 0); asked > 0; asked--)
+        if (!evict_own(w))
+            break;
+    size_t handshakes = 0;
+    conn_rec *victim = NULL;
+    guard_upload vu = {0};
     for (h2o_linklist_t *n = w->conns.next; n != &w->conns; n = n->next) {
         conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
         size_t b = buffered_of(rec->sock);
+        /* A request arriving: its clocks start at the first sweep that sees
+         * it and stop when it is answered (or its bytes are gone). */
+        if (rec->answering == 0 && b > 0) {
+            if (rec->upload_began_ns == 0)
+                rec->upload_began_ns = rec->upload_clock_ns = now;
+        } else {
+            rec->upload_began_ns = 0;
+        }
+        /* A connection being cut frees its buffer as h2o closes it. */
+        if (rec->cut)
+            continue;
+        if (rec->kind == L_TLS) {
+            guard_handshake h = handshake_facts(rec, now);
+            if (guard_handshake_evictable(&h, 0))
+                handshakes++;
+        }
         mine += rec->sock->input != NULL && rec->sock->input->bytes != NULL
                     ? rec->sock->input->capacity
                     : 0;
@@ -364,10 +530,26 @@ void conn_sweep(worker *w, uint64_t now)
             largest = rec;
             largest_size = b;
         }
+        guard_upload u = upload_facts(rec, b, now);
+        if (guard_budget_cuttable(&u) && (victim == NULL || guard_budget_before(&u, &vu))) {
+            victim = rec;
+            vu = u;
+        }
     }
     atomic_store_explicit(&w->buffered, mine, memory_order_relaxed);
+    atomic_store(&w->handshakes, handshakes);
     w->over_budget = guard_over_budget(total_buffered(srv), srv->limits.max_buffered_bytes,
                                        w->over_budget);
+    /* Over the budget, the oldest request arriving goes, one per sweep (its
+     * memory is counted out at once, above): what holds the budget must not
+     * keep a review that arrives after it waiting. */
+    if (w->over_budget && victim != NULL) {
+        cut_with_answer(victim, GC_CUT_BUDGET, 503, "Service Unavailable", "ServiceUnavailable",
+                        "request still arriving while the server's buffer for request input "
+                        "is full (--max-buffered-bytes): the oldest upload is cut first");
+        if (victim == largest)
+            largest = NULL;
+    }
     for (h2o_linklist_t *n = w->conns.next, *next; n != &w->conns; n = next) {
         next = n->next;
         conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
@@ -395,6 +577,9 @@ void conn_sweep(worker *w, uint64_t now)
             .writing = writing,
             .writing_ns = writing && rec->writing_since_ns != 0 ? now - rec->writing_since_ns : 0,
             .paused = rec->paused,
+            .handshaking = !handshake_done(rec),
+            .age_ns = now - rec->accepted_ns,
+            .arriving_ns = arriving_ns(rec, now),
         };
         switch (guard_conn_action(&c, &srv->limits, w->over_budget, rec == largest)) {
         case GUARD_CUT_HEADERS:
@@ -403,16 +588,27 @@ void conn_sweep(worker *w, uint64_t now)
         case GUARD_CUT_WRITE_TIMEOUT:
             cut(rec, GC_CUT_WRITE_TIMEOUT);
             break;
+        case GUARD_CUT_HANDSHAKE:
+            cut(rec, GC_CUT_HANDSHAKE);
+            break;
+        case GUARD_CUT_SLOW_UPLOAD:
+            cut_with_answer(rec, GC_CUT_SLOW_UPLOAD, 408, "Request Timeout", "Timeout",
+                            "request body arriving slower than the minimum rate "
+                            "(--upload-min-bytes-per-second, after --upload-grace-seconds)");
+            break;
         case GUARD_PAUSE:
             /* Only a socket h2o is reading: its callback is restored later. */
             if (h2o_socket_is_reading(sock)) {
                 rec->read_cb = sock->_cb.read;
                 rec->paused = 1;
+                rec->paused_since_ns = now;
                 h2o_socket_read_stop(sock);
                 metrics_add(&w->counters[GC_PAUSED], 1);
             }
             break;
         case GUARD_RESUME:
+            if (rec->upload_began_ns != 0 && rec->upload_clock_ns < rec->paused_since_ns)
+                rec->upload_clock_ns += now - rec->paused_since_ns;
             rec->paused = 0;
             h2o_socket_read_start(sock, rec->read_cb);
             break;
@@ -494,6 +690,14 @@ void conn_metrics_render(strbuf *t, server *srv)
                             "{reason=\"header_bytes\"}"},
         [GC_CUT_WRITE_TIMEOUT] = {"ota_webhook_connections_cut_total", NULL,
                                   "{reason=\"write_timeout\"}"},
+        [GC_CUT_HANDSHAKE] = {"ota_webhook_connections_cut_total", NULL,
+                              "{reason=\"handshake_timeout\"}"},
+        [GC_EVICTED] = {"ota_webhook_connections_cut_total", NULL,
+                        "{reason=\"handshake_evicted\"}"},
+        [GC_CUT_SLOW_UPLOAD] = {"ota_webhook_connections_cut_total", NULL,
+                                "{reason=\"upload_too_slow\"}"},
+        [GC_CUT_BUDGET] = {"ota_webhook_connections_cut_total", NULL,
+                           "{reason=\"buffer_budget\"}"},
         [GC_PAUSED] = {"ota_webhook_reads_paused_total",
                        "Connections whose reading was paused: buffered input over the budget.", ""},
         [GC_FRAMING] = {"ota_webhook_ambiguous_framing_total",

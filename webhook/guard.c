@@ -30,7 +30,8 @@ int guard_accept_error_is_exhaustion(int err)
 
 size_t guard_connection_cap(size_t requested, uint64_t nofile, unsigned threads)
 {
-    uint64_t reserve = GUARD_FD_RESERVE_BASE + (uint64_t)GUARD_FD_RESERVE_PER_THREAD * threads +
+    uint64_t reserve = GUARD_FD_RESERVE_BASE +
+                       (uint64_t)(GUARD_FD_RESERVE_PER_THREAD + 2 * GUARD_EVICTING_MAX) * threads +
                        2u * GUARD_PROBE_CONNECTIONS;
     uint64_t room = nofile > reserve ? nofile - reserve : 1;
     if (room < requested)
@@ -38,11 +39,82 @@ size_t guard_connection_cap(size_t requested, uint64_t nofile, unsigned threads)
     return requested > 0 ? requested : 1;
 }
 
+int guard_handshake_evictable(const guard_handshake *c, size_t evicting)
+{
+    return evicting < GUARD_EVICTING_MAX && !c->done && !c->cut;
+}
+
+int guard_handshake_before(const guard_handshake *a, const guard_handshake *b)
+{
+    if (a->hello_seen != b->hello_seen)
+        return !a->hello_seen;
+    return a->age_ns > b->age_ns;
+}
+
+size_t guard_handshake_victim(const guard_handshake *c, size_t n, size_t evicting)
+{
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if (guard_handshake_evictable(&c[i], evicting) &&
+            (best == n || guard_handshake_before(&c[i], &c[best])))
+            best = i;
+    return best;
+}
+
+size_t guard_evict_worker(const size_t *handshakes, const size_t *asked, size_t n, size_t self)
+{
+    size_t best = n, best_spare = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == self || asked[i] >= GUARD_EVICTING_MAX || handshakes[i] <= asked[i])
+            continue;
+        size_t spare = handshakes[i] - asked[i];
+        if (spare > best_spare) {
+            best = i;
+            best_spare = spare;
+        }
+    }
+    return best;
+}
+
+int guard_upload_too_slow(size_t received, uint64_t elapsed_ns, const guard_limits *limits)
+{
+    uint64_t rate = limits->upload_min_rate;
+    if (rate == 0 || elapsed_ns <= limits->upload_grace_ns)
+        return 0;
+    /* received / rate seconds, split so the product cannot overflow */
+    uint64_t r = received;
+    if (r / rate >= UINT64_MAX / 2000000000ull)
+        return 0; /* centuries */
+    uint64_t earned = r / rate * 1000000000ull + r % rate * 1000000000ull / rate;
+    return elapsed_ns - limits->upload_grace_ns > earned;
+}
+
+int guard_budget_cuttable(const guard_upload *u)
+{
+    return u->arriving && !u->cut && u->age_ns >= GUARD_BUDGET_CUT_AGE_NS;
+}
+
+int guard_budget_before(const guard_upload *a, const guard_upload *b)
+{
+    return a->age_ns > b->age_ns;
+}
+
+size_t guard_budget_victim(const guard_upload *u, size_t n)
+{
+    size_t best = n;
+    for (size_t i = 0; i < n; i++)
+        if (guard_budget_cuttable(&u[i]) && (best == n || guard_budget_before(&u[i], &u[best])))
+            best = i;
+    return best;
+}
+
 guard_action guard_conn_action(const guard_conn *c, const guard_limits *limits, int over_budget,
                                int largest)
 {
     if (c->writing && c->writing_ns > limits->write_timeout_ns)
         return GUARD_CUT_WRITE_TIMEOUT;
+    if (c->handshaking && c->age_ns > limits->handshake_timeout_ns)
+        return GUARD_CUT_HANDSHAKE;
     /* A head still incomplete past the limit: h2o itself would buffer up to
      * ~400 KB of it.  While a request is being answered the buffer holds
      * that request and what is pipelined after it, which is read only
@@ -52,6 +124,9 @@ guard_action guard_conn_action(const guard_conn *c, const guard_limits *limits, 
     /* Arriving: not answered yet, bytes in.  Over the budget, all but the
      * largest wait; under it, all read. */
     int arriving = !c->answering && c->buffered > 0;
+    if (arriving && c->arriving_ns > 0 &&
+        guard_upload_too_slow(c->buffered, c->arriving_ns, limits))
+        return GUARD_CUT_SLOW_UPLOAD;
     if (c->paused)
         return !over_budget || largest || !arriving ? GUARD_RESUME : GUARD_KEEP;
     if (over_budget && arriving && !largest)

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.tls_min_version,
+    if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.client_ca_file, o.tls_min_version,
                        server_tls_info_callback, err, sizeof(err)) != 0) {
         log_startup_error("ota-webhook", err);
         return 1;

@@ -15,6 +15,7 @@
 typedef struct options {
     server_config server; /* version and commit are main's to set */
     const char *cert_file, *key_file;
+    const char *client_ca_file; /* NULL: no client certificate asked */
     int tls_min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */
     unsigned cert_poll_ms;
     log_level log_level;

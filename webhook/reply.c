@@ -9,6 +9,7 @@
 #include "reply.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
@@ -74,6 +75,33 @@ void reply_status(h2o_req_t *req, int code, const char *reason, const char *mess
         len = strlen(body);
     }
     reply_send(req, code, http_phrase(code), "application/json", body, len);
+}
+
+char *reply_raw_status(int code, const char *phrase, const char *reason, const char *message,
+                       size_t *len)
+{
+    arena a;
+    arena_init(&a);
+    char *out = NULL;
+    size_t blen = 0;
+    const char *body = review_encode_status(code, reason, message, &a, &blen);
+    if (body != NULL) {
+        char head[192];
+        int hlen = snprintf(head, sizeof(head),
+                            "HTTP/1.1 %d %s\r\nServer: ota-webhook\r\n"
+                            "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+                            "Connection: close\r\n\r\n",
+                            code, phrase, blen);
+        if (hlen > 0 && (size_t)hlen < sizeof(head))
+            out = malloc((size_t)hlen + blen);
+        if (out != NULL) {
+            memcpy(out, head, (size_t)hlen);
+            memcpy(out + hlen, body, blen);
+            *len = (size_t)hlen + blen;
+        }
+    }
+    arena_free(&a);
+    return out;
 }
 
 void reply_text(h2o_req_t *req, int code, const char *reason, const char *text)

@@ -20,6 +20,13 @@ void reply_send(h2o_req_t *req, int status, const char *reason, const char *type
 /* A meta/v1 Status body; reason is the Status reason ("NotFound"). */
 void reply_status(h2o_req_t *req, int code, const char *reason, const char *message);
 
+/* A whole HTTP/1.1 response with a meta/v1 Status body and "Connection:
+ * close", for a connection cut before h2o made a request of what it
+ * received (conn.c: a request arriving too slowly).  Returns malloc'd
+ * memory the caller frees, its length in *len; NULL when out of memory. */
+char *reply_raw_status(int code, const char *phrase, const char *reason, const char *message,
+                       size_t *len);
+
 /* text/plain; charset=utf-8; text is static. */
 void reply_text(h2o_req_t *req, int code, const char *reason, const char *text);
 

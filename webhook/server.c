@@ -193,7 +193,9 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
     /* h2o answers 413 itself, before buffering a body over the limit. */
     srv->globalconf.max_request_entity_size = cfg->max_request_bytes;
     srv->globalconf.http1.req_timeout = cfg->read_timeout_ms;
-    srv->globalconf.handshake_timeout = cfg->read_timeout_ms;
+    /* The handshake deadline is the sweep's (conn.c, counted on /metrics);
+     * h2o's own is a backstop a second later. */
+    srv->globalconf.handshake_timeout = cfg->handshake_timeout_ms + 1000;
     /* No HTTP/2 (docs/DECISIONS.md "No HTTP/2"): no ALPN offers it, and
      * no "PRI *" prior-knowledge preface or Upgrade: h2c on an HTTP/1
      * connection switches to it. */
@@ -204,6 +206,9 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
         .max_request_bytes = cfg->max_request_bytes,
         .max_buffered_bytes = cfg->max_buffered_bytes,
         .write_timeout_ns = (uint64_t)cfg->write_timeout_ms * 1000000u,
+        .handshake_timeout_ns = (uint64_t)cfg->handshake_timeout_ms * 1000000u,
+        .upload_grace_ns = (uint64_t)cfg->upload_grace_ms * 1000000u,
+        .upload_min_rate = cfg->upload_min_rate,
     };
     srv->limits.max_connections = fit_descriptor_limit(cfg->max_connections, cfg->threads);
     conn_reopen_spare(srv);

@@ -30,6 +30,9 @@ typedef struct server_config {
     size_t max_header_bytes;      /* one request head */
     size_t max_buffered_bytes;    /* request input buffered by all connections */
     unsigned write_timeout_ms;    /* a reply the client does not take is cut after this */
+    unsigned handshake_timeout_ms; /* a TLS handshake not done is cut after this */
+    unsigned upload_grace_ms;     /* a request arriving gets this long ... */
+    size_t upload_min_rate;       /* ... plus 1 s per this many bytes (0: no minimum) */
     const char *version, *commit; /* for ota_prepull_build_info */
 } server_config;
 

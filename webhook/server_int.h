@@ -34,6 +34,10 @@ enum guard_counter {
     GC_ACCEPT_SPARE,    /* a probe accepted on the spare descriptor */
     GC_CUT_HEADERS,
     GC_CUT_WRITE_TIMEOUT,
+    GC_CUT_HANDSHAKE,   /* handshake not done within --handshake-timeout-seconds */
+    GC_EVICTED,         /* an unfinished handshake gave its slot to a new connection */
+    GC_CUT_SLOW_UPLOAD, /* a request arriving under the minimum rate (408) */
+    GC_CUT_BUDGET,      /* the oldest request arriving, cut while the budget is full (503) */
     GC_PAUSED,
     GC_FRAMING,         /* 400: ambiguous framing */
     GC_N
@@ -52,6 +56,12 @@ typedef struct worker {
     size_t in_flight; /* requests whose response is not yet sent; worker-local */
     int draining;
     int over_budget;
+    size_t evicting; /* connections cut to give their slot, not yet closed */
+    /* For the other workers (guard_evict_worker): how many of this one's
+     * connections could give their slot, as of its last sweep, and how
+     * many of them the others asked it to cut at its next one. */
+    atomic_size_t handshakes;
+    atomic_size_t evict_asked;
     h2o_linklist_t conns; /* conn_rec (conn.c) of every open connection */
     _Atomic size_t buffered; /* input buffered by this worker's connections */
     metrics_counter counters[GC_N];

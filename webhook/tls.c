@@ -22,6 +22,30 @@ static void openssl_error(char *err, size_t errlen, const char *what, const char
     snprintf(err, errlen, "%s %s: %s", what, file, detail);
 }
 
+/* Defence in depth (docs/operations.md "Client certificates"): only a
+ * client with a certificate from client_ca_file completes a handshake.
+ * The apiserver presents one to a webhook when its AdmissionConfiguration
+ * names a kubeconfig with a client certificate for the service's name. */
+static int require_client_cert(SSL_CTX *ctx, const char *ca_file, char *err, size_t errlen)
+{
+    STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(ca_file);
+    if (names == NULL) {
+        openssl_error(err, errlen, "cannot read client CA certificates from", ca_file);
+        return -1;
+    }
+    /* the names go in the CertificateRequest, so a client picks its cert */
+    SSL_CTX_set_client_CA_list(ctx, names);
+    if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1) {
+        openssl_error(err, errlen, "cannot load client CA certificates from", ca_file);
+        return -1;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    /* Sessions resumed with verified peers need a context id. */
+    static const unsigned char sid[] = "ota-webhook";
+    SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
+    return 0;
+}
+
 static SSL_CTX *build_ctx(tls_store *s, char *err, size_t errlen)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
@@ -48,6 +72,8 @@ static SSL_CTX *build_ctx(tls_store *s, char *err, size_t errlen)
         openssl_error(err, errlen, "private key does not match certificate", s->cert_file);
         goto fail;
     }
+    if (s->client_ca_file != NULL && require_client_cert(ctx, s->client_ca_file, err, errlen) != 0)
+        goto fail;
     /* No ALPN: a client speaks HTTP/1.1, as the apiserver does, and never
      * HTTP/2 (docs/DECISIONS.md "No HTTP/2"). */
     if (s->info_cb != NULL)
@@ -64,7 +90,8 @@ static int same_file(const struct stat *a, const struct stat *b)
            a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
+int tls_store_init(tls_store *s, const char *cert_file, const char *key_file,
+                   const char *client_ca_file, int min_version,
                    void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
                    size_t errlen)
 {
@@ -72,6 +99,7 @@ int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, in
     s->info_cb = info_cb;
     s->cert_file = cert_file;
     s->key_file = key_file;
+    s->client_ca_file = client_ca_file;
     s->min_version = min_version;
     pthread_mutex_init(&s->lock, NULL);
     /* stat before reading: a change in between is then seen by the next poll */

@@ -38,6 +38,7 @@
 
 typedef struct tls_store {
     const char *cert_file, *key_file;
+    const char *client_ca_file; /* NULL: no client certificate asked */
     int min_version; /* TLS1_2_VERSION or TLS1_3_VERSION */
     void (*info_cb)(const SSL *ssl, int where, int ret); /* set on every context; may be NULL */
     pthread_mutex_t lock;
@@ -49,8 +50,12 @@ typedef struct tls_store {
     metrics_counter reloads_failed;
 } tls_store;
 
-/* Loads the pair for the first time.  0, or -1 with a message in err. */
-int tls_store_init(tls_store *s, const char *cert_file, const char *key_file, int min_version,
+/* Loads the pair for the first time.  0, or -1 with a message in err.
+ * client_ca_file, when not NULL: every handshake must present a client
+ * certificate that chains to one of its CAs (PEM), or fails; the file is
+ * read again with the pair at each reload. */
+int tls_store_init(tls_store *s, const char *cert_file, const char *key_file,
+                   const char *client_ca_file, int min_version,
                    void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
                    size_t errlen);
 

@@ -31,12 +31,18 @@ docs/DECISIONS.md, file by file:
   test_strict_input.py        RFC 8259 strictness, lone surrogates, values
                               quoted whole in messages, restore warnings;
   test_body_limit.py          --max-request-bytes (413);
+  test_budgets.py             no one client holds the connection slots or
+                              the buffer budget: silent and unfinished
+                              handshakes give way and are cut
+                              (--handshake-timeout-seconds), uploads under
+                              the minimum rate get 408, a full budget cuts
+                              the oldest upload and a review gets through;
   test_cert_rotation.py       certificate rotation under traffic;
   test_shutdown.py            SIGTERM drain;
   test_health_metrics.py      /healthz, /readyz, /metrics;
   test_command_line_and_tls.py  bad command lines, both daemons' command
                               lines and --help pinned byte for byte, TLS
-                              versions;
+                              versions and suites, --client-ca-file;
   test_harness_checks.py      no server: the JSON Patch applier, diff_objects
                               and the fixture files the others rely on.
 harness.py holds what they share (Server, Conn, curl_batch, ServerTestCase,

@@ -517,7 +517,8 @@ class TestBadInput(ServerTestCase):
                 self.assert_still_serving(c)
 
     def test_large_review_near_default_limit(self):
-        # 7 MB of annotations: under the 8 MiB default, answered quickly.
+        # 7 MB of annotations: under the 7 MiB default (7 340 032), answered
+        # quickly.
         r = self.valid_review("b16b16b1-0000-4000-8000-000000000001")
         r["request"]["object"]["metadata"]["annotations"].update(
             {"example.com/blob-%d" % i: "x" * 70000 for i in range(100)})

@@ -4,7 +4,8 @@ report); what both daemons print and exit with for a set of command lines,
 --help included, is pinned byte for byte (tests/fixtures/command_line/;
 ota-controller from $OTA_CONTROLLER, else beside the webhook); TLS 1.2 and
 1.3 are accepted by default, --tls-min-version VersionTLS13 refuses TLS 1.2;
-TLS 1.2 offers AEAD suites only.
+TLS 1.2 offers AEAD suites only; --client-ca-file requires a client
+certificate from its CAs.
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_command_line_and_tls.*').
@@ -15,6 +16,7 @@ import os
 import re
 import ssl
 import subprocess
+import tempfile
 import unittest
 
 import harness
@@ -54,7 +56,10 @@ class TestCommandLine(unittest.TestCase):
                       os.path.join(harness.WORK, "missing.crt"),
                       "--tls-private-key-file", harness.CERTS["tls.key"]],
                      ["--tls-cert-file", harness.CERTS["tls.crt"],
-                      "--tls-private-key-file", harness.CERTS["ca.key"]]):
+                      "--tls-private-key-file", harness.CERTS["ca.key"]],
+                     cert + ["--client-ca-file",
+                             os.path.join(harness.WORK, "missing-ca.crt")],
+                     cert + ["--client-ca-file", harness.CERTS["tls.key"]]):
             with self.subTest(args=args):
                 self.run_bad(args)
 
@@ -196,6 +201,95 @@ class TestTLSCiphers(unittest.TestCase):
             self.assertRegex(s.cipher()[0], r"^ECDHE-.*-(GCM-SHA\d+|CHACHA20-POLY1305)$")
             s.close()
             assert_answers(self, srv.port)
+        finally:
+            problems = srv.stop()
+        self.assertEqual(problems, [])
+
+
+def make_client_pki(outdir, name):
+    """A CA and a client certificate it signs (ECDSA P-256, clientAuth),
+    made with the openssl CLI as certs/gen-certs.sh makes the serving
+    pair.  Returns {"ca": path, "crt": path, "key": path}."""
+    os.makedirs(outdir, exist_ok=True)
+    p = {k: os.path.join(outdir, "%s-%s" % (name, k))
+         for k in ("ca.crt", "ca.key", "crt", "key", "csr", "ext")}
+
+    def run(*cmd):
+        subprocess.run(cmd, check=True, timeout=60, capture_output=True)
+
+    run("openssl", "req", "-x509", "-new", "-newkey", "ec", "-pkeyopt",
+        "ec_paramgen_curve:P-256", "-nodes", "-sha256", "-days", "2",
+        "-subj", "/CN=%s-client-ca" % name, "-keyout", p["ca.key"],
+        "-out", p["ca.crt"],
+        "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("openssl", "req", "-new", "-newkey", "ec", "-pkeyopt",
+        "ec_paramgen_curve:P-256", "-nodes", "-subj",
+        "/CN=kube-apiserver-webhook-client", "-keyout", p["key"],
+        "-out", p["csr"])
+    with open(p["ext"], "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature\n"
+                "extendedKeyUsage=clientAuth\n")
+    run("openssl", "x509", "-req", "-in", p["csr"], "-CA", p["ca.crt"],
+        "-CAkey", p["ca.key"], "-CAcreateserial", "-days", "2", "-sha256",
+        "-extfile", p["ext"], "-out", p["crt"])
+    return {"ca": p["ca.crt"], "crt": p["crt"], "key": p["key"]}
+
+
+class TestClientCA(unittest.TestCase):
+    """--client-ca-file (docs/operations.md "Client certificates"): a
+    client without a certificate, or with one from another CA, fails the
+    handshake (under TLS 1.3 the server's refusal arrives after the
+    client's Finished, so it shows on the first read); one from the
+    configured CA gets its answer.  Without the flag no certificate is
+    asked (every other class)."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = tempfile.mkdtemp(prefix="client-pki.", dir=harness.WORK)
+        cls.good = make_client_pki(d, "good")
+        cls.other = make_client_pki(d, "other")
+
+    def exchange(self, port, cert=None, max_version=None):
+        """One review over a new connection; returns the HTTP status, or
+        raises what the TLS layer raised."""
+        ctx = client_context(max_version=max_version)
+        if cert is not None:
+            ctx.load_cert_chain(cert["crt"], cert["key"])
+        c = Conn(port, context=ctx, timeout=5)
+        try:
+            review, _ = load_fixture("configmap-create")
+            st, _, _ = c.call("POST", "/validate", compact(review))
+            return st
+        finally:
+            c.close()
+
+    def test_client_certificate_required(self):
+        srv = Server("client-ca", ["--client-ca-file", self.good["ca"]])
+        srv.start()
+        try:
+            for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+                with self.subTest(version=version.name, cert="none"):
+                    with self.assertRaises((ssl.SSLError, ConnectionError)):
+                        self.exchange(srv.port, None, version)
+                with self.subTest(version=version.name, cert="other CA"):
+                    with self.assertRaises((ssl.SSLError, ConnectionError)):
+                        self.exchange(srv.port, self.other, version)
+                with self.subTest(version=version.name, cert="the CA's"):
+                    self.assertEqual(
+                        self.exchange(srv.port, self.good, version), 200)
+        finally:
+            problems = srv.stop()
+        self.assertEqual(problems, [])
+
+    def test_without_the_flag_no_certificate_is_asked(self):
+        srv = Server("no-client-ca")
+        srv.start()
+        try:
+            self.assertEqual(self.exchange(srv.port), 200)
+            # one offered anyway is not asked for, and does no harm
+            self.assertEqual(self.exchange(srv.port, self.other), 200)
         finally:
             problems = srv.stop()
         self.assertEqual(problems, [])

@@ -8,6 +8,7 @@ integration`; one file: run_all.py -k 'test_health_metrics.*').
 """
 
 import json
+import re
 import threading
 
 from harness import (Conn, ServerTestCase, compact, http_get, load_fixture,
@@ -44,6 +45,15 @@ class TestHealthAndMetrics(ServerTestCase):
                 self.assertRegex(text, r"(?m)^# TYPE %s %s$" % (fam, typ))
         names = {n for n, _, _ in samples}
         self.assertIn("ota_webhook_cert_reloads_total", names)
+        # The limits' cuts: one family, one sample per reason from the
+        # start (docs/operations.md "Connection and upload limits").
+        self.assertEqual(len(re.findall(
+            r"(?m)^# TYPE ota_webhook_connections_cut_total counter$", text)), 1)
+        reasons = sorted(labels.get("reason") for n, labels, _ in samples
+                         if n == "ota_webhook_connections_cut_total")
+        self.assertEqual(reasons, sorted([
+            "header_bytes", "write_timeout", "handshake_timeout",
+            "handshake_evicted", "upload_too_slow", "buffer_budget"]))
 
     def test_counters_exact_under_concurrency(self):
         # Per-thread counters, summed when read: nothing lost or doubled.

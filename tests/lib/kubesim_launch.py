@@ -14,6 +14,14 @@ from the command line, for shell scripts.
     sim.connect(timeout)       an http.client.HTTPSConnection to it
     sim.stop()                 SIGTERM, SIGKILL after a grace: the exit status
 
+kubesim enforces authorization as kube-apiserver does (`--authorization-mode
+Node,RBAC`, the default: RBAC with the bootstrap roles, the Node authorizer,
+NodeRestriction): admin (system:masters) may do everything, the controller
+nothing until RBAC grants it, node-<i> what the Node authorizer allows, user
+(jane) only discovery and self-reviews. Every suite runs with that default;
+`--authorization-mode AlwaysAllow` in args turns it off, for kubesim's own unit
+tests only. tests/kubesim/README.md has the tables.
+
 kubesim binds a free loopback port (--port 0) and says so on its first line
 of stdout ("kubesim ready: https://127.0.0.1:PORT ..."), which the
 constructor waits for.  Only the process this module started is signalled,

@@ -9,8 +9,9 @@ docs/operations.md promises about them.
                 controller's leader election, webhook configurations
   CertsRender   certs/render-manifests.sh: caBundle in every webhook of
                 both configurations, the Secret, idempotence
-  Overlays      pre-1.28 (no matchConditions, selectors, sized up) and
-                cert-manager (issuers, certificates, inject-ca-from)
+  Overlays      pre-1.28 (no matchConditions, selectors, sized up),
+                cert-manager (issuers, certificates, inject-ca-from) and
+                network-policy (only the control plane's range reaches 9443)
   Images        the Dockerfiles: uid as in the manifests, runtime packages
                 cover every library the built programs link
 """
@@ -92,13 +93,15 @@ class Render(unittest.TestCase):
     def test_every_kustomization_renders(self):
         dirs = kustomizations()
         rel = [os.path.relpath(d, MANIFESTS) for d in dirs]
-        self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/pre-1.28"])
+        self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/network-policy",
+                               "overlays/pre-1.28"])
         for d in dirs:
             objs = render(d)
             self.assertGreaterEqual(len(objs), 15, d)
             for o in objs:  # a namespaced object is in ota-system (RBAC and the Service name depend on it)
                 if o["kind"] in ("Deployment", "Service", "ServiceAccount", "Role", "RoleBinding",
-                                 "PodDisruptionBudget", "Certificate", "Issuer", "Secret"):
+                                 "PodDisruptionBudget", "Certificate", "Issuer", "Secret",
+                                 "NetworkPolicy"):
                     self.assertEqual(o["metadata"].get("namespace"), NS, (d, o["kind"], o["metadata"]["name"]))
 
     def test_manifests_is_the_base(self):
@@ -339,6 +342,45 @@ class Overlays(unittest.TestCase):
                          {n: w for n, (_, w) in webhooks(self.base).items()})
         # no Secret of ours: cert-manager writes it
         self.assertEqual(find(objs, "Secret"), [])
+
+
+    def test_network_policy(self):
+        objs = render(os.path.join(MANIFESTS, "overlays", "network-policy"))
+        pols = find(objs, "NetworkPolicy")
+        self.assertEqual(len(pols), 1)
+        pol = pols[0]
+        self.assertEqual(pol["apiVersion"], "networking.k8s.io/v1")
+        self.assertEqual(pol["metadata"].get("namespace"), NS)
+        spec = pol["spec"]
+        self.assertEqual(spec["policyTypes"], ["Ingress"])
+        # it selects the webhook's pods, and only them
+        sel = spec["podSelector"]["matchLabels"]
+        self.assertNotIn("matchExpressions", spec["podSelector"])
+        webhook = one(objs, "Deployment", "ota-webhook", NS)
+        controller = one(objs, "Deployment", "ota-controller", NS)
+        self.assertTrue(sel.items() <= webhook["spec"]["template"]["metadata"]["labels"].items())
+        self.assertFalse(sel.items() <= controller["spec"]["template"]["metadata"]["labels"].items())
+        # the admission port: the one --bind-address listens on, from one CIDR only
+        c = pod_spec(webhook)["containers"][0]
+        admission = port_of(flag_value(c["args"], "--bind-address"))
+        self.assertEqual(admission, 9443)
+        rules = [r for r in spec["ingress"]
+                 if any(p.get("port") in (admission, "https") for p in r.get("ports") or [])]
+        self.assertEqual(len(rules), 1, spec["ingress"])
+        rule = rules[0]
+        self.assertEqual(rule["ports"], [{"port": admission, "protocol": "TCP"}])
+        self.assertEqual(rule["from"], [{"ipBlock": {"cidr": "192.0.2.0/24"}}],
+                         "the placeholder (TEST-NET-1) the operator replaces")
+        # every other rule names its ports (none opens all ports, 9443 with them)
+        for r in spec["ingress"]:
+            self.assertTrue(r.get("ports"), r)
+        # the placeholder is documented where an operator looks for it
+        with open(os.path.join(ROOT, "docs", "operations.md")) as f:
+            ops = f.read()
+        self.assertIn("manifests/overlays/network-policy", ops)
+        self.assertIn("192.0.2.0/24", ops)
+        # everything else is the base
+        self.assertEqual([o for o in objs if o["kind"] != "NetworkPolicy"], self.base)
 
 
 class Images(unittest.TestCase):

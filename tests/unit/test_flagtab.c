@@ -437,7 +437,8 @@ static void test_webhook_defaults(void **state)
     assert_string_equal(o.server.health_address, ":8081");
     assert_string_equal(o.server.metrics_address, ":8080");
     assert_int_equal(o.server.threads, 3);
-    assert_int_equal(o.server.max_request_bytes, 8u << 20);
+    /* 7 MiB since issue 19 (docs/DECISIONS.md "Webhook limits") */
+    assert_int_equal(o.server.max_request_bytes, 7u << 20);
     assert_string_equal(o.server.controller_username, OTA_DEFAULT_CONTROLLER_USERNAME);
     assert_int_equal(o.server.read_timeout_ms, 10000);
     assert_int_equal(o.server.shutdown_grace_ms, 25000);
@@ -445,6 +446,11 @@ static void test_webhook_defaults(void **state)
     assert_int_equal(o.server.max_header_bytes, 64u << 10);
     assert_int_equal(o.server.max_buffered_bytes, 64u << 20);
     assert_int_equal(o.server.write_timeout_ms, 10000);
+    /* issue 19 §2 */
+    assert_int_equal(o.server.handshake_timeout_ms, 3000);
+    assert_int_equal(o.server.upload_grace_ms, 5000);
+    assert_int_equal(o.server.upload_min_rate, 16384);
+    assert_null(o.client_ca_file);
     assert_int_equal(o.tls_min_version, TLS1_2_VERSION);
     assert_int_equal(o.cert_poll_ms, 1000);
     assert_int_equal(o.log_level, LOG_INFO);

@@ -2,8 +2,10 @@
  * test_guard.c - the webhook server's resource and protocol decisions
  * (webhook/guard.h), one table per decision: taking a connection, the
  * accept back-off and which errno means "out of descriptors", the
- * connection cap the descriptor limit allows, what to do with a connection
- * at a sweep, the budget's hysteresis, whether the drain waits for a
+ * connection cap the descriptor limit allows, which unfinished handshake
+ * gives its slot on a full port, what to do with a connection at a sweep
+ * (handshake deadline, upload minimum rate), which upload the full budget
+ * cuts, the budget's hysteresis, whether the drain waits for a
  * connection, and request framing (RFC 9112 §6.1, §6.3).
  */
 #include <errno.h>
@@ -28,6 +30,9 @@ static const guard_limits L = {
     .max_request_bytes = 8000,
     .max_buffered_bytes = 100000,
     .write_timeout_ns = 10000 * MS,
+    .handshake_timeout_ns = 3000 * MS,
+    .upload_grace_ns = 5000 * MS,
+    .upload_min_rate = 1000,
 };
 
 static void test_head_end(void **state)
@@ -99,8 +104,10 @@ static void test_backoff(void **state)
 static void test_connection_cap(void **state)
 {
     (void)state;
-    const uint64_t reserve2 =
-        GUARD_FD_RESERVE_BASE + 2 * GUARD_FD_RESERVE_PER_THREAD + 2 * GUARD_PROBE_CONNECTIONS;
+    /* the evictions in progress (GUARD_EVICTING_MAX per worker) count too */
+    const uint64_t reserve2 = GUARD_FD_RESERVE_BASE +
+                              2 * (GUARD_FD_RESERVE_PER_THREAD + 2 * GUARD_EVICTING_MAX) +
+                              2 * GUARD_PROBE_CONNECTIONS;
     static const struct {
         const char *name;
         size_t requested;
@@ -162,11 +169,142 @@ static void test_conn_action(void **state)
         {"write timeout wins over pausing",
          {.buffered = 5000, .writing = 1, .writing_ns = 20000 * MS}, 1, 0,
          GUARD_CUT_WRITE_TIMEOUT},
+        /* handshake deadline (3 s here) */
+        {"handshaking within the deadline", {.handshaking = 1, .age_ns = 3000 * MS}, 0, 0,
+         GUARD_KEEP},
+        {"handshaking past the deadline", {.handshaking = 1, .age_ns = 3001 * MS}, 0, 0,
+         GUARD_CUT_HANDSHAKE},
+        {"handshake done, idle long after", {.age_ns = 600000 * MS}, 0, 0, GUARD_KEEP},
+        /* minimum rate: 5 s grace + 1 s per 1000 bytes */
+        {"arriving slowly, within the grace",
+         {.buffered = 10, .head_complete = 1, .arriving_ns = 5000 * MS}, 0, 0, GUARD_KEEP},
+        {"arriving slowly, past grace and rate",
+         {.buffered = 10, .head_complete = 1, .arriving_ns = 5011 * MS}, 0, 0,
+         GUARD_CUT_SLOW_UPLOAD},
+        {"arriving at the rate",
+         {.buffered = 3000, .head_complete = 1, .arriving_ns = 8000 * MS}, 0, 0, GUARD_KEEP},
+        {"arriving under the rate",
+         {.buffered = 3000, .head_complete = 1, .arriving_ns = 8001 * MS}, 0, 0,
+         GUARD_CUT_SLOW_UPLOAD},
+        {"being answered is not an upload",
+         {.answering = 1, .buffered = 10, .head_complete = 1, .arriving_ns = 60000 * MS}, 0,
+         0, GUARD_KEEP},
+        {"slow and over budget: cut, not paused",
+         {.buffered = 10, .head_complete = 1, .arriving_ns = 60000 * MS}, 1, 0,
+         GUARD_CUT_SLOW_UPLOAD},
+        {"paused: no clock yet (0)", {.buffered = 10, .head_complete = 1, .paused = 1}, 1, 0,
+         GUARD_KEEP},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         guard_action got = guard_conn_action(&rows[i].c, &L, rows[i].over, rows[i].largest);
         ROW_CHECK(rows[i].name, got == rows[i].want, "got %d, want %d", (int)got,
                   (int)rows[i].want);
+    }
+}
+
+static void test_upload_too_slow(void **state)
+{
+    (void)state;
+    guard_limits off = L;
+    off.upload_min_rate = 0;
+    guard_limits fast = L;
+    fast.upload_min_rate = 1u << 30;
+    static const struct {
+        const char *name;
+        size_t received;
+        uint64_t elapsed_ns;
+        int want;
+    } rows[] = {
+        {"nothing, in the grace", 0, 5000 * MS, 0},
+        {"nothing, past the grace", 0, 5000 * MS + 1, 1},
+        {"999 bytes earn 999 ms", 999, 5999 * MS, 0},
+        {"999 bytes, 1 ns over", 999, 5999 * MS + 1, 1},
+        {"a whole review at LAN speed", 7u << 20, 200 * MS, 0},
+        {"a huge count does not overflow", (size_t)-1, UINT64_MAX, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        ROW_CHECK(rows[i].name,
+                  guard_upload_too_slow(rows[i].received, rows[i].elapsed_ns, &L) ==
+                      rows[i].want,
+                  "%s", "mismatch");
+    ROW_CHECK("rate 0 is off", guard_upload_too_slow(0, UINT64_MAX, &off) == 0, "%s",
+              "mismatch");
+    ROW_CHECK("the largest rate", guard_upload_too_slow(1u << 30, 6000 * MS, &fast) == 0, "%s",
+              "mismatch");
+    ROW_CHECK("the largest rate, late", guard_upload_too_slow(1u << 30, 6000 * MS + 1, &fast) == 1,
+              "%s", "mismatch");
+}
+
+static void test_handshake_victim(void **state)
+{
+    (void)state;
+#define HS(d, h, c, age) {.done = d, .hello_seen = h, .cut = c, .age_ns = (age) * MS}
+    static const struct {
+        const char *name;
+        guard_handshake c[4];
+        size_t n, evicting, want; /* want == n: refuse the new one */
+    } rows[] = {
+        {"none open", {{0}}, 0, 0, 0},
+        {"all done: refuse", {HS(1, 1, 0, 900), HS(1, 1, 0, 10)}, 2, 0, 2},
+        {"the oldest silent one", {HS(0, 0, 0, 100), HS(0, 0, 0, 900), HS(1, 1, 0, 5000)}, 3,
+         0, 1},
+        {"silent before older mid-handshake",
+         {HS(0, 1, 0, 2000), HS(0, 0, 0, 10), HS(1, 1, 0, 5000)}, 3, 0, 1},
+        {"mid-handshake when none is silent", {HS(1, 1, 0, 5000), HS(0, 1, 0, 20)}, 2, 0, 1},
+        {"one being cut is skipped", {HS(0, 0, 1, 900), HS(0, 0, 0, 100)}, 2, 0, 1},
+        {"only ones being cut: refuse", {HS(0, 0, 1, 900)}, 1, 0, 1},
+        {"evictions pending at the bound: refuse", {HS(0, 0, 0, 900)}, 1, GUARD_EVICTING_MAX, 1},
+        {"one under the bound", {HS(0, 0, 0, 900)}, 1, GUARD_EVICTING_MAX - 1, 0},
+    };
+#undef HS
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t got = guard_handshake_victim(rows[i].c, rows[i].n, rows[i].evicting);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %zu, want %zu", got, rows[i].want);
+    }
+}
+
+static void test_evict_worker(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        size_t handshakes[3], asked[3], n, self, want; /* want == n: none */
+    } rows[] = {
+        {"one worker: nobody to ask", {5}, {0}, 1, 0, 1},
+        {"the other has some", {0, 4}, {0, 0}, 2, 0, 1},
+        {"never itself", {9, 0}, {0, 0}, 2, 0, 2},
+        {"the most not yet asked for", {0, 6, 5}, {0, 3, 0}, 3, 0, 2},
+        {"all asked for already", {0, 2, 1}, {0, 2, 1}, 3, 0, 3},
+        {"asks pending at the bound", {0, 100}, {0, GUARD_EVICTING_MAX}, 2, 0, 2},
+        {"stale count under its asks", {0, 1}, {0, 3}, 2, 0, 2},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t got =
+            guard_evict_worker(rows[i].handshakes, rows[i].asked, rows[i].n, rows[i].self);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %zu, want %zu", got, rows[i].want);
+    }
+}
+
+static void test_budget_victim(void **state)
+{
+    (void)state;
+#define UP(a, c, age) {.arriving = a, .cut = c, .age_ns = (age) * MS}
+    static const struct {
+        const char *name;
+        guard_upload u[4];
+        size_t n, want; /* want == n: none */
+    } rows[] = {
+        {"none", {{0}}, 0, 0},
+        {"all young", {UP(1, 0, 999), UP(1, 0, 10)}, 2, 2},
+        {"the oldest", {UP(1, 0, 1000), UP(1, 0, 7000), UP(1, 0, 3000)}, 3, 1},
+        {"not arriving (answered, idle)", {UP(0, 0, 9000), UP(1, 0, 2000)}, 2, 1},
+        {"already being cut", {UP(1, 1, 9000), UP(1, 0, 2000)}, 2, 1},
+        {"only young and cut", {UP(1, 1, 9000), UP(1, 0, 500)}, 2, 2},
+    };
+#undef UP
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        size_t got = guard_budget_victim(rows[i].u, rows[i].n);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %zu, want %zu", got, rows[i].want);
     }
 }
 
@@ -265,7 +403,9 @@ int main(void)
         cmocka_unit_test(test_accept),         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_connection_cap), cmocka_unit_test(test_conn_action),
         cmocka_unit_test(test_over_budget),    cmocka_unit_test(test_arriving),
-        cmocka_unit_test(test_head_framing),
+        cmocka_unit_test(test_head_framing),   cmocka_unit_test(test_upload_too_slow),
+        cmocka_unit_test(test_handshake_victim), cmocka_unit_test(test_budget_victim),
+        cmocka_unit_test(test_evict_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@ admission, validate, validating admission, write with optimistic concurrency
 (store.py), answer with the object or a `Status`. The HTTPS server
 (server.py) adds authentication, content negotiation (Tables), watches and
 fault injection around it; the simulated controllers (kubesim.sim) call it
-in-process with their own identities. Authorization is "everyone allowed".
+in-process with their own identities. Authorization (authz.py) is asked by the
+front end only, so in-process callers act unchecked, as the cluster's own components
+would; NodeRestriction (noderestriction.py) runs first in admission for everyone.
 """
 import base64
 import copy
@@ -16,8 +18,9 @@ import random
 import threading
 import uuid
 
+from . import authz
 from . import crd as crdmod
-from . import defaults, discovery, errors, patch, schemas, selectors, structural
+from . import defaults, discovery, errors, noderestriction, patch, policy, schemas, selectors, structural
 from .store import Store
 
 
@@ -101,6 +104,7 @@ def parse_path(path, registry=None):
     return "resource", Request(res, ns, name, sub)
 
 
+REVIEWS = ("selfsubjectreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -183,13 +187,14 @@ def decode_continue(token):
 
 
 class Api:
-    def __init__(self, clock, admission=None, store=None):
+    def __init__(self, clock, admission=None, store=None, authorization=authz.DEFAULT_MODE):
         self.clock = clock
         self.store = store or Store()
         self.admission = admission      # object with .admit(...) or None
         self.registry = discovery.Registry()
         self.foreground_gc = False      # a garbage collector finishes foreground deletions (sim/gc.py)
         self.crd_lock = threading.Lock()
+        self.authz = authz.Authorizer(self.store, authorization)
         self.local = threading.local()
         self._bootstrap()
 
@@ -197,6 +202,10 @@ class Api:
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             self.call(SYSTEM_ADMIN, "POST", "/api/v1/namespaces",
                       {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for role in policy.cluster_roles():
+            self.call(SYSTEM_ADMIN, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
+        for binding in policy.cluster_role_bindings():
+            self.call(SYSTEM_ADMIN, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)
 
     # ------------------------------------------------------------ interface
     def subscribe(self, callback, copy=True):
@@ -351,7 +360,7 @@ class Api:
         if req.subresource:
             raise errors.method_not_allowed()
         obj = self._decode(req, body, query)
-        if res.plural in ("selfsubjectreviews", "selfsubjectaccessreviews"):
+        if res.plural in REVIEWS:
             return self._review(user, res, obj)
         md = obj["metadata"]
         if res.namespaced:
@@ -407,18 +416,46 @@ class Api:
             return 201, obj
         return 201, self._commit(req, md.get("namespace"), md["name"], obj, must_not_exist=True)
 
-    @staticmethod
-    def _review(user, res, obj):
-        """Virtual reviews: who am I (authentication), may I (authorization: everyone may)."""
+    def _review(self, user, res, obj):
+        """Virtual reviews: who am I (authentication), may I, what may I (authorization, from
+        the same evaluator as every request)."""
         obj["metadata"] = {"creationTimestamp": None}
+        spec = obj.get("spec") or {}
         if res.plural == "selfsubjectreviews":
             obj["status"] = {"userInfo": user.info()}
+        elif res.plural == "selfsubjectrulesreviews":
+            rr, nr, incomplete, err = self.authz.rules_for(user, spec.get("namespace") or "")
+            obj["status"] = {"resourceRules": rr, "nonResourceRules": nr, "incomplete": incomplete}
+            if err:
+                obj["status"]["evaluationError"] = err
         else:
-            obj["status"] = {"allowed": True, "reason": "kubesim allows every authenticated request"}
+            ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+            if ra is None and nra is None:
+                raise errors.invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", [(
+                    "spec.resourceAttributes", "FieldValueInvalid",
+                    "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes "
+                    "must be specified")])
+            if ra is not None and nra is not None:
+                raise errors.invalid("SelfSubjectAccessReview", "authorization.k8s.io", "", [(
+                    "spec.nonResourceAttributes", "FieldValueInvalid",
+                    "Invalid value: %s: cannot be specified in combination with resourceAttributes"
+                    % json.dumps(nra))])
+            if ra is not None:
+                a = authz.Attributes(user, ra.get("verb", ""), ra.get("group", ""), ra.get("resource", ""),
+                                     ra.get("subresource", ""), ra.get("namespace", ""), ra.get("name", ""),
+                                     field_selector=authz.review_field_selector(ra.get("fieldSelector")))
+            else:
+                a = authz.Attributes(user, nra.get("verb", ""), path=nra.get("path", ""), resource_request=False)
+            allowed, reason = self.authz.authorize(a)
+            obj["status"] = {"allowed": allowed}
+            if reason:
+                obj["status"]["reason"] = reason
         return 201, obj
 
     def _admit(self, op, user, req, obj, old, dry, options, after_mutate=None):
-        """Mutating admission, validation, validating admission; returns the object to store."""
+        """NodeRestriction, mutating admission, validation, validating admission; returns the
+        object to store."""
+        noderestriction.admit(op, user, req, obj, old)
         if self.admission is not None:
             obj = self.admission.admit("mutating", op, user, req, obj, old, dry, options)
             if obj is not None:

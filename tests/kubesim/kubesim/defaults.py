@@ -142,6 +142,19 @@ def _invalid(obj, causes, group):
     return errors.invalid(obj.get("kind", ""), group, obj.get("metadata", {}).get("name", ""), causes)
 
 
+RBAC_RESOURCES = ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+
+
+def path_segment_problem(name):
+    """path.IsValidPathSegmentName: what is wrong with name as one URL path segment, or None."""
+    if name in (".", ".."):
+        return "may not be '%s'" % name
+    for c in ("/", "%"):
+        if c in name:
+            return "may not contain '%s'" % c
+    return None
+
+
 def validate(resource, obj, old=None, group=""):
     causes = []
     md = obj.get("metadata") or {}
@@ -150,6 +163,10 @@ def validate(resource, obj, old=None, group=""):
         causes.append(("metadata.name", "FieldValueRequired", "Required value: name or generateName is required"))
     elif resource in ("namespaces",) and not LABEL_RE.match(name):
         causes.append(("metadata.name", "FieldValueInvalid", 'Invalid value: "%s": %s' % (name, LABEL_MSG)))
+    elif resource in RBAC_RESOURCES:
+        why = path_segment_problem(name)     # RBAC names are path segments ("system:node")
+        if why:
+            causes.append(("metadata.name", "FieldValueInvalid", 'Invalid value: "%s": %s' % (name, why)))
     elif len(name) > 253 or not NAME_RE.match(name):
         causes.append(("metadata.name", "FieldValueInvalid", 'Invalid value: "%s": %s' % (name, NAME_MSG)))
     for k, v in (md.get("labels") or {}).items():

@@ -82,9 +82,11 @@ RESOURCES = [
     Resource("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
     Resource("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
     Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
-    # Virtual, create-only: `kubectl auth whoami` and `kubectl auth can-i`.
+    # Virtual, create-only: `kubectl auth whoami` and `kubectl auth can-i [--list]`.
     Resource("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=["create"]),
     Resource("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False,
+             verbs=["create"]),
+    Resource("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False,
              verbs=["create"]),
     Resource("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
              "mutatingwebhookconfigurations", False),

@@ -110,18 +110,14 @@ def unauthorized():
     return ApiError(401, "Unauthorized", "Unauthorized")
 
 
-def forbidden(user, verb, group, resource, name, ns):
-    msg = 'User "%s" cannot %s resource "%s"' % (user, verb, resource)
-    if group:
-        msg += ' in API group "%s"' % group
+def forbidden(group, resource, name, message):
+    """apierrors.NewForbidden: `<resource>[.<group>] "<name>" is forbidden: <message>`, without
+    the name when the request names no object, and `forbidden: <message>` when it names no
+    resource either (a non-resource path)."""
+    if not resource:
+        text = "forbidden: %s" % message
+    elif not name:
+        text = "%s is forbidden: %s" % (_qualified(group, resource), message)
     else:
-        msg += ' in API group ""'
-    if ns:
-        msg += ' in the namespace "%s"' % ns
-    elif name is not None:
-        msg += " at the cluster scope"
-    else:
-        msg += " at the cluster scope"
-    return ApiError(403, "Forbidden",
-                    '%s "%s" is forbidden: %s' % (_qualified(group, resource), name or "", msg),
-                    _details(name, group, resource))
+        text = '%s "%s" is forbidden: %s' % (_qualified(group, resource), name, message)
+    return ApiError(403, "Forbidden", text, _details(name, group, resource) if resource else {})

@@ -1,7 +1,8 @@
 """Decoding the Kubernetes protobuf wire format for the objects kubectl's
 typed clients send.
 
-`kubectl create namespace|secret|configmap|serviceaccount|job` POST their
+`kubectl create namespace|secret|configmap|serviceaccount|job|role|clusterrole|
+rolebinding|clusterrolebinding` and `kubectl auth whoami|can-i [--list]` POST their
 object as `application/vnd.kubernetes.protobuf`: the magic bytes "k8s\\0",
 then a runtime.Unknown {typeMeta, raw} whose `raw` is the object's message
 from k8s.io/api's generated.proto. This module decodes those kinds into the
@@ -68,8 +69,37 @@ MESSAGES = {
                   13: ("terminationMessagePath", "s"), 14: ("imagePullPolicy", "s"), 16: ("stdin", "b"),
                   17: ("stdinOnce", "b"), 18: ("tty", "b"), 20: ("terminationMessagePolicy", "s")},
     "EnvVar": {1: ("name", "s"), 2: ("value", "s")},
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", "-")},
+    "SelfSubjectAccessReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectAccessReviewSpec"),
+                                3: ("status", "-")},
+    "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"),
+                                    2: ("nonResourceAttributes", "NonResourceAttributes")},
+    "ResourceAttributes": {1: ("namespace", "s"), 2: ("verb", "s"), 3: ("group", "s"), 4: ("version", "s"),
+                           5: ("resource", "s"), 6: ("subresource", "s"), 7: ("name", "s"),
+                           8: ("fieldSelector", "SelectorAttributes"), 9: ("labelSelector", "SelectorAttributes")},
+    "SelectorAttributes": {1: ("rawSelector", "s"), 2: ("requirements", "[SelectorRequirement]")},
+    "SelectorRequirement": {1: ("key", "s"), 2: ("operator", "s"), 3: ("values", "[s]")},
+    "NonResourceAttributes": {1: ("path", "s"), 2: ("verb", "s")},
+    "SelfSubjectRulesReview": {1: ("metadata", "ObjectMeta"), 2: ("spec", "SelfSubjectRulesReviewSpec"),
+                               3: ("status", "-")},
+    "SelfSubjectRulesReviewSpec": {1: ("namespace", "s")},
+    "PolicyRule": {1: ("verbs", "[s]"), 2: ("apiGroups", "[s]"), 3: ("resources", "[s]"),
+                   4: ("resourceNames", "[s]"), 5: ("nonResourceURLs", "[s]")},
+    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", "[PolicyRule]")},
+    "ClusterRole": {1: ("metadata", "ObjectMeta"), 2: ("rules", "[PolicyRule]"),
+                    3: ("aggregationRule", "AggregationRule")},
+    "AggregationRule": {1: ("clusterRoleSelectors", "[LabelSelector]")},
+    "Subject": {1: ("kind", "s"), 2: ("apiGroup", "s"), 3: ("name", "s"), 4: ("namespace", "s")},
+    "RoleRef": {1: ("apiGroup", "s"), 2: ("kind", "s"), 3: ("name", "s")},
+    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "[Subject]"), 3: ("roleRef", "RoleRef")},
+    "ClusterRoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "[Subject]"), 3: ("roleRef", "RoleRef")},
 }
-KINDS = {("v1", "Namespace"), ("v1", "Secret"), ("v1", "ConfigMap"), ("v1", "ServiceAccount"), ("batch/v1", "Job")}
+KINDS = {("v1", "Namespace"), ("v1", "Secret"), ("v1", "ConfigMap"), ("v1", "ServiceAccount"), ("batch/v1", "Job"),
+         ("authentication.k8s.io/v1", "SelfSubjectReview"),
+         ("authorization.k8s.io/v1", "SelfSubjectAccessReview"),
+         ("authorization.k8s.io/v1", "SelfSubjectRulesReview"),
+         ("rbac.authorization.k8s.io/v1", "Role"), ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+         ("rbac.authorization.k8s.io/v1", "RoleBinding"), ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")}
 
 
 class Unsupported(Exception):

@@ -91,6 +91,7 @@ KINDS = {
     "MutatingWebhookConfiguration": {"webhooks": ["Webhook"]},
     "SelfSubjectReview": {"status": "*"},
     "SelfSubjectAccessReview": {"spec": "*", "status": "*"},
+    "SelfSubjectRulesReview": {"spec": "*", "status": "*"},
     "ValidatingWebhookConfiguration": {"webhooks": ["Webhook"]},
     "CustomResourceDefinition": {
         "spec": {"group": "s", "scope": "s", "preserveUnknownFields": "b", "conversion": "*",

@@ -2,7 +2,7 @@
 
 A threaded HTTP/1.1 server (keep-alive, TLS via the ssl module with ALPN
 "http/1.1" so Go clients do not try HTTP/2) that authenticates the bearer
-token (auth.py), answers discovery (discovery.py), /openapi/v3 (openapi.py),
+token (auth.py), authorizes every request (authz.py: 403 as the apiserver words it), answers discovery (discovery.py), /openapi/v3 (openapi.py),
 health, the fault-injection admin endpoint (faults.py), and hands resource
 requests to api.py, turning answers into Tables (tables.py) when the client
 asks, and streaming watches (watch.py) with chunked encoding.
@@ -142,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
                     user = apimod.User("system:anonymous", ["system:unauthenticated"])
                 else:
                     raise errors.unauthorized()
+            kube.api.authz.check(user, method, path, query)
             self._route(method, path, query, raw, user)
         except errors.ApiError as e:
             self._send_error(e)
@@ -235,11 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
         ctype = self.headers.get("Content-Type", "")
         if raw and "protobuf" in ctype:
             # kubectl's typed clients (create namespace/secret/configmap/job, auth whoami/can-i)
-            # send protobuf; the reviews do not depend on the body here.
-            if path.rstrip("/").endswith(("/selfsubjectreviews", "/selfsubjectaccessreviews")):
-                body = {}
-            else:
-                body = protobuf.decode(raw)
+            # send protobuf.
+            body = protobuf.decode(raw)
             raw = b""
             ctype = "application/json"
         if raw:

@@ -47,9 +47,11 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(st, 401)
         st, body, _ = self.ks.request("GET", "/version", token="")
         self.assertEqual((st, body["major"]), (200, "1"))
-        # the identities reach admission as themselves (visible in managed writes)
-        st, _, _ = self.ks.request("GET", "/api/v1/pods", ident="node-1")
+        # a node authenticates as itself: the Node authorizer lets it list its own pods only
+        st, _, _ = self.ks.request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1", ident="node-1")
         self.assertEqual(st, 200)
+        st, _, _ = self.ks.request("GET", "/api/v1/pods", ident="node-1")
+        self.assertEqual(st, 403)
 
     def test_discovery(self):
         st, body, _ = self.ks.request("GET", "/api")
@@ -144,12 +146,19 @@ class WebhookHostFlagTest(unittest.TestCase):
                                                                "apiVersions": ["v1"], "resources": ["configmaps"]}]}])
             st, body, _ = ks.request("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", cfg)
             self.assertEqual(st, 201, body)
+            # the user who may create configmaps (edit in default, as a cluster would grant it)
+            st, body, _ = ks.request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+                                     {"kind": "RoleBinding", "metadata": {"name": "jane-edit"},
+                                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                                  "name": "edit"},
+                                      "subjects": [{"kind": "User", "name": "jane"}]})
+            self.assertEqual(st, 201, body)
             st, body, _ = ks.request("POST", "/api/v1/namespaces/default/configmaps",
                                      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
-                                     ident="node-1")
+                                     ident="user")
             self.assertEqual(st, 400)
             self.assertEqual(body["message"], 'admission webhook "v.ota.test" denied the request: '
-                                              'no system:node:node-1')
+                                              'no jane')
             self.assertEqual(hook.calls[0][0], "/validate?timeout=10s")
         finally:
             self.assertEqual(ks.stop(), 0)
