@@ -200,13 +200,15 @@ class Transitions(WebhookBase):
         h = self.kubectl_set_image("lonely", SLOW[4])
         self.wait_need_upgrade(pods, "True", h)
         pod = self.on_node(pods, "node-1")
+        # status writes with kubectl are user's, a node user granted pods/status
+        # (under RBAC + Node: webhook_flow, USER_ROLE)
         self.ctl.stop()  # so that the stale PodNeedUpgrade is still there
         try:
             self.kubectl_ok("admin", "delete", "daemonset", "lonely", "--cascade=orphan")
             wait_until(lambda: all(not p["metadata"].get("ownerReferences") for p in self.pods("lonely")),
                        30, "the orphaned pods without ownerReferences")
             self.assertEqual(self.state(pod), "PendingUpgrade")
-            out = self.status_patch("node-1", pod, [self.pull_request(h)])
+            out = self.status_patch("user", pod, [self.pull_request(h)])
             self.assertEqual((out.returncode, out.stderr), (1, denial(
                 "pod %s has no DaemonSet owner (no controller ownerReference of kind DaemonSet: its "
                 "DaemonSet was deleted with --cascade=orphan, or it never had one), so there is no "
@@ -218,7 +220,7 @@ class Transitions(WebhookBase):
         for p in pods:
             wait_until(lambda: cond(self.pod(p["metadata"]["name"]), NEED) is None, 30,
                        "PodNeedUpgrade removed from %s" % p["metadata"]["name"])
-        out = self.status_patch("node-1", pod, [self.pull_request(h)])
+        out = self.status_patch("user", pod, [self.pull_request(h)])
         self.assertEqual(out.returncode, 1, out.stderr)
         self.assertIn("rule: pull-needs-upgrade, state: Current", out.stderr)
         self.assertEqual(self.live_jobs(), [])
