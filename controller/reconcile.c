@@ -763,6 +763,15 @@ static void unserved_pod(pass *p, const kobj *pod)
         reconcile_serve_of(pod, owner, owner != NULL && has_revision(p, owner), why, sizeof(why));
     if (verdict == RECONCILE_SERVED || verdict == RECONCILE_WAIT)
         return;
+    /* An owner reference to a DaemonSet that is gone: the garbage collector
+     * is about to delete the pod (a background delete) or drop the
+     * reference (--cascade=orphan, then NO_OWNER).  Removing PodNeedUpgrade
+     * now would be one write per pod of a deleted DaemonSet, for nothing;
+     * a request (rare) is answered all the same. */
+    if (verdict == RECONCILE_OWNER_GONE)
+        stale_nu = 0;
+    if (!request && !stale_nu)
+        return;
     kapi_condition conds[2];
     size_t n = 0;
     char message[900];

@@ -110,7 +110,8 @@ typedef struct reconcile_input {
 /* Whether the OTA state of a cached DaemonSet pod can be served, and if
  * not, why (issue 19: a request nobody answers sits in WaitPullImage
  * forever).  Anything but SERVED and WAIT means: a pull request on the pod
- * is answered PullImageFail with the reason in words, and a PodNeedUpgrade
+ * is answered PullImageFail with the reason in words; and but for
+ * OWNER_GONE (the garbage collector acts on the pod next), a PodNeedUpgrade
  * True is no longer justified and is removed. */
 typedef enum reconcile_serve {
     RECONCILE_SERVED,      /* an OTA DaemonSet with a revision owns the pod */
