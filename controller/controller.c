@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "callerr.h"
 #include "clock.h"
 #include "kapi.h"
 #include "log.h"
@@ -105,6 +106,8 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     int rc = 0;
     for (int i = 0; i < INF_COUNT; i++) /* the table's paths fit (tests build it) */
         rc |= informer_init(&c->informers[i], client, &informer_specs[i], mark_dirty, c);
+    for (int i = 0; i < INF_COUNT; i++)
+        c->informers[i].trouble = &c->trouble;
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
     workset_init(&c->work);
@@ -177,19 +180,29 @@ static void tell_done(controller *c, const exec_ctx *x)
     snprintf(job, sizeof(job), "%s/%s", x->namespace != NULL ? x->namespace : "",
              x->name != NULL ? x->name : "");
     switch (x->kind) {
-    case ACTION_CREATE_JOB:
+    case ACTION_CREATE_JOB: {
+        char deadline[32];
+        snprintf(deadline, sizeof(deadline), "%lds", n->deadline_s);
         log_kv(LOG_INFO, "pre-pull job created", "pod", n->subject, "job", job, "node", n->node,
+               "deadline", deadline, "deadline_from",
+               reconcile_deadline_source_name((reconcile_deadline_source)n->deadline_source),
                NULL);
         if (n->request_epoch > 0)
             metrics_observe_bounds(&c->queue_wait, since_request_ns(n->request_epoch),
                                    metrics_long_bounds);
         break;
+    }
     case ACTION_DELETE_JOB:
         log_kv(LOG_INFO, "pre-pull job deleted", "job", job, NULL);
         break;
     case ACTION_PATCH_POD_STATUS:
-        if (x->outcome == ACTION_OUTCOME_NONE)
+        if (x->outcome == ACTION_OUTCOME_NONE) {
+            /* a mark says nothing; a PodNeedUpgrade removed says why */
+            if (n->reason != NULL)
+                log_kv(LOG_INFO, "PodNeedUpgrade removed", "pod", n->subject, "why", n->reason,
+                       NULL);
             break;
+        }
         log_kv(LOG_INFO, "pre-pull finished", "pod", n->subject, "node", n->node, "outcome",
                x->outcome == ACTION_OUTCOME_PULL_SUCCEEDED ? "succeeded" : "failed", "reason",
                n->reason, NULL);
@@ -200,6 +213,9 @@ static void tell_done(controller *c, const exec_ctx *x)
                                    since_request_ns(n->request_epoch), metrics_long_bounds);
         break;
     case ACTION_CREATE_EVENT:
+        if (n->warn)
+            log_kv(LOG_WARN, "DaemonSet needs attention", "daemonset", n->subject, "problem",
+                   n->reason, NULL);
         if (n->count > 0) {
             log_line l;
             log_begin(&l, LOG_INFO, "new revision marked");
@@ -278,6 +294,59 @@ uint64_t controller_hold_ns(exec_outcome outcome)
     return outcome == EXEC_FAILED || outcome == EXEC_CONFLICT ? RECENT_FAILED_NS : RECENT_OK_NS;
 }
 
+/* A write that failed: what the apiserver's Status says (code, reason,
+ * message; never the whole body), about which object (namespace/name).  A
+ * configuration cause (callerr.h: 401, TLS) is said once per change with
+ * its hint, shared with the informers, and each call's line is then at
+ * debug. */
+static void say_failed_call(controller *c, const exec_ctx *x, const kube_result *r)
+{
+    char code[24], reason[64], message[512], object[512];
+    snprintf(code, sizeof(code), "%ld", r->status);
+    kapi_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+    if (message[0] == '\0' && r->error != NULL)
+        snprintf(message, sizeof(message), "%s", r->error);
+    else if (message[0] == '\0' && r->body != NULL)
+        snprintf(message, sizeof(message), "%.200s", r->body); /* not a Status: its head */
+    controller_object_ref(x->kind, x->namespace, x->name, object, sizeof(object));
+    callerr_cause cause = callerr_classify(r->status, r->error);
+    if (callerr_say_now(&c->trouble, cause))
+        log_kv(LOG_ERROR, "cannot use the apiserver", "action", action_kind_name(x->kind),
+               "code", code, "reason", reason, "message", message, "hint", callerr_hint(cause),
+               NULL);
+    log_kv(callerr_is_config(cause) ? LOG_DEBUG : LOG_WARN, "API call failed", "action",
+           action_kind_name(x->kind), controller_object_key(x->kind), object, "code", code,
+           "reason", reason, "message", message, NULL);
+}
+
+const char *controller_object_key(action_kind kind)
+{
+    switch (kind) {
+    case ACTION_PATCH_POD_STATUS:
+        return "pod";
+    case ACTION_CREATE_JOB:
+    case ACTION_DELETE_JOB:
+        return "job";
+    case ACTION_CREATE_EVENT:
+        return "event_namespace";
+    case ACTION_GET_NODE:
+        return "node";
+    }
+    return "object";
+}
+
+const char *controller_object_ref(action_kind kind, const char *ns, const char *name, char *buf,
+                                  size_t size)
+{
+    if (kind == ACTION_CREATE_EVENT)
+        snprintf(buf, size, "%s", ns != NULL ? ns : "");
+    else if (ns == NULL || ns[0] == '\0')
+        snprintf(buf, size, "%s", name != NULL ? name : "");
+    else
+        snprintf(buf, size, "%s/%s", ns, name != NULL ? name : "");
+    return buf;
+}
+
 static void on_executed(void *data, const kube_result *r)
 {
     exec_ctx *x = data;
@@ -291,8 +360,10 @@ static void on_executed(void *data, const kube_result *r)
         on_node(c, x->name, r);
     } else if (outcome == EXEC_CONFLICT) {
         /* not a failure: the precondition did its job (a newer pod) */
+        char pod[512];
         log_kv(LOG_INFO, "status write refused: the pod changed since the cache saw it",
-               "pod", x->name, "next", "decided again once the watch shows it", NULL);
+               "pod", controller_object_ref(x->kind, x->namespace, x->name, pod, sizeof(pod)),
+               "next", "decided again once the watch shows it", NULL);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
         if (outcome == EXEC_DONE) {
@@ -301,8 +372,11 @@ static void on_executed(void *data, const kube_result *r)
         } else {
             /* 409 on a create: made before (names are deterministic);
              * 404 on a delete: gone already.  Neither is a problem. */
+            char object[512];
             log_kv(LOG_DEBUG, outcome == EXEC_MADE_BEFORE ? "already there" : "already gone",
-                   "action", action_kind_name(x->kind), "name", x->name, NULL);
+                   "action", action_kind_name(x->kind), controller_object_key(x->kind),
+                   controller_object_ref(x->kind, x->namespace, x->name, object, sizeof(object)),
+                   NULL);
         }
         if (x->kind == ACTION_CREATE_EVENT)
             workset_settle(&c->work, x->key); /* every Event is sent once */
@@ -310,11 +384,7 @@ static void on_executed(void *data, const kube_result *r)
     } else if (r->dropped) {
         c->dropped++; /* counted, and said once (controller_tick) */
     } else {
-        char code[24];
-        snprintf(code, sizeof(code), "%ld", r->status);
-        log_kv(LOG_WARN, "API call failed", "action", action_kind_name(x->kind), "name", x->name,
-               "code", code, "error",
-               r->error != NULL ? r->error : (r->body != NULL ? r->body : ""), NULL);
+        say_failed_call(c, x, r);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     }
     c->dirty = 1;
@@ -367,6 +437,23 @@ int controller_revision_event_key_live(const char *key, const store *daemonsets,
     return 0; /* its revision is gone */
 }
 
+int controller_timeout_event_key_live(const char *key, const store *daemonsets)
+{
+    size_t prefix = sizeof(RECONCILE_TIMEOUT_EVENT_KEY) - 1;
+    if (strncmp(key, RECONCILE_TIMEOUT_EVENT_KEY, prefix) != 0)
+        return 1;
+    const char *uid = key + prefix, *bar = strchr(uid, '|');
+    char id[256];
+    size_t n = bar != NULL ? (size_t)(bar - uid) : sizeof(id);
+    if (n >= sizeof(id))
+        return 1; /* not ours to judge */
+    memcpy(id, uid, n);
+    id[n] = '\0';
+    const kobj *ds = store_get(daemonsets, id);
+    /* forgotten once the value is gone: a bad value written again is said again */
+    return ds != NULL && ds->u.ds.bad_timeout != NULL && strncmp(ds->u.ds.bad_timeout, bar + 1, 300) == 0;
+}
+
 typedef struct event_caches {
     const store *pods, *daemonsets, *revisions;
 } event_caches;
@@ -375,7 +462,8 @@ static int event_key_live(const char *key, void *data)
 {
     const event_caches *in = data;
     return controller_event_key_live(key, in->pods) &&
-           controller_revision_event_key_live(key, in->daemonsets, in->revisions);
+           controller_revision_event_key_live(key, in->daemonsets, in->revisions) &&
+           controller_timeout_event_key_live(key, in->daemonsets);
 }
 
 int controller_may_send(action_kind kind, int leading)
@@ -436,8 +524,11 @@ static void execute(controller *c, action *a)
     strbuf path = {0};
     kube_call call = {.on_done = on_executed, .wanted = still_leading};
     if (controller_action_call(a, &path, &call) != 0) {
+        char object[512];
         log_kv(LOG_WARN, "no API path for an action", "action", action_kind_name(a->kind),
-               "name", a->name != NULL ? a->name : "", NULL);
+               controller_object_key(a->kind),
+               controller_object_ref(a->kind, a->namespace, a->name, object, sizeof(object)),
+               NULL);
         strbuf_free(&path);
         return;
     }

@@ -59,6 +59,7 @@ typedef struct controller {
     controller_config cfg;
     kube_client *client;
     informer informers[INF_COUNT];
+    callerr_state trouble; /* a 401 or TLS error, said once for informers and writes */
     leader election;
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
@@ -131,6 +132,12 @@ int controller_event_key_live(const char *key, const store *pods);
 int controller_revision_event_key_live(const char *key, const store *daemonsets,
                                        const store *revisions);
 
+/* The same for the key of the Warning Event about a DaemonSet's bad
+ * timeout annotation: forgotten once the DaemonSet is gone or its
+ * annotation no longer has that bad value.  Keys of another shape are
+ * kept. */
+int controller_timeout_event_key_live(const char *key, const store *daemonsets);
+
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);
 /* How long the action's key is then held back (RECENT_OK_NS or
@@ -139,6 +146,14 @@ exec_outcome controller_exec_outcome(action_kind kind, long status);
  * brings it, is decided at once; while the watch lags, the stale decision
  * is tried again no more often than a failure. */
 uint64_t controller_hold_ns(exec_outcome outcome);
+
+/* How the log names an action's object: the key ("pod", "job", "node",
+ * "event_namespace") and "namespace/name" into buf (a cluster-scoped
+ * object's name alone; an Event's namespace, its name being the
+ * apiserver's to choose), as the README promises: pod=ns/name. */
+const char *controller_object_key(action_kind kind);
+const char *controller_object_ref(action_kind kind, const char *ns, const char *name, char *buf,
+                                  size_t size);
 
 /* Only the leader writes: whether an action may go out now.  Asked when a
  * pass hands it over and again before each attempt of its call (its turn

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
                  ? kube_config_load(&cfg, o.kubeconfig, env, NULL, err, sizeof(err))
                  : kube_config_load_incluster(&cfg, KUBE_SA_DIR, err, sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "ota-controller: %s\n", err);
+        log_startup_error("ota-controller", err);
         return 1;
     }
     static char pod_namespace[256];
@@ -105,14 +105,14 @@ int main(int argc, char **argv)
     o.ctl.max_queued_writes = controller_write_cap(o.qps, o.burst);
     kube_client *client = kube_client_new(&cfg, o.qps, o.burst, err, sizeof(err));
     if (client == NULL) {
-        fprintf(stderr, "ota-controller: %s\n", err);
+        log_startup_error("ota-controller", err);
         return 1;
     }
     static app a;
     httpd health, metrics;
     if (httpd_open(&health, o.health_address, route_health, &a, err, sizeof(err)) != 0 ||
         httpd_open(&metrics, o.metrics_address, route_metrics, &a, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ota-controller: %s\n", err);
+        log_startup_error("ota-controller", err);
         return 1;
     }
     controller_init(&a.ctl, client, &o.ctl);

@@ -20,6 +20,7 @@
 #include "imageref.h"
 #include "json.h"
 #include "kapi.h"
+#include "ota_daemonset.h"
 #include "ota_names.h"
 #include "ota_state.h"
 #include "prepull_job.h"
@@ -284,6 +285,35 @@ static int index_daemonsets(pass *p)
     return 0;
 }
 
+/* An OTA DaemonSet whose timeout annotation is not valid (written while
+ * the webhook, which refuses it, was down) has its Jobs run to
+ * --pull-timeout: said once per DaemonSet and value, as a Warning Event
+ * (and the executor's warning line). */
+static void bad_timeout_event(pass *p, const kobj *ds)
+{
+    const char *bad = ds->u.ds.bad_timeout;
+    char key[600];
+    snprintf(key, sizeof(key), RECONCILE_TIMEOUT_EVENT_KEY "%s|%.300s", ds->meta.uid, bad);
+    if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
+        return;
+    char message[700];
+    snprintf(message, sizeof(message),
+             "annotation " OTA_ANN_PREPULL_TIMEOUT " is %.300s, not a whole number of seconds "
+             "from %d to %d: pre-pull Jobs get the default deadline of %ld s (--pull-timeout)",
+             bad, OTA_PREPULL_TIMEOUT_MIN, OTA_PREPULL_TIMEOUT_MAX, p->in->cfg->pull_timeout_s);
+    char *body = event_body(ds, "apps/v1", "DaemonSet", OTA_EVENT_BAD_TIMEOUT, "Warning", message,
+                            p->in->now);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    size_t before = p->out->n;
+    emit(p, ACTION_CREATE_EVENT, ds->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
+    note_last(p, before, ds, NULL, message, NULL, 0);
+    if (p->out->n > before)
+        p->out->v[p->out->n - 1].note.warn = 1;
+}
+
 static ds_view *view_of(const pass *p, const kobj *pod)
 {
     if (pod->meta.owner_uid == NULL)
@@ -355,10 +385,39 @@ static void delete_job(pass *p, const kobj *job)
          ACTION_OUTCOME_NONE);
 }
 
+long reconcile_deadline(const kobj *ds, const reconcile_config *cfg,
+                        reconcile_deadline_source *source)
+{
+    reconcile_deadline_source s = RECONCILE_DEADLINE_FLAG;
+    long seconds = cfg->pull_timeout_s;
+    if (ds->u.ds.timeout_seconds > 0) {
+        s = RECONCILE_DEADLINE_ANNOTATION;
+        seconds = ds->u.ds.timeout_seconds;
+    } else if (ds->u.ds.bad_timeout != NULL) {
+        /* written while the webhook, which refuses it, was not there */
+        s = RECONCILE_DEADLINE_BAD_ANNOTATION;
+    }
+    if (source != NULL)
+        *source = s;
+    return seconds;
+}
+
+const char *reconcile_deadline_source_name(reconcile_deadline_source s)
+{
+    switch (s) {
+    case RECONCILE_DEADLINE_FLAG:
+        return "--pull-timeout";
+    case RECONCILE_DEADLINE_ANNOTATION:
+        return "annotation " OTA_ANN_PREPULL_TIMEOUT;
+    case RECONCILE_DEADLINE_BAD_ANNOTATION:
+        return "--pull-timeout (annotation " OTA_ANN_PREPULL_TIMEOUT " is not valid)";
+    }
+    return "?";
+}
+
 static long deadline_of(const pass *p, const ds_view *v)
 {
-    return v->ds->u.ds.timeout_seconds > 0 ? v->ds->u.ds.timeout_seconds
-                                           : p->in->cfg->pull_timeout_s;
+    return reconcile_deadline(v->ds, p->in->cfg, NULL);
 }
 
 static prepull_job_spec spec_for(const pass *p, const kobj *pod, const ds_view *v,
@@ -594,11 +653,17 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
     p->cands[p->n_cands++] = (candidate){pod, v, request_time, 0};
 }
 
+static void unserved_pod(pass *p, const kobj *pod);
+
 static void reconcile_pod(pass *p, const kobj *pod)
 {
     ds_view *v = view_of(p, pod);
-    if (v == NULL || pod->meta.deleting)
-        return; /* not ours, or being upgraded: GC takes its Jobs */
+    if (pod->meta.deleting)
+        return; /* being upgraded: GC takes its Jobs */
+    if (v == NULL) {
+        unserved_pod(p, pod);
+        return;
+    }
     const kobj_pod *pp = &pod->u.pod;
     const char *hash = v->rev->u.rev.hash;
     char want_msg[300];
@@ -633,6 +698,95 @@ static void reconcile_pod(pass *p, const kobj *pod)
                 delete_job(p, p->jobs[i]);
         }
     }
+}
+
+reconcile_serve reconcile_serve_of(const kobj *pod, const kobj *owner, int has_revision,
+                                   char *why, size_t size)
+{
+    char ref[300], ds_ref[300];
+    kobj_ref(pod, ref, sizeof(ref));
+    if (pod->meta.owner_uid == NULL) {
+        snprintf(why, size,
+                 "pod %s has no owner: its DaemonSet was deleted with --cascade=orphan, "
+                 "or it never had one",
+                 ref);
+        return RECONCILE_NO_OWNER;
+    }
+    if (owner == NULL) {
+        snprintf(why, size, "the owner of pod %s (uid %s) is not a DaemonSet that exists", ref,
+                 pod->meta.owner_uid);
+        return RECONCILE_OWNER_GONE;
+    }
+    if (owner->meta.deleting)
+        return RECONCILE_WAIT; /* the GC deletes the pod or drops its ownerReference */
+    kobj_ref(owner, ds_ref, sizeof(ds_ref));
+    if (!owner->u.ds.ota) {
+        snprintf(why, size,
+                 "DaemonSet %s, the owner of pod %s, is not an OTA DaemonSet (annotation "
+                 OTA_ANN_UPDATE_STRATEGY " is not " OTA_STRATEGY_OTA ")",
+                 ds_ref, ref);
+        return RECONCILE_NOT_OTA;
+    }
+    if (!has_revision) {
+        snprintf(why, size, "DaemonSet %s, the owner of pod %s, has no ControllerRevision", ds_ref,
+                 ref);
+        return RECONCILE_NO_REVISION;
+    }
+    return RECONCILE_SERVED;
+}
+
+static int has_revision(const pass *p, const kobj *ds)
+{
+    kobj *rev;
+    for (size_t j = 0; (rev = store_next(p->in->revisions, &j)) != NULL;)
+        if (same(rev->meta.owner_uid, ds->meta.uid) && rev->u.rev.hash != NULL)
+            return 1;
+    return 0;
+}
+
+/* A pod no OTA DaemonSet serves (reconcile_serve_of): its pull request is
+ * answered PullImageFail, and a PodNeedUpgrade True that nothing justifies
+ * any more is removed, in one write.  Once written the pod is Current, and
+ * the rulebook refuses a node user's next request on it. */
+static void unserved_pod(pass *p, const kobj *pod)
+{
+    const kobj_pod *pp = &pod->u.pod;
+    ota_pod view = kobj_pod_view(pod);
+    int request = ota_state_is_pull_request(&view.image_ready);
+    int stale_nu = pp->need_upgrade.present && same(pp->need_upgrade.status, "True");
+    if (!request && !stale_nu)
+        return; /* nothing was asked of us and nothing we wrote stands */
+    const kobj *owner =
+        pod->meta.owner_uid != NULL ? store_get(p->in->daemonsets, pod->meta.owner_uid) : NULL;
+    char why[700];
+    reconcile_serve verdict =
+        reconcile_serve_of(pod, owner, owner != NULL && has_revision(p, owner), why, sizeof(why));
+    if (verdict == RECONCILE_SERVED || verdict == RECONCILE_WAIT)
+        return;
+    /* An owner reference to a DaemonSet that is gone: the garbage collector
+     * is about to delete the pod (a background delete) or drop the
+     * reference (--cascade=orphan, then NO_OWNER).  Removing PodNeedUpgrade
+     * now would be one write per pod of a deleted DaemonSet, for nothing;
+     * a request (rare) is answered all the same. */
+    if (verdict == RECONCILE_OWNER_GONE)
+        stale_nu = 0;
+    if (!request && !stale_nu)
+        return;
+    kapi_condition conds[2];
+    size_t n = 0;
+    char message[900];
+    snprintf(message, sizeof(message), OTA_MSG_UNSERVED_PREFIX "%s", why);
+    if (request)
+        conds[n++] = (kapi_condition){OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL,
+                                      message, 0};
+    if (stale_nu)
+        conds[n++] = (kapi_condition){OTA_COND_NEED_UPGRADE, NULL, NULL, NULL, 1};
+    size_t before = p->out->n;
+    emit_status(p, pod, conds, n, request ? "unserved" : "need-upgrade-cleared",
+                request ? ACTION_OUTCOME_PULL_FAILED : ACTION_OUTCOME_NONE);
+    note_last(p, before, pod, pp->node_name, why, pp->image_ready.last_transition_time, 0);
+    if (request)
+        emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, "unserved");
 }
 
 /* PodNeedUpgrade as the newest revision says (step 4). */
@@ -726,6 +880,12 @@ static int create_job(pass *p, const candidate *c, const char *name, const char 
     size_t before = p->out->n;
     emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
     note_last(p, before, c->pod, c->pod->u.pod.node_name, NULL, c->request_time, 0);
+    if (p->out->n > before) {
+        reconcile_deadline_source source;
+        action_note *n = &p->out->v[p->out->n - 1].note;
+        n->deadline_s = reconcile_deadline(c->view->ds, p->in->cfg, &source);
+        n->deadline_source = (int)source;
+    }
 cleanup:
     arena_free(&a);
     return rc;
@@ -802,6 +962,9 @@ int reconcile(const reconcile_input *in, action_list *out)
     for (size_t i = 0; i < p.n_views; i++)
         if (p.views[i].marked > 0)
             revision_event(&p, &p.views[i]);
+    for (size_t i = 0; i < p.n_views; i++)
+        if (p.views[i].ds->u.ds.bad_timeout != NULL)
+            bad_timeout_event(&p, p.views[i].ds);
     rc = p.failed ? -1 : 0;
 cleanup:
     free(p.views);

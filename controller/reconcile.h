@@ -42,6 +42,9 @@ typedef struct action_note {
     char *reason;            /* a pull's outcome in words; a marking's revision */
     long long request_epoch; /* the pull request's time (seconds since 1970) */
     size_t count;            /* pods marked PendingUpgrade (a DaemonSet's Event) */
+    long deadline_s;         /* a created Job's activeDeadlineSeconds */
+    int deadline_source;     /* and where it came from (reconcile_deadline_source) */
+    int warn;                /* an Event that says something is wrong: a warning line */
 } action_note;
 
 typedef struct action {
@@ -103,6 +106,47 @@ typedef struct reconcile_input {
 /* The key of the Event on a DaemonSet for a new revision:
  * "event-ds:<daemonset uid>|<revision hash>". */
 #define RECONCILE_REVISION_EVENT_KEY "event-ds:"
+
+/* Whether the OTA state of a cached DaemonSet pod can be served, and if
+ * not, why (issue 19: a request nobody answers sits in WaitPullImage
+ * forever).  Anything but SERVED and WAIT means: a pull request on the pod
+ * is answered PullImageFail with the reason in words; and but for
+ * OWNER_GONE (the garbage collector acts on the pod next), a PodNeedUpgrade
+ * True is no longer justified and is removed. */
+typedef enum reconcile_serve {
+    RECONCILE_SERVED,      /* an OTA DaemonSet with a revision owns the pod */
+    RECONCILE_WAIT,        /* its DaemonSet is being deleted: the GC decides first */
+    RECONCILE_NO_OWNER,    /* no controller ownerReference (--cascade=orphan) */
+    RECONCILE_OWNER_GONE,  /* the owner is not a DaemonSet the controller sees */
+    RECONCILE_NOT_OTA,     /* the DaemonSet is not (or no longer) OTA */
+    RECONCILE_NO_REVISION, /* an OTA DaemonSet without a ControllerRevision */
+} reconcile_serve;
+
+/* Decides for pod, owner being the DaemonSet of its controller
+ * ownerReference from the cache (NULL: none cached) and has_revision
+ * whether owner has a ControllerRevision.  Unless SERVED or WAIT, writes
+ * why in words, NUL-terminated (cut to size), into why: "pod edge/x has
+ * no owner: ...". */
+reconcile_serve reconcile_serve_of(const kobj *pod, const kobj *owner, int has_revision,
+                                   char *why, size_t size);
+
+/* The deadline of the pre-pull Jobs of a DaemonSet, and where it comes
+ * from, for the log and the Event that say so. */
+typedef enum reconcile_deadline_source {
+    RECONCILE_DEADLINE_FLAG,       /* --pull-timeout: no annotation */
+    RECONCILE_DEADLINE_ANNOTATION, /* the DaemonSet's annotation */
+    RECONCILE_DEADLINE_BAD_ANNOTATION, /* --pull-timeout: the annotation is not valid */
+} reconcile_deadline_source;
+
+/* The deadline in seconds for a DaemonSet (its annotation as decoded into
+ * ds->u.ds) under cfg, its source into *source. */
+long reconcile_deadline(const kobj *ds, const reconcile_config *cfg,
+                        reconcile_deadline_source *source);
+const char *reconcile_deadline_source_name(reconcile_deadline_source s);
+
+/* The key of the Warning Event on a DaemonSet whose timeout annotation is
+ * not valid: "event-ds-timeout:<daemonset uid>|<value>". */
+#define RECONCILE_TIMEOUT_EVENT_KEY "event-ds-timeout:"
 
 /* Appends the actions of one pass to out.  0, or -1 when out of memory. */
 int reconcile(const reconcile_input *in, action_list *out);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callerr.h"
 #include "clock.h"
 #include "log.h"
 
@@ -65,15 +66,60 @@ void informer_stop(informer *inf)
     inf->stopping = 1;
 }
 
-static void retry_later(informer *inf, const char *why)
+/* quiet: the cause was said once for every call (say_trouble); this
+ * call's line goes to debug. */
+static void retry_later_said(informer *inf, const char *why, int quiet)
 {
     uint64_t delay = backoff_next(&inf->retry);
     inf->state = INFORMER_WAITING;
     inf->retry_at = clock_mono_ns() + delay;
     if (inf->stopping)
         return;
-    log_msg(LOG_WARN, "watch interrupted", "%s: %s; again in %.1f s", inf->name, why,
-            (double)delay / 1e9);
+    log_msg(quiet ? LOG_DEBUG : LOG_WARN, "watch interrupted", "%s: %s; again in %.1f s",
+            inf->name, why, (double)delay / 1e9);
+}
+
+static void retry_later(informer *inf, const char *why)
+{
+    retry_later_said(inf, why, 0);
+}
+
+/* A call of this informer ended (r): a configuration cause (callerr.h) is
+ * said here, once per change for every informer sharing inf->trouble, with
+ * the Status's words and a hint; a success after one says it works again.
+ * Returns 1 when the cause is such, so the caller's own line is quiet. */
+static int say_trouble(informer *inf, const kube_result *r)
+{
+    if (inf->trouble == NULL || inf->stopping)
+        return 0;
+    callerr_cause cause = callerr_classify(r->status, r->error);
+    callerr_cause before = inf->trouble->said;
+    if (callerr_say_now(inf->trouble, cause)) {
+        char code[24], reason[64], message[512];
+        snprintf(code, sizeof(code), "%ld", r->status);
+        kapi_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+        if (message[0] == '\0' && r->error != NULL)
+            snprintf(message, sizeof(message), "%s", r->error);
+        log_kv(LOG_ERROR, "cannot use the apiserver", "resource", inf->name, "code", code,
+               "reason", reason, "message", message, "hint", callerr_hint(cause), NULL);
+    } else if (cause == CALLERR_NONE && before != CALLERR_NONE) {
+        log_kv(LOG_INFO, "the apiserver accepts the controller again", "resource", inf->name,
+               NULL);
+    }
+    return callerr_is_config(cause);
+}
+
+/* "HTTP 403 (Forbidden: pods is forbidden: ...)" of a failed answer, the
+ * Status's reason and message when it has them, into out. */
+static void http_words(const kube_result *r, char *out, size_t size)
+{
+    char reason[64], message[400];
+    kapi_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+    if (message[0] != '\0')
+        snprintf(out, size, "HTTP %ld (%s%s%s)", r->status, reason, reason[0] != '\0' ? ": " : "",
+                 message);
+    else
+        snprintf(out, size, "HTTP %ld", r->status);
 }
 
 void informer_tick(informer *inf, uint64_t now)
@@ -195,16 +241,19 @@ static void on_list_done(void *data, const kube_result *r)
 {
     informer *inf = data;
     int complete = r->status == 200 && listsplit_finish(&inf->list) == 0;
+    int quiet = say_trouble(inf, r);
     if (!complete) {
-        char why[300];
+        char why[600], words[500];
         snprintf(why, sizeof(why), "list failed: %s",
                  r->status == 0 ? r->error : (r->status == 200 ? inf->list.err : "HTTP error"));
-        if (r->status != 0 && r->status != 200)
-            snprintf(why, sizeof(why), "list answered HTTP %ld", r->status);
+        if (r->status != 0 && r->status != 200) {
+            http_words(r, words, sizeof(words));
+            snprintf(why, sizeof(why), "list answered %s", words);
+        }
         listsplit_free(&inf->list);
         store_free(&inf->fresh);
         inf->want_relist = 1;
-        retry_later(inf, why);
+        retry_later_said(inf, why, quiet);
         return;
     }
     char *continue_token = listsplit_take_continue(&inf->list);
@@ -378,17 +427,20 @@ static void on_watch_done(void *data, const kube_result *r)
         return;
     }
     metrics_add(&inf->restarts, 1);
-    char why[300];
-    if (r->status == 200 && r->error == NULL)
+    int quiet = say_trouble(inf, r);
+    char why[600], words[500];
+    if (r->status == 200 && r->error == NULL) {
         snprintf(why, sizeof(why), "watch ended after %.3f s without an event",
                  (double)lasted / 1e9);
-    else if (r->status == 0)
+    } else if (r->status == 0) {
         snprintf(why, sizeof(why), "%s", r->error != NULL ? r->error : "connection lost");
-    else
-        snprintf(why, sizeof(why), "watch answered HTTP %ld", r->status);
+    } else {
+        http_words(r, words, sizeof(words));
+        snprintf(why, sizeof(why), "watch answered %s", words);
+    }
     if (inf->watch_got_event)
         backoff_reset(&inf->retry); /* it worked for a while: start the backoff over */
-    retry_later(inf, why);
+    retry_later_said(inf, why, quiet);
 }
 
 static void start_watch(informer *inf)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "backoff.h"
+#include "callerr.h"
 #include "json.h"
 #include "kapi.h"
 #include "kube_client.h"
@@ -115,6 +116,10 @@ typedef struct informer {
     metrics_counter restarts;   /* watches re-opened after a failure or 410 */
     metrics_counter relists;
     metrics_counter store_failures; /* objects the cache could not keep */
+    /* Shared by the informers of one client, set after informer_init: a
+     * configuration error (401, TLS: kube/callerr.h) is said once per
+     * change for all of them.  NULL: every failure is said per call. */
+    callerr_state *trouble;
 } informer;
 
 /* 0, or -1 when the spec makes no path or selector (kapi_path,

@@ -12,6 +12,7 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "callerr.h"
 #include "clock.h"
 #include "json.h"
 #include "kapi.h"
@@ -276,6 +277,8 @@ static void say(leader *l, leader_event event, const kube_result *r, leader_step
     l->say = d.state;
     if (d.say == LEADER_SAY_NOTHING)
         return;
+    if (d.hint[0] == '\0') /* a certificate that does not verify: the CA */
+        snprintf(d.hint, sizeof(d.hint), "%s", callerr_hint(callerr_classify(r->status, r->error)));
     char lease[512], code[24], n[24], lasted[32];
     snprintf(lease, sizeof(lease), "%s/%s", l->cfg.namespace, l->cfg.name);
     snprintf(code, sizeof(code), "%ld", r->status);

@@ -189,6 +189,9 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         each_list(o->u.rev.images, o->u.rev.n_images, 1, fn, ctx);
         each_list(o->u.rev.pull_secrets, o->u.rev.n_pull_secrets, 1, fn, ctx);
         break;
+    case KOBJ_DAEMONSET:
+        fn(&o->u.ds.bad_timeout, 0, ctx);
+        break;
     case KOBJ_POD:
         fn(&o->u.pod.node_name, 0, ctx); /* a DaemonSet has one pod per node */
         fn(&o->u.pod.hash, 1, ctx);
@@ -430,8 +433,13 @@ static void decode_daemonset(yajl_val obj, kobj_daemonset *ds)
     ds->ota = ota_daemonset_strategy(sv_from(kobj_member_str(ann, OTA_ANN_UPDATE_STRATEGY))) ==
               OTA_UPDATE_OTA;
     long timeout;
-    if (ota_daemonset_timeout(sv_from(kobj_member_str(ann, OTA_ANN_PREPULL_TIMEOUT)), &timeout) == 0)
+    const char *value = kobj_member_str(ann, OTA_ANN_PREPULL_TIMEOUT);
+    if (ota_daemonset_timeout(sv_from(value), &timeout) == 0)
         ds->timeout_seconds = timeout;
+    else if (kobj_member(ann, OTA_ANN_PREPULL_TIMEOUT) != NULL)
+        /* kept to be said (controller: a warning and an Event); a value
+         * that is not a string is shown as such */
+        ds->bad_timeout = borrow(value != NULL ? value : "(not a string)");
 }
 
 static int collect_images(yajl_val containers, char ***list, size_t *n)

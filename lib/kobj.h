@@ -55,6 +55,7 @@ typedef struct kobj_cond {
 typedef struct kobj_daemonset {
     int ota;              /* update-strategy annotation is OTA */
     long timeout_seconds; /* image-prepull-timeout-seconds, 0 if unset or bad */
+    char *bad_timeout;    /* the annotation's value when it is there but bad, else NULL */
 } kobj_daemonset;
 
 typedef struct kobj_revision {

@@ -302,6 +302,30 @@ void log_end(log_line *l, log_level level)
     (void)r;
 }
 
+void log_startup_line(log_line *l, const char *program, const char *err)
+{
+    if (line_format == LOG_FORMAT_JSON) {
+        log_begin(l, LOG_ERROR, "cannot start");
+        log_str(l, "program", program);
+        log_str(l, "error", err);
+        log_finish(l);
+        return;
+    }
+    int n = snprintf(l->buf, sizeof(l->buf) - 1, "%s: %s", program, err);
+    l->len = n < 0 ? 0 : ((size_t)n < sizeof(l->buf) - 1 ? (size_t)n : sizeof(l->buf) - 2);
+    l->truncated = (size_t)n >= sizeof(l->buf) - 1;
+    l->format = LOG_FORMAT_TEXT;
+    log_finish(l);
+}
+
+void log_startup_error(const char *program, const char *err)
+{
+    log_line l;
+    log_startup_line(&l, program, err);
+    ssize_t r = write(STDERR_FILENO, l.buf, l.len);
+    (void)r;
+}
+
 void log_msg(log_level level, const char *msg, const char *fmt, ...)
 {
     if (level < min_level)

@@ -54,6 +54,15 @@ void log_int(log_line *l, const char *key, long long value);
 void log_finish(log_line *l);
 void log_end(log_line *l, log_level level);
 
+/* The line that says a program cannot start (err: why, as its flag and
+ * config parsers word it), in the format set: in text the plain
+ * "program: err" people and scripts read; in json a line like any other
+ * (level error, msg "cannot start", program, error), so that a collector
+ * that reads JSON gets this one too.  log_startup_line builds it (unwritten,
+ * finished) into l; log_startup_error writes it, whatever the level. */
+void log_startup_line(log_line *l, const char *program, const char *err);
+void log_startup_error(const char *program, const char *err);
+
 /* A whole line with one "msg" and an optional printf-formatted "detail". */
 void log_msg(log_level level, const char *msg, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

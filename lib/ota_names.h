@@ -29,6 +29,9 @@
 
 /* Message of PodNeedUpgrade and of a pull about a revision: prefix + hash. */
 #define OTA_MSG_REVISION_PREFIX "controllerrevision: "
+/* PodImageReady False PullImageFail for a request no OTA DaemonSet serves
+ * (no owner, owner not OTA, no revision): the prefix, then why. */
+#define OTA_MSG_UNSERVED_PREFIX "pull image request not served: "
 
 /* Labels. */
 #define OTA_LABEL_REVISION_HASH "controller-revision-hash"
@@ -60,5 +63,8 @@
 
 /* On the DaemonSet, once per revision: "marked N pods PendingUpgrade for revision H" */
 #define OTA_EVENT_REVISION_MARKED "NewRevision"
+/* On the DaemonSet, once per value: its timeout annotation is not valid and
+ * --pull-timeout applies */
+#define OTA_EVENT_BAD_TIMEOUT "BadPrePullTimeout"
 
 #endif

@@ -34,6 +34,8 @@ const char *ota_rule_name(ota_rule rule)
         return "co-writer-same-revision";
     case OTA_RULE_CO_WRITER_NEED_UPGRADE_ONLY:
         return "co-writer-need-upgrade-only";
+    case OTA_RULE_PULL_NEEDS_DAEMONSET:
+        return "pull-needs-daemonset";
     case OTA_RULE_UNKNOWN_UPDATE_STRATEGY:
         return "unknown-update-strategy";
     case OTA_RULE_OTA_REQUIRES_ONDELETE:

@@ -301,6 +301,17 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
         return ota_rule_deny(a, OTA_RULE_PULL_NEEDS_UPGRADE, state,
                              "pod %s does not need an upgrade (PodNeedUpgrade is not True)",
                              pod_ref);
+    /* No DaemonSet owns the pod (deleted with --cascade=orphan, or never
+     * one's): no revision to pull and nobody to serve the request, which
+     * would sit in WaitPullImage.  Known without an API call: the stored
+     * pod's ownerReferences.  (Whether the DaemonSet is still OTA, or has
+     * a revision, the controller answers: PullImageFail with why.) */
+    if (to == OTA_STATE_PULLING && old_pod->owners_read && !old_pod->daemonset_owned)
+        return ota_rule_deny(a, OTA_RULE_PULL_NEEDS_DAEMONSET, state,
+                             "pod %s has no DaemonSet owner (no controller ownerReference of "
+                             "kind DaemonSet: its DaemonSet was deleted with --cascade=orphan, "
+                             "or it never had one), so there is no revision to pre-pull",
+                             pod_ref);
     if (to == OTA_STATE_PULLING)
         return allow; /* from PendingUpgrade, Failed, Ready, or a repeat while Pulling */
     return deny_image_ready(old_pod, new_pod, pod_ref, state, a);

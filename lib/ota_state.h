@@ -42,6 +42,13 @@ typedef struct ota_pod {
     const ota_entry *entries;             /* every OTA entry in order ... */
     size_t n_entries;                     /* ... as far as the reader kept them */
     int entries_cut;                      /* there were more than n_entries */
+    /* A reader that reads metadata.ownerReferences (the webhook) sets
+     * owners_read, and daemonset_owned when one of them is the controller
+     * reference of a DaemonSet; a reader that does not (the controller's
+     * cache, which asks its own caches instead) leaves both 0, and the
+     * rule that needs them is not applied. */
+    int owners_read;
+    int daemonset_owned;
 } ota_pod;
 
 typedef enum ota_state {

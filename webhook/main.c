@@ -51,16 +51,16 @@ int main(int argc, char **argv)
 
     if (tls_store_init(&the_tls, o.cert_file, o.key_file, o.client_ca_file, o.tls_min_version,
                        server_tls_info_callback, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ota-webhook: %s\n", err);
+        log_startup_error("ota-webhook", err);
         return 1;
     }
     the_server = server_create(&o.server, &the_tls, err, sizeof(err));
     if (the_server == NULL) {
-        fprintf(stderr, "ota-webhook: %s\n", err);
+        log_startup_error("ota-webhook", err);
         return 1;
     }
     if (server_start(the_server) != 0) {
-        fprintf(stderr, "ota-webhook: cannot start worker threads\n");
+        log_startup_error("ota-webhook", "cannot start worker threads");
         return 1;
     }
     log_line l;

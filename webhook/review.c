@@ -66,6 +66,10 @@ enum node {
     N_ANNOTATION,
     N_LABELS,
     N_LABEL,
+    N_OWNER_REFS,
+    N_OWNER_REF,
+    N_OWNER_KIND,
+    N_OWNER_CONTROLLER,
     N_SPEC,
     N_NODE_NAME,
     N_UPDATE_STRATEGY,
@@ -114,6 +118,10 @@ static const struct {
     [N_ANNOTATION] = {".metadata.annotations[]", J_STR},
     [N_LABELS] = {".metadata.labels", J_OBJ},
     [N_LABEL] = {".metadata.labels[]", J_STR},
+    [N_OWNER_REFS] = {".metadata.ownerReferences", J_ARR},
+    [N_OWNER_REF] = {".metadata.ownerReferences[]", J_OBJ},
+    [N_OWNER_KIND] = {".metadata.ownerReferences[].kind", J_STR},
+    [N_OWNER_CONTROLLER] = {".metadata.ownerReferences[].controller", J_BOOL},
     [N_SPEC] = {".spec", J_OBJ},
     [N_NODE_NAME] = {".spec.nodeName", J_STR},
     [N_UPDATE_STRATEGY] = {".spec.updateStrategy", J_OBJ},
@@ -176,6 +184,11 @@ static const edge metadata_edges[] = {
     EDGE("namespace", N_META_NAMESPACE),
     EDGE("annotations", N_ANNOTATIONS),
     EDGE("labels", N_LABELS),
+    EDGE("ownerReferences", N_OWNER_REFS),
+};
+static const edge owner_ref_edges[] = {
+    EDGE("kind", N_OWNER_KIND),
+    EDGE("controller", N_OWNER_CONTROLLER),
 };
 static const edge spec_edges[] = {
     EDGE("nodeName", N_NODE_NAME),
@@ -211,6 +224,7 @@ static const struct {
     [N_UPDATE_STRATEGY] = EDGES(update_strategy_edges),
     [N_STATUS] = EDGES(status_edges),
     [N_CONDITION] = EDGES(condition_edges),
+    [N_OWNER_REF] = EDGES(owner_ref_edges),
 };
 
 enum which { W_NONE, W_OBJECT, W_OLD };
@@ -248,6 +262,8 @@ typedef struct decoder {
     enum node pending;  /* node of the value after the last map key */
     sv *pending_field;  /* for annotations and labels we keep: where the value goes */
     review_cond cond;   /* the condition being read */
+    sv owner_kind;      /* the ownerReference being read: its kind ... */
+    int owner_controller; /* ... and "controller": true */
     size_t value_end;   /* just past the top-level value once it closed, else 0 */
     char *err;
     size_t errlen;
@@ -300,6 +316,8 @@ static enum node value_node(decoder *d, enum which *which)
         return N_GROUP;
     case N_CONDITIONS:
         return N_CONDITION;
+    case N_OWNER_REFS:
+        return N_OWNER_REF;
     default:
         return N_SKIP;
     }
@@ -407,6 +425,8 @@ static sv *string_field(decoder *d, enum node n, enum which w)
         return &d->cond.message;
     case N_COND_LTT:
         return &d->cond.last_transition_time;
+    case N_OWNER_KIND:
+        return &d->owner_kind;
     default:
         return NULL;
     }
@@ -460,7 +480,10 @@ static int cb_null(void *ctx)
 
 static int cb_boolean(void *ctx, int b)
 {
-    (void)b;
+    decoder *d = ctx;
+    enum which w;
+    if (d->skipped == 0 && value_node(d, &w) == N_OWNER_CONTROLLER)
+        d->owner_controller = b;
     return on_scalar(ctx, J_BOOL, NULL, 0);
 }
 
@@ -542,6 +565,10 @@ static int cb_start_map(void *ctx)
         break;
     case N_STATUS:
         o->has_status = 1;
+        break;
+    case N_OWNER_REF:
+        d->owner_kind = (sv){NULL, 0};
+        d->owner_controller = 0;
         break;
     case N_CONDITION:
         memset(&d->cond, 0, sizeof(d->cond));
@@ -630,6 +657,8 @@ static int cb_end_map(void *ctx)
     d->pending = N_SKIP;
     if (d->depth == 0)
         d->value_end = consumed(d);
+    if (f.node == N_OWNER_REF && d->owner_controller && sv_eq(d->owner_kind, "DaemonSet"))
+        object_of(d, f.which)->daemonset_owned = 1;
     if (f.node == N_CONDITION) {
         review_object *o = object_of(d, f.which);
         d->cond.raw_len = consumed(d) - d->cond.raw_off;

@@ -48,6 +48,7 @@ typedef struct review_object {
     sv ann_prepull_timeout;
     sv label_revision_hash;
     sv node_name;                /* spec.nodeName */
+    int daemonset_owned;         /* a controller ownerReference of kind DaemonSet */
     int has_spec;
     int has_update_strategy;     /* spec.updateStrategy is an object */
     sv update_strategy_type;
@@ -92,7 +93,9 @@ static inline ota_pod review_pod_view(const review_object *o)
                      .n_image_ready = o->n_image_ready,
                      .entries = o->ota,
                      .n_entries = kept,
-                     .entries_cut = o->n_ota > kept};
+                     .entries_cut = o->n_ota > kept,
+                     .owners_read = 1,
+                     .daemonset_owned = o->daemonset_owned};
 }
 
 static inline ota_daemonset review_daemonset_view(const review_object *o)

@@ -37,6 +37,12 @@ This runs them all, in one process; the tests are in
                            pull that cannot succeed fails fast
   test_paging.py           Paging: relists over 1 234 pods in pages of 500,
                            a 410 on a continue starts the list over
+  test_unserved.py         Unserved: a request on an orphaned pod (or one whose
+                           DaemonSet is no longer OTA) is answered with why,
+                           a stale PodNeedUpgrade removed; a bad timeout
+                           annotation is said; ConfigTrouble: a refused
+                           token or an unknown CA said once, with a hint;
+                           startup errors in JSON
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -78,6 +84,7 @@ from test_write_retries import WriteRetries
 from test_correctness import Correctness
 from test_observe import Observability
 from test_paging import Paging
+from test_unserved import ConfigTrouble, Unserved
 
 
 def main(argv):
@@ -91,7 +98,7 @@ def main(argv):
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries", "Correctness", "Observability", "Paging"]
+                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -208,6 +208,41 @@ class Transitions(WebhookBase):
         self.assertEqual(self.state(pod), "Ready")
         self.assertEqual(self.live_jobs(), [])
 
+    def test_pull_on_an_orphaned_pod(self):
+        """Issue 19: the DaemonSet is deleted with --cascade=orphan.  A request
+        written before the controller tidies up is denied by the webhook with
+        pull-needs-daemonset (the stored pod has no DaemonSet owner); the
+        controller then removes the stale PodNeedUpgrade, and the pod is
+        Current: a request is refused as for any pod that needs no upgrade."""
+        pods = self.apply_ds("lonely", PRELOADED, nodes=["node-1", "node-2"])
+        h = self.kubectl_set_image("lonely", SLOW[4])
+        self.wait_need_upgrade(pods, "True", h)
+        pod = self.on_node(pods, "node-1")
+        # status writes with kubectl are user's, a node user granted pods/status
+        # (under RBAC + Node: webhook_flow, USER_ROLE)
+        self.ctl.stop()  # so that the stale PodNeedUpgrade is still there
+        try:
+            self.kubectl_ok("admin", "delete", "daemonset", "lonely", "--cascade=orphan")
+            wait_until(lambda: all(not p["metadata"].get("ownerReferences") for p in self.pods("lonely")),
+                       30, "the orphaned pods without ownerReferences")
+            self.assertEqual(self.state(pod), "PendingUpgrade")
+            out = self.status_patch("user", pod, [self.pull_request(h)])
+            self.assertEqual((out.returncode, out.stderr), (1, denial(
+                "pod %s has no DaemonSet owner (no controller ownerReference of kind DaemonSet: its "
+                "DaemonSet was deleted with --cascade=orphan, or it never had one), so there is no "
+                "revision to pre-pull; rule: pull-needs-daemonset, state: PendingUpgrade" % self.ref(pod))))
+            self.assertEqual(self.state(pod), "PendingUpgrade")
+        finally:
+            self.ctl.start()
+            self.ctl.wait_ready()
+        for p in pods:
+            wait_until(lambda: cond(self.pod(p["metadata"]["name"]), NEED) is None, 30,
+                       "PodNeedUpgrade removed from %s" % p["metadata"]["name"])
+        out = self.status_patch("user", pod, [self.pull_request(h)])
+        self.assertEqual(out.returncode, 1, out.stderr)
+        self.assertIn("rule: pull-needs-upgrade, state: Current", out.stderr)
+        self.assertEqual(self.live_jobs(), [])
+
     def test_a_node_user_cannot_drop_the_conditions(self):
         """A whole-array merge patch without the OTA conditions (YurtHub's shape
         racing an older read): the mutating webhook puts them back, so the write

@@ -15,7 +15,8 @@ import json
 import time
 
 from harness import (POD_REF, STAMPED, ApiError, ServerTestCase, compact,
-                     diff_objects, json_patch, load_fixture)
+                     diff_objects, http_get, json_patch, load_fixture,
+                     metric_sum, parse_metrics)
 
 
 H = "5d8f6c9b7d"
@@ -255,6 +256,46 @@ class TestTransitions(ServerTestCase):
         review["request"]["object"]["spec"]["nodeName"] = "edge-node-2"
         resp, _ = self.verdict("/validate", review)
         self.assertTrue(resp["allowed"], resp)
+
+    def test_pull_on_orphaned_pod_refused(self):
+        # Issue 19: a pod whose DaemonSet was deleted with --cascade=orphan
+        # (the GC dropped its ownerReferences) can have no pre-pull served;
+        # the request is refused at admission, from the stored pod's
+        # ownerReferences, whatever the write claims.
+        for i, owners in enumerate((None, [], [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                 "name": "x", "uid": "r", "controller": True}])):
+            review = transition_review(
+                "0d0d0d0d-0000-4000-8000-0000000001%02d" % i, "node", [NU_T], [NU_T, IR_PULL])
+            meta = review["request"]["oldObject"]["metadata"]
+            if owners is None:
+                del meta["ownerReferences"]
+            else:
+                meta["ownerReferences"] = owners
+            resp, _ = self.verdict("/validate", review)
+            self.assertFalse(resp["allowed"], resp)
+            self.assertEqual(
+                resp["status"]["message"],
+                "pod %s has no DaemonSet owner (no controller ownerReference of kind "
+                "DaemonSet: its DaemonSet was deleted with --cascade=orphan, or it never "
+                "had one), so there is no revision to pre-pull; rule: pull-needs-daemonset, "
+                "state: PendingUpgrade" % POD_REF)
+        # the controller's answer to a request already stored is allowed
+        review = transition_review("0d0d0d0d-0000-4000-8000-000000000199", "controller",
+                                   [NU_T, IR_PULL], [IR_FAIL])
+        del review["request"]["oldObject"]["metadata"]["ownerReferences"]
+        resp, _ = self.verdict("/validate", review)
+        self.assertTrue(resp["allowed"], resp)
+        # and the DaemonSet's own pod is served as before
+        review = transition_review("0d0d0d0d-0000-4000-8000-000000000198", "node",
+                                   [NU_T], [NU_T, IR_PULL])
+        self.assertIn("ownerReferences", review["request"]["oldObject"]["metadata"])
+        resp, _ = self.verdict("/validate", review)
+        self.assertTrue(resp["allowed"], resp)
+        st, _, body = http_get(type(self).server.metrics, "/metrics")
+        self.assertEqual(st, 200)
+        samples = parse_metrics(body.decode())
+        self.assertGreaterEqual(
+            metric_sum(samples, "ota_webhook_denials_total", rule="pull-needs-daemonset"), 3)
 
     def ds_review(self, annotations, strategy=None):
         review, _ = load_fixture("ds-create-ota-rollingupdate")

@@ -108,24 +108,35 @@ FX_UNUSED static char *fx_cond_json(arena *a, const char *type, const fx_cond *c
     return s;
 }
 
-/* A pod of DaemonSet edge-agent in namespace edge, name agent-x7k2p, on
- * node (NULL: no nodeName), with status.conditions = conditions (JSON array
- * text; NULL: no conditions key). */
-FX_UNUSED static char *fx_pod(arena *a, const char *node, const char *conditions)
+/* A pod in namespace edge, name agent-x7k2p, on node (NULL: no nodeName),
+ * with status.conditions = conditions (JSON array text; NULL: no conditions
+ * key) and metadata.ownerReferences = owners (JSON array text; NULL: none,
+ * as an orphan's, whose DaemonSet was deleted with --cascade=orphan). */
+FX_UNUSED static char *fx_pod_owned(arena *a, const char *node, const char *conditions,
+                                    const char *owners)
 {
     char *nn = node != NULL ? arena_printf(a, ",\"nodeName\":\"%s\"", node) : "";
     char *conds = conditions != NULL ? arena_printf(a, "\"conditions\":%s,", conditions) : "";
+    char *refs = owners != NULL ? arena_printf(a, ",\"ownerReferences\":%s", owners) : "";
     char *s = arena_printf(
         a,
         "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"agent-x7k2p\","
         "\"generateName\":\"agent-\",\"namespace\":\"edge\",\"labels\":{\"app\":\"agent\","
-        "\"controller-revision-hash\":\"7c9d5f8b64\"},\"ownerReferences\":[{\"apiVersion\":"
-        "\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"agent\",\"controller\":true}]},"
+        "\"controller-revision-hash\":\"7c9d5f8b64\"}%s},"
         "\"spec\":{\"containers\":[{\"name\":\"agent\",\"image\":\"reg.example/agent:v2\"}]%s},"
         "\"status\":{\"phase\":\"Running\",%s\"hostIP\":\"192.168.50.21\"}}",
-        nn, conds);
+        refs, nn, conds);
     assert_non_null(s);
     return s;
+}
+
+#define FX_DS_OWNER                                                                                \
+    "[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"agent\",\"controller\":true}]"
+
+/* The same, a pod of DaemonSet agent. */
+FX_UNUSED static char *fx_pod(arena *a, const char *node, const char *conditions)
+{
+    return fx_pod_owned(a, node, conditions, FX_DS_OWNER);
 }
 
 /* A pods/status UPDATE of pod edge/agent-x7k2p. */

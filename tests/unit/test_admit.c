@@ -228,7 +228,7 @@ static const char *const rule_labels[] = {
     "own-node-only", "need-upgrade-owned-by-controller", "pull-needs-upgrade",
     "image-ready-owned-by-controller", "result-owned-by-controller", "bad-pull-request",
     "pull-wrong-revision", "pull-requested-by-node-users", "duplicate-condition",
-    "co-writer-same-revision", "co-writer-need-upgrade-only",
+    "co-writer-same-revision", "co-writer-need-upgrade-only", "pull-needs-daemonset",
     "unknown-update-strategy", "ota-requires-ondelete", "bad-prepull-timeout",
     "other", /* a denial that names no rule */
 };

@@ -75,11 +75,17 @@
     "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"PullImageFail\","              \
     "\"message\":\"pull image job ota-prepull-q7x failed: ErrImagePull\"}"
 
-#define POD_WITH(status)                                                                           \
+/* A pod of a DaemonSet, owners: its ownerReferences (JSON array text). */
+#define POD_OWNED(owners, status)                                                                  \
     "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"agent-x7k2p\","             \
-    "\"namespace\":\"edge\",\"labels\":{\"controller-revision-hash\":\"" H_OLD "\"}},"             \
+    "\"namespace\":\"edge\",\"labels\":{\"controller-revision-hash\":\"" H_OLD "\"},"              \
+    "\"ownerReferences\":" owners "},"                                                            \
     "\"spec\":{\"nodeName\":\"node-1\",\"containers\":[{\"name\":\"agent\",\"image\":\"a:v1\"}]}" \
     status "}"
+#define DS_OWNER                                                                                   \
+    "[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"agent\",\"uid\":\"ds-1\","     \
+    "\"controller\":true,\"blockOwnerDeletion\":true}]"
+#define POD_WITH(status) POD_OWNED(DS_OWNER, status)
 #define POD(...) POD_WITH(",\"status\":{\"phase\":\"Running\",\"conditions\":[" __VA_ARGS__ "]}")
 
 /* ---- expected operations ------------------------------------------------- */
@@ -334,6 +340,74 @@ static void test_mutation_table(void **state)
     }
 }
 
+/* A pre-pull request on a pod no DaemonSet owns (issue 19: its DaemonSet
+ * was deleted with --cascade=orphan, and the request sat in WaitPullImage
+ * forever) is refused at admission: the stored pod's ownerReferences say
+ * so without an API call.  The owner must be the controller reference, of
+ * kind DaemonSet; what the write claims does not count.  The controller's
+ * answer to such a request (PullImageFail, PodNeedUpgrade removed) is
+ * allowed. */
+static void test_pull_needs_daemonset(void **state)
+{
+    (void)state;
+    static const char *const orphan_owners[] = {
+        "[]",
+        "null", /* absent, as Go's encoder omits an empty list */
+        "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"x\",\"uid\":\"r\","
+        "\"controller\":true}]",
+        "[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"agent\",\"uid\":\"d\","
+        "\"controller\":false}]",
+        "[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"name\":\"agent\",\"uid\":\"d\"}]",
+    };
+#define ORPHAN(owners, ...)                                                                        \
+    POD_OWNED(owners, ",\"status\":{\"phase\":\"Running\",\"conditions\":[" __VA_ARGS__ "]}")
+    for (size_t i = 0; i < sizeof(orphan_owners) / sizeof(orphan_owners[0]); i++) {
+        arena a;
+        arena_init(&a);
+        const char *owners = orphan_owners[i];
+        char *old_pod = arena_printf(&a, ORPHAN("%s", C_READY "," C_NU), owners);
+        /* the write claims a DaemonSet owner: the stored pod counts */
+        const char *sent = fx_pod_status_review(&a, NODE, old_pod, POD(C_READY "," C_NU "," C_IR_WAIT));
+        admit_outcome out;
+        fx_response resp;
+        fx_admit(&a, ADMIT_VALIDATE, sent, &out, &resp);
+        if (resp.allowed)
+            fail_msg("owners %s: allowed", owners);
+        assert_string_equal(ota_rule_name(out.rule), "pull-needs-daemonset");
+        assert_string_equal(resp.message,
+                            "pod edge/agent-x7k2p has no DaemonSet owner (no controller "
+                            "ownerReference of kind DaemonSet: its DaemonSet was deleted with "
+                            "--cascade=orphan, or it never had one), so there is no revision to "
+                            "pre-pull; rule: pull-needs-daemonset, state: PendingUpgrade");
+        /* YurtHub's reason-less request too, and after a failure */
+        sent = fx_pod_status_review(&a, NODE, old_pod, POD(C_READY "," C_NU "," C_IR_BARE));
+        fx_admit(&a, ADMIT_VALIDATE, sent, &out, &resp);
+        assert_false(resp.allowed);
+        /* the controller's answer, and a master's write, are allowed */
+        char *pulling = arena_printf(&a, ORPHAN("%s", C_READY "," C_NU "," C_IR_WAIT), owners);
+        char *answered = arena_printf(&a, ORPHAN("%s", C_READY "," C_IR_FAIL), owners);
+        sent = fx_pod_status_review(&a, CONTROLLER, pulling, answered);
+        fx_admit(&a, ADMIT_VALIDATE, sent, &out, &resp);
+        assert_true(resp.allowed);
+        sent = fx_pod_status_review(&a, MASTER, old_pod, pulling);
+        fx_admit(&a, ADMIT_VALIDATE, sent, &out, &resp);
+        assert_true(resp.allowed);
+        arena_free(&a);
+    }
+#undef ORPHAN
+    /* and the DaemonSet's own pod is served, as every other row says */
+    arena a;
+    arena_init(&a);
+    admit_outcome out;
+    fx_response resp;
+    fx_admit(&a, ADMIT_VALIDATE,
+             fx_pod_status_review(&a, NODE, POD(C_READY "," C_NU),
+                                  POD(C_READY "," C_NU "," C_IR_WAIT)),
+             &out, &resp);
+    assert_true(resp.allowed);
+    arena_free(&a);
+}
+
 /* Mutation and validation work together: what the mutation restored and
  * stamped is what validation then allows (checked by applying the patch to
  * the new object's conditions by hand for YurtHub's request). */
@@ -463,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mutation_table),
         cmocka_unit_test(test_yurthub_request_then_validation),
+        cmocka_unit_test(test_pull_needs_daemonset),
         cmocka_unit_test(test_mutate_appends_to_patch),
         cmocka_unit_test(test_duplicate_conditions),
         cmocka_unit_test(test_other_requests_untouched),

@@ -261,6 +261,70 @@ static void test_revision_event_key_gc(void **state)
     store_free(&revisions);
 }
 
+/* The Warning Event about a bad timeout annotation is forgotten once the
+ * DaemonSet is gone or the annotation no longer has that value, so a bad
+ * value written again later is said again. */
+static void test_timeout_event_key_gc(void **state)
+{
+    (void)state;
+    store daemonsets;
+    store_init(&daemonsets, kobj_free_any, kobj_uid);
+    kobj *ds = kf_decode_text(KOBJ_DAEMONSET,
+                              "{\"metadata\":{\"name\":\"agent\",\"namespace\":\"edge\","
+                              "\"uid\":\"ds-1\",\"annotations\":{\"" OTA_ANN_PREPULL_TIMEOUT
+                              "\":\"10m\"}}}");
+    assert_non_null(ds);
+    assert_int_equal(store_put(&daemonsets, "ds-1", ds), 0);
+    kobj *good = kf_decode_text(KOBJ_DAEMONSET,
+                                "{\"metadata\":{\"name\":\"b\",\"namespace\":\"edge\","
+                                "\"uid\":\"ds-2\",\"annotations\":{\"" OTA_ANN_PREPULL_TIMEOUT
+                                "\":\"120\"}}}");
+    assert_non_null(good);
+    assert_int_equal(store_put(&daemonsets, "ds-2", good), 0);
+    static const gc_row rows[] = {
+        {"the bad value is still there", RECONCILE_TIMEOUT_EVENT_KEY "ds-1|10m", 1},
+        {"another bad value now", RECONCILE_TIMEOUT_EVENT_KEY "ds-1|5", 0},
+        {"the annotation was fixed", RECONCILE_TIMEOUT_EVENT_KEY "ds-2|10m", 0},
+        {"a DaemonSet that is gone", RECONCILE_TIMEOUT_EVENT_KEY "ds-gone|10m", 0},
+        {"no bar (kept)", RECONCILE_TIMEOUT_EVENT_KEY "ds-1", 1},
+        {"a revision's Event key (not this rule's)", RECONCILE_REVISION_EVENT_KEY "ds-9|h", 1},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        int got = controller_timeout_event_key_live(rows[i].key, &daemonsets);
+        ROW_CHECK(rows[i].name, got == rows[i].live, "live %d, want %d", got, rows[i].live);
+    }
+    store_free(&daemonsets);
+}
+
+/* The log names an action's object as the README promises, pod=ns/name
+ * (issue 19: "API call failed" wrote name=x without the namespace). */
+static void test_object_ref(void **state)
+{
+    (void)state;
+    char buf[64];
+    static const struct {
+        action_kind kind;
+        const char *ns, *name, *key, *ref;
+    } rows[] = {
+        {ACTION_PATCH_POD_STATUS, "edge", "agent-x7k2p", "pod", "edge/agent-x7k2p"},
+        {ACTION_CREATE_JOB, "edge", "ota-prepull-a", "job", "edge/ota-prepull-a"},
+        {ACTION_DELETE_JOB, "edge", "ota-prepull-b", "job", "edge/ota-prepull-b"},
+        {ACTION_CREATE_EVENT, "edge", NULL, "event_namespace", "edge"},
+        {ACTION_GET_NODE, NULL, "node-1", "node", "node-1"},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        assert_string_equal(controller_object_key(rows[i].kind), rows[i].key);
+        assert_string_equal(
+            controller_object_ref(rows[i].kind, rows[i].ns, rows[i].name, buf, sizeof(buf)),
+            rows[i].ref);
+    }
+    /* bounded */
+    char small[6];
+    assert_string_equal(controller_object_ref(ACTION_PATCH_POD_STATUS, "edge", "agent", small,
+                                              sizeof(small)),
+                        "edge/");
+}
+
 /* ---- the bound on queued writes (docs/DECISIONS.md "Bounded work queue") ---- */
 
 typedef struct cap_row {
@@ -334,6 +398,8 @@ int main(void)
         cmocka_unit_test(test_pull_outcome_table),
         cmocka_unit_test(test_event_key_gc_table),
         cmocka_unit_test(test_revision_event_key_gc),
+        cmocka_unit_test(test_timeout_event_key_gc),
+        cmocka_unit_test(test_object_ref),
         cmocka_unit_test(test_write_cap_table),
         cmocka_unit_test(test_queue_table),
     };

@@ -300,6 +300,32 @@ static void test_json_line_shape(void **state)
     free(out);
 }
 
+/* A program that cannot start says so in the format asked for (issue 19:
+ * under --log-format json the startup error was plain text): text keeps
+ * "program: error"; json is a line like the others, at any level. */
+static void test_startup_error(void **state)
+{
+    (void)state;
+    log_line l;
+    log_startup_line(&l, "ota-controller", "cannot read kubeconfig /nope: No such file");
+    l.buf[l.len] = '\0';
+    assert_string_equal(l.buf, "ota-controller: cannot read kubeconfig /nope: No such file\n");
+
+    log_set_format(LOG_FORMAT_JSON);
+    log_set_level(LOG_ERROR);
+    log_startup_line(&l, "ota-webhook", "key \"x\" does not match");
+    log_set_level(LOG_INFO);
+    log_set_format(LOG_FORMAT_TEXT);
+    l.buf[l.len] = '\0';
+    assert_true(strncmp(l.buf, "{\"ts\":\"", 7) == 0);
+    assert_string_equal(l.buf + 32, ",\"level\":\"error\",\"msg\":\"cannot start\",\"program\":"
+                                    "\"ota-webhook\",\"error\":\"key \\\"x\\\" does not match\"}\n");
+    char err[200];
+    yajl_val v = yajl_tree_parse(l.buf, err, sizeof(err));
+    assert_non_null(v);
+    yajl_tree_free(v);
+}
+
 static void test_json_escaping(void **state)
 {
     (void)state;
@@ -460,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_json_line_shape),
         cmocka_unit_test(test_json_escaping),
         cmocka_unit_test(test_json_truncation),
+        cmocka_unit_test(test_startup_error),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_kv_text),
     };

@@ -65,6 +65,7 @@ static const struct {
 #define PULLING_ASKED NU(H2), IR_ASK(H2)         /* as YurtHub writes it */
 #define READY NU(H2), IR_OK(H2)
 #define FAILED NU(H2), IR_FAIL
+#define ANSWERED ABSENT, IR_FAIL /* the controller's answer to a request nobody serves */
 #define NEXT NU(H3), ABSENT                      /* yet another revision */
 #define NEXT_KEEPS_READY NU(H3), IR_OK(H2)       /* ... leaving the old result */
 /* Forbidden shapes */
@@ -93,6 +94,9 @@ enum shape {
     ADD_DUP_NU,  /* the write appends a second PodNeedUpgrade */
     KEPT_DUP_IR, /* the stored pod has the duplicate already, the write keeps it */
     DROP_DUP_IR, /* the stored pod has it, the write removes it */
+    /* Issue 19: the stored pod has no ownerReferences (its DaemonSet was
+     * deleted with --cascade=orphan); otherwise as KUBECTL. */
+    ORPHANED,
 };
 
 typedef struct transition_row {
@@ -122,6 +126,7 @@ typedef struct transition_row {
 #define R_DUP "duplicate-condition"
 #define R_CW_REV "co-writer-same-revision"
 #define R_CW_ONLY "co-writer-need-upgrade-only"
+#define R_ORPHAN "pull-needs-daemonset"
 
 static const transition_row transitions[] = {
     /* ---- duplicate OTA entries (DECISIONS, "Duplicate condition types") ---- */
@@ -146,6 +151,22 @@ static const transition_row transitions[] = {
     ROW(NODE_SELF, FAILED, PULLING, DROP_DUP_IR, FAILED, PULLING, OK),
     ROW(USER, PULLING, PULLING, DROP_DUP_IR, PULLING, PULLING, OK),
     ROW(CTRL, PULLING, READY, KEPT_DUP_IR, PULLING, READY, OK),
+
+    /* ---- no DaemonSet owns the pod (issue 19) ---- */
+    /* Nobody can serve a request on it: refused, after the own-node rule;
+     * the controller's answer (PullImageFail, PodNeedUpgrade removed) and
+     * a master's write go through. */
+    ROW(NODE_SELF, PENDING, PULLING, ORPHANED, PENDING_UPGRADE, PULLING, DENY(R_ORPHAN)),
+    ROW(USER, PENDING, PULLING, ORPHANED, PENDING_UPGRADE, PULLING, DENY(R_ORPHAN)),
+    ROW(NODE_SELF, FAILED, PULLING, ORPHANED, FAILED, PULLING, DENY(R_ORPHAN)),
+    ROW(USER, READY, PULLING, ORPHANED, READY, PULLING, DENY(R_ORPHAN)),
+    ROW(NODE_OTHER, PENDING, PULLING, ORPHANED, PENDING_UPGRADE, PULLING, DENY(R_NODE)),
+    ROW(CTRL, PENDING, PULLING, ORPHANED, PENDING_UPGRADE, PULLING, DENY(R_BY_NODES)),
+    ROW(MASTER, PENDING, PULLING, ORPHANED, PENDING_UPGRADE, PULLING, OK),
+    ROW(CTRL, PULLING, ANSWERED, ORPHANED, PULLING, CURRENT, OK),
+    ROW(CTRL, PENDING, CURRENT, ORPHANED, PENDING_UPGRADE, CURRENT, OK),
+    /* a request already stored, repeated: still nobody to serve it */
+    ROW(NODE_SELF, PULLING, PULLING_ASKED, ORPHANED, PULLING, PULLING, DENY(R_ORPHAN)),
 
     /* ---- DESIGN §3, allowed transitions ---- */
     /* Current -> PendingUpgrade: the controller, on a new DaemonSet revision. */
@@ -401,6 +422,8 @@ static const struct {
                 "yurt-manager that writes it runs its imagepreheat controller, which must be off "
                 "(--controllers=-imagepreheat,..., docs/operations.md \"Installing into an "
                 "OpenYurt cluster\")"},
+    {R_ORPHAN, "pod " POD_REF " has no DaemonSet owner (no controller ownerReference of kind "
+               "DaemonSet"},
 };
 
 /* The conditions array of one side of a row. */
@@ -468,7 +491,9 @@ static int same_spec(const fx_cond *a, const fx_cond *b)
 
 static char *row_review(arena *a, const transition_row *row)
 {
-    char *old_pod = fx_pod(a, "node-1", conditions_json(a, &row->old_nu, &row->old_ir, row->shape, 0));
+    char *old_conds = conditions_json(a, &row->old_nu, &row->old_ir, row->shape, 0);
+    char *old_pod = row->shape == ORPHANED ? fx_pod_owned(a, "node-1", old_conds, NULL)
+                                           : fx_pod(a, "node-1", old_conds);
     char *new_pod = fx_pod(a, "node-1", conditions_json(a, &row->new_nu, &row->new_ir, row->shape, 1));
     return fx_pod_status_review(a, whos[row->who].username, whos[row->who].groups, old_pod, new_pod);
 }

@@ -670,6 +670,74 @@ static void test_wrong_types(void **state)
     }
 }
 
+/* metadata.ownerReferences (issue 19): a pod is DaemonSet-owned when one
+ * reference is the controller ("controller": true) of kind DaemonSet, on
+ * the fast path and the reference path alike; the other fields of a
+ * reference are not read; a "controller" that is no boolean is refused as
+ * any field of the wrong type is. */
+static void test_owner_references(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *owners;
+        int owned;
+    } rows[] = {
+        {"none", NULL, 0},
+        {"empty", "[]", 0},
+        {"null", "null", 0},
+        {"the DaemonSet controller", "[{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\","
+                                     "\"name\":\"a\",\"uid\":\"u\",\"controller\":true,"
+                                     "\"blockOwnerDeletion\":true}]", 1},
+        {"after another owner", "[{\"kind\":\"ConfigMap\",\"name\":\"c\",\"uid\":\"x\"},"
+                                "{\"kind\":\"DaemonSet\",\"controller\":true}]", 1},
+        {"controller first, kind after", "[{\"controller\":true,\"kind\":\"DaemonSet\"}]", 1},
+        {"not the controller", "[{\"kind\":\"DaemonSet\",\"controller\":false}]", 0},
+        {"no controller field", "[{\"kind\":\"DaemonSet\"}]", 0},
+        {"a ReplicaSet's", "[{\"kind\":\"ReplicaSet\",\"controller\":true}]", 0},
+        {"kind of one, controller of another",
+         "[{\"kind\":\"DaemonSet\"},{\"kind\":\"Node\",\"controller\":true}]", 0},
+        {"a lower-case kind", "[{\"kind\":\"daemonset\",\"controller\":true}]", 0},
+        {"extra fields of any type", "[{\"kind\":\"DaemonSet\",\"controller\":true,"
+                                     "\"x\":{\"controller\":false,\"kind\":[1]}}]", 1},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        arena a;
+        arena_init(&a);
+        const char *refs =
+            rows[i].owners != NULL ? arena_printf(&a, ",\"ownerReferences\":%s", rows[i].owners) : "";
+        /* in oldObject only: object's are its own */
+        const char *body = replace_once(&a, full_review, "\"name\":\"old-name\"",
+                                        arena_printf(&a, "\"name\":\"old-name\"%s", refs));
+        decoded d;
+        decode(&d, body);
+        FX_CHECK(rows[i].name, d.rc == 0, "%s", d.err);
+        FX_CHECK(rows[i].name, d.rv.old_object.daemonset_owned == rows[i].owned, "owned %d",
+                 d.rv.old_object.daemonset_owned);
+        FX_CHECK(rows[i].name, !d.rv.object.daemonset_owned, "object owned");
+        ota_pod v = review_pod_view(&d.rv.old_object);
+        FX_CHECK(rows[i].name, v.owners_read == 1 && v.daemonset_owned == rows[i].owned, "view");
+        /* the reference path reads it the same */
+        review slow;
+        char err[256];
+        FX_CHECK(rows[i].name, review_decode_reference(&slow, d.body, d.len, &d.a, err, sizeof(err)) == 0,
+                 "%s", err);
+        FX_CHECK(rows[i].name, slow.old_object.daemonset_owned == rows[i].owned, "slow owned");
+        done(&d);
+        arena_free(&a);
+    }
+    arena a;
+    arena_init(&a);
+    decoded d;
+    decode(&d, replace_once(&a, full_review, "\"name\":\"old-name\"",
+                            "\"name\":\"old-name\",\"ownerReferences\":[{\"kind\":\"DaemonSet\","
+                            "\"controller\":\"true\"}]"));
+    assert_int_equal(d.rc, -1);
+    assert_string_equal(d.err, "request.oldObject.metadata.ownerReferences[].controller must be "
+                               "a boolean, got a string");
+    done(&d);
+    arena_free(&a);
+}
+
 /* Fields we do not read may have any type. */
 static void test_unread_fields_any_type(void **state)
 {
@@ -1205,6 +1273,7 @@ int main(void)
         cmocka_unit_test(test_condition_type_exact),
         cmocka_unit_test(test_null_is_absent),
         cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_owner_references),
         cmocka_unit_test(test_unread_fields_any_type),
         cmocka_unit_test(test_update_strategy_extra),
         cmocka_unit_test(test_depth_limit),
