@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A base image made from Debian's packages on this machine, for builds with
+# podman where no container registry is reachable (images/build.sh):
+#
+#   images/base.sh NAME [PACKAGE...]
+#
+# mmdebstrap --variant=minbase bookworm with PACKAGEs included, imported
+# into the project's podman storage (images/podman.sh) as
+# localhost/ota-prepull-base/NAME:KEY, KEY a hash of the suite, the variant,
+# the package list and this script.  An image with that tag is reused, so
+# only the first build after a change of the list pays for mmdebstrap.
+# Prints the tag on stdout; mmdebstrap's progress goes to stderr.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+name=$1
+shift
+suite=bookworm
+pkgs=$(printf '%s\n' "$@" | sort -u | tr '\n' ' ')
+key=$( { echo "$suite minbase $pkgs"; cat "$0"; } | sha256sum | cut -c1-16)
+tag=localhost/ota-prepull-base/$name:$key
+podman=$here/podman.sh
+if "$podman" image exists "$tag"; then
+    echo "$tag"
+    exit 0
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/ota-base.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+include=$(echo $pkgs | tr ' ' ',')
+# The chroot's apt sources are mmdebstrap's defaults for a stable suite
+# (the release, -updates, -security), which apt inside the image then uses;
+# stdin is closed so that it never reads sources from there.
+# Documentation and locales are left out as in Debian's -slim images.
+echo "images: making base $tag (mmdebstrap $suite minbase${include:+ + $include})" >&2
+mmdebstrap --quiet --variant=minbase ${include:+--include="$include"} \
+    --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --dpkgopt='path-exclude=/usr/share/info/*' \
+    "$suite" "$work/rootfs.tar" </dev/null >&2
+"$podman" import --quiet "$work/rootfs.tar" "$tag" >/dev/null
+echo "$tag"
