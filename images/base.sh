@@ -9,7 +9,7 @@
 # localhost/ota-prepull-base/NAME:KEY, KEY a hash of the suite, the variant,
 # the package list and this script.  An image with that tag is reused, so
 # only the first build after a change of the list pays for mmdebstrap.
-# Prints the tag on stdout; mmdebstrap's progress goes to stderr.
+# Prints the tag on stdout; mmdebstrap's output only when it fails (stderr).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=$1
@@ -29,14 +29,24 @@ include=$(echo $pkgs | tr ' ' ',')
 # The chroot's apt sources are mmdebstrap's defaults for a stable suite
 # (the release, -updates, -security), which apt inside the image then uses;
 # stdin is closed so that it never reads sources from there.
-# Documentation and locales are left out as in Debian's -slim images.
+# Documentation and locales are left out as in Debian's -slim images, and
+# /usr is merged by mmdebstrap's merged-usr hook (symlinks and the
+# usr-is-merged package) as in Debian's own bookworm images: without it
+# bookworm's init-system-helpers pulls in usrmerge, and with it perl
+# (30 MB of a 127 MB base, measured).
 echo "images: making base $tag (mmdebstrap $suite minbase${include:+ + $include})" >&2
-mmdebstrap --quiet --variant=minbase ${include:+--include="$include"} \
+log=$work/mmdebstrap.log
+if ! mmdebstrap --quiet --variant=minbase ${include:+--include="$include"} \
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
     --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/info/*' \
-    "$suite" "$work/rootfs.tar" </dev/null >&2
+    "$suite" "$work/rootfs.tar" </dev/null >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "images: mmdebstrap failed (its last lines above)" >&2
+    exit 1
+fi
 "$podman" import --quiet "$work/rootfs.tar" "$tag" >/dev/null
 echo "$tag"

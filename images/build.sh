@@ -47,8 +47,10 @@ docker)
 podman)
     # The union of the Dockerfiles' BUILD_PACKAGES lines: one build base.
     pkgs=$(sed -n 's/^ARG BUILD_PACKAGES="\(.*\)"$/\1/p' "$here"/*/Dockerfile | tr ' ' '\n' | sort -u)
+    SECONDS=0
     build_base=$("$here/base.sh" build $pkgs)
     runtime_base=$("$here/base.sh" runtime)
+    echo "images: bases $build_base $runtime_base (${SECONDS}s)"
     build=("$here/podman.sh" build --network host --pull=never)
     args+=(--build-arg "BUILD_BASE=$build_base" --build-arg "RUNTIME_BASE=$runtime_base")
     ;;
@@ -61,5 +63,7 @@ esac
 cd "$root"
 for p in $programs; do
     echo "images: $engine build $prefix$p:$tag"
+    SECONDS=0
     "${build[@]}" "${args[@]}" -f "images/$p/Dockerfile" -t "$prefix$p:$tag" .
+    echo "images: $prefix$p:$tag built (${SECONDS}s)"
 done
