@@ -49,4 +49,10 @@ if ! mmdebstrap --quiet --variant=minbase ${include:+--include="$include"} \
     exit 1
 fi
 "$podman" import --quiet "$work/rootfs.tar" "$tag" >/dev/null
+# The bases this one replaces (another package list) are not kept; one
+# still used by an image stays (rmi refuses), untagged later by nobody.
+"$podman" images --format '{{.Repository}}:{{.Tag}}' "localhost/ota-prepull-base/$name" |
+    while read -r old; do
+        [ "$old" = "$tag" ] || "$podman" rmi "$old" >/dev/null 2>&1 || true
+    done
 echo "$tag"
