@@ -25,7 +25,7 @@ if "$podman" image exists "$tag"; then
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/ota-base.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-include=$(echo $pkgs | tr ' ' ',')
+include=$(printf '%s\n' "$@" | sort -u | paste -sd,)
 # The chroot's apt sources are mmdebstrap's defaults for a stable suite
 # (the release, -updates, -security), which apt inside the image then uses;
 # stdin is closed so that it never reads sources from there.

@@ -48,6 +48,7 @@ podman)
     # The union of the Dockerfiles' BUILD_PACKAGES lines: one build base.
     pkgs=$(sed -n 's/^ARG BUILD_PACKAGES="\(.*\)"$/\1/p' "$here"/*/Dockerfile | tr ' ' '\n' | sort -u)
     SECONDS=0
+    # shellcheck disable=SC2086 # one argument per package
     build_base=$("$here/base.sh" build $pkgs)
     runtime_base=$("$here/base.sh" runtime)
     echo "images: bases $build_base $runtime_base (${SECONDS}s)"

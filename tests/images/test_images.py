@@ -11,6 +11,7 @@ none, except the two servers, which share the host's network namespace so
 that they and their peers talk over loopback only.
 
 What is checked, per image:
+  config     USER 65532:65532 and the program as the entrypoint;
   --version  prints "PROGRAM VERSION (commit COMMIT)" with VERSION's
              version and this tree's commit (git, or $OTA_COMMIT as the
              Makefile passes it);
@@ -158,6 +159,13 @@ class TestImage:
     PROGRAM = None
     LIBRARIES = ()
 
+    def test_image_config(self):
+        # the image's own user, not only the one these runs ask for: a pod
+        # without runAsUser gets this one
+        p = podman("image", "inspect", "--format", "{{.Config.User}} {{json .Config.Entrypoint}}",
+                   image(self.PROGRAM), check=True)
+        self.assertEqual(p.stdout.strip(), '%s:%s ["/usr/local/bin/%s"]' % (UID, UID, self.PROGRAM))
+
     def test_version(self):
         rc, out, err = run_once(self.PROGRAM, "--version")
         self.assertEqual(rc, 0, err)
@@ -244,8 +252,9 @@ class TestWebhookImage(TestImage, unittest.TestCase):
             self.assertTrue(self.review(port, ctx, "ds-update-ota-ondelete.json")["allowed"])
             status, text = http_get(metrics, "/metrics")
             self.assertEqual(status, 200)
-            self.assertIn('ota_prepull_build_info{version="%s",commit="%s"} 1' % (VERSION, commit()),
-                          text)
+            self.assertEqual([l for l in text.splitlines() if l.startswith("ota_prepull_build_info")],
+                             ['ota_prepull_build_info{version="%s",commit="%s"} 1'
+                              % (VERSION, commit())])
             self.assertEqual(ctr.stop(), 0, ctr.logs())
         finally:
             if ctr is not None:
