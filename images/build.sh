@@ -47,10 +47,19 @@ docker)
 podman)
     # The union of the Dockerfiles' BUILD_PACKAGES lines: one build base.
     pkgs=$(sed -n 's/^ARG BUILD_PACKAGES="\(.*\)"$/\1/p' "$here"/*/Dockerfile | tr ' ' '\n' | sort -u)
+    # Both bases at once: each mmdebstrap waits on the network and the
+    # disk as much as on a core.
     SECONDS=0
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/ota-images.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
     # shellcheck disable=SC2086 # one argument per package
-    build_base=$("$here/base.sh" build $pkgs)
-    runtime_base=$("$here/base.sh" runtime)
+    "$here/base.sh" build $pkgs >"$tmp/build" &
+    b=$!
+    "$here/base.sh" runtime >"$tmp/runtime" &
+    r=$!
+    wait $b || { wait $r; exit 1; }
+    wait $r
+    build_base=$(cat "$tmp/build") runtime_base=$(cat "$tmp/runtime")
     echo "images: bases $build_base $runtime_base (${SECONDS}s)"
     build=("$here/podman.sh" build --network host --pull=never)
     args+=(--build-arg "BUILD_BASE=$build_base" --build-arg "RUNTIME_BASE=$runtime_base")

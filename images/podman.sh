@@ -15,14 +15,15 @@ graphroot = \"$state/storage\"
 runroot = \"$state/run\""
 printf '[storage]\n%s\n' "$conf" | cmp -s - "$state/storage.conf" ||
     printf '[storage]\n%s\n' "$conf" >"$state/storage.conf"
-# containers.conf as written, but its ulimits never above the hard limits
-# podman itself runs under: runc refuses to raise them ("error setting
-# rlimits ... operation not permitted").
+# containers.conf as written, with build/podman/'s path filled in and its
+# ulimits never above the hard limits podman itself runs under: runc
+# refuses to raise them ("error setting rlimits ... operation not
+# permitted").
 nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
 [ "$nofile" = unlimited ] || [ "$nofile" -gt 20000 ] && nofile=20000
 [ "$nproc" = unlimited ] || [ "$nproc" -gt 4096 ] && nproc=4096
-sed "s/^default_ulimits = .*/default_ulimits = [\"nofile=$nofile:$nofile\", \"nproc=$nproc:$nproc\"]/" \
-    "$here/podman/containers.conf" >"$state/containers.conf.$$"
+sed -e "s/^default_ulimits = .*/default_ulimits = [\"nofile=$nofile:$nofile\", \"nproc=$nproc:$nproc\"]/" \
+    -e "s|@STATE@|$state|g" "$here/podman/containers.conf" >"$state/containers.conf.$$"
 mv "$state/containers.conf.$$" "$state/containers.conf"
 export CONTAINERS_CONF=$state/containers.conf
 export CONTAINERS_STORAGE_CONF=$state/storage.conf
