@@ -47,8 +47,7 @@ docker)
 podman)
     # The union of the Dockerfiles' BUILD_PACKAGES lines: one build base.
     pkgs=$(sed -n 's/^ARG BUILD_PACKAGES="\(.*\)"$/\1/p' "$here"/*/Dockerfile | tr ' ' '\n' | sort -u)
-    # Both bases at once: each mmdebstrap waits on the network and the
-    # disk as much as on a core.
+    # Both bases at once; either failing fails the build.
     SECONDS=0
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/ota-images.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
