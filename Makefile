@@ -10,7 +10,8 @@
 #   make demo    builds everything, then the narrated OTA story against kubesim
 #                (demo/README.md); make demo-test runs it fast and checks it
 #   make run     the webhook on 127.0.0.1 with throw-away certificates
-#   make images  container images of both programs (docker or podman, if one answers)
+#   make images  container images of both programs (docker, else podman with
+#                bases made here); make images-test builds and runs them (podman)
 #   make clean
 
 CC ?= gcc
@@ -94,10 +95,11 @@ PROGRAMS := $(BUILD)/ota-webhook $(BUILD)/ota-controller $(BUILD)/kubectl-ota
 DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev libcmocka-dev \
 	libyaml-dev libclang-rt-14-dev
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
-	node:nodejs npm:npm kubectl:kubernetes-client clang:clang
+	node:nodejs npm:npm kubectl:kubernetes-client clang:clang \
+	podman:podman runc:runc mmdebstrap:mmdebstrap
 
 .PHONY: all deps test layout unit integration e2e kubesim-test manifests-test test-asan bench run \
-	images clean fuzz fuzz-smoke fuzz-build
+	images images-test clean fuzz fuzz-smoke fuzz-build
 
 all: $(PROGRAMS)
 
@@ -247,6 +249,7 @@ test: deps
 	$(MAKE) manifests-test
 	$(MAKE) e2e
 	$(MAKE) demo-test
+	$(MAKE) images-test
 	$(MAKE) test-asan
 	$(MAKE) fuzz-smoke
 
@@ -317,25 +320,21 @@ run: deps $(BUILD)/ota-webhook
 		--metrics-bind-address 127.0.0.1:$(METRICS_PORT)
 
 # Container images (images/*/Dockerfile), tagged as manifests/base names
-# them.  Without docker or podman, or with a daemon that does not answer,
-# says why and builds nothing: not an error on a machine without one.
+# them, with this tree's version and commit compiled in.  images/build.sh
+# builds with docker where its daemon answers, else with podman from base
+# images it makes here with mmdebstrap (no container registry needed);
+# with neither it says so and builds nothing.  images-test builds with
+# podman and runs both images as the manifests do (tests/images/).
 IMAGE_PREFIX ?= ota-prepull/
-IMAGE_TAG ?= 0.1.0
+IMAGE_TAG ?= $(OTA_VERSION)
+IMAGE_ENV = IMAGE_PREFIX='$(IMAGE_PREFIX)' IMAGE_TAG='$(IMAGE_TAG)' \
+	OTA_VERSION='$(OTA_VERSION)' OTA_COMMIT='$(OTA_COMMIT)'
 images:
-	@engine=; for e in docker podman; do \
-		if command -v $$e >/dev/null 2>&1; then \
-			if $$e info >/dev/null 2>&1; then engine=$$e; break; fi; \
-			echo "images: $$e is installed but does not answer ($$e info failed)"; \
-		fi; \
-	done; \
-	if [ -z "$$engine" ]; then \
-		echo "images: no docker or podman with a running daemon here; nothing built"; \
-		exit 0; \
-	fi; \
-	set -e; for p in ota-webhook ota-controller; do \
-		echo "images: $$engine build $(IMAGE_PREFIX)$$p:$(IMAGE_TAG)"; \
-		$$engine build -f images/$$p/Dockerfile -t $(IMAGE_PREFIX)$$p:$(IMAGE_TAG) .; \
-	done
+	$(IMAGE_ENV) images/build.sh
+
+images-test:
+	$(IMAGE_ENV) images/build.sh podman
+	$(IMAGE_ENV) python3 tests/images/test_images.py
 
 clean:
 	rm -rf build

@@ -411,14 +411,25 @@ class Images(unittest.TestCase):
     def stages(self, program):
         with open(os.path.join(ROOT, "images", program, "Dockerfile")) as f:
             text = re.sub(r"\\\n", " ", f.read())
-        stages, cur = [], None
+        # ARGs with their defaults (the bases and package lists are build
+        # arguments: images/build.sh replaces the bases), substituted as
+        # docker would when none is passed: the global ones in FROM, a
+        # stage's own in its lines.
+        stages, cur, glob = [], None, {}
+
+        def subst(line, args):
+            return re.sub(r"\$\{(\w+)\}|\$(\w+)",
+                          lambda m: args.get(m.group(1) or m.group(2), m.group(0)), line)
         for line in text.splitlines():
             line = line.strip()
-            if line.upper().startswith("FROM "):
-                cur = {"from": line.split()[1], "lines": []}
+            m = re.match(r"ARG (\w+)=(.*)$", line)
+            if m:
+                (cur["args"] if cur is not None else glob)[m.group(1)] = m.group(2).strip('"')
+            elif line.upper().startswith("FROM "):
+                cur = {"from": subst(line.split()[1], glob), "lines": [], "args": {}}
                 stages.append(cur)
             elif cur is not None and line and not line.startswith("#"):
-                cur["lines"].append(line)
+                cur["lines"].append(subst(line, cur["args"]))
         return stages
 
     @staticmethod
