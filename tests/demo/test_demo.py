@@ -62,8 +62,10 @@ class Demo:
         e = dict(os.environ, BUILD=BUILD, DEMO_PAUSE="0")
         e.update(env or {})
         self.out = ""
+        # its own process group, as a shell's job: Ctrl-C reaches the group
         self.proc = subprocess.Popen(["bash", SCRIPT, "--fast"] + list(args), stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=e)
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=e,
+                                     start_new_session=True)
 
     def read_until(self, pattern, timeout):
         """Reads output until pattern appears (True) or the end / timeout (False)."""
@@ -142,7 +144,14 @@ class DemoTest(unittest.TestCase):
         demo = self.start(env=env)
         # once the three processes run and the story has begun
         self.assertTrue(demo.read_until(r"^== 3\. ", 120), "the demo did not reach step 3:\n" + demo.out)
-        demo.proc.send_signal(sig)
+        if sig == signal.SIGINT:
+            # Ctrl-C: the terminal signals the whole foreground group. Sent to
+            # bash alone while a foreground command runs (a kubectl lookup,
+            # fold in say), bash waits for it and, as the command did not die
+            # of SIGINT, drops the signal (bash's wait-and-cooperative-exit).
+            os.killpg(demo.proc.pid, sig)
+        else:
+            demo.proc.send_signal(sig)  # SIGTERM, as a supervisor sends it to one PID
         rc = demo.finish(30)
         self.assertEqual(rc, code, "exit code after %s; output:\n%s" % (sig, demo.out[-3000:]))
         self.assertEqual(len(demo.pids()), 3, demo.out)
