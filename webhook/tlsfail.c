@@ -39,16 +39,25 @@ static tlsfail_reason alert_received(int desc)
     return TLSFAIL_CLIENT_ALERT;
 }
 
+int tlsfail_alert_received(const tlsfail_facts *f)
+{
+    /* OpenSSL reports a fatal alert it received as this offset plus the
+     * alert's description (ssl3_read_bytes). */
+    if (f->lib == ERR_LIB_SSL && f->reason >= SSL_AD_REASON_OFFSET &&
+        f->reason < SSL_AD_REASON_OFFSET + 256)
+        return f->reason - SSL_AD_REASON_OFFSET;
+    return -1;
+}
+
 tlsfail_reason tlsfail_classify(const tlsfail_facts *f)
 {
     if (f->lib == 0)
         return f->closed ? TLSFAIL_CLIENT_CLOSED : TLSFAIL_OTHER;
     if (f->lib != ERR_LIB_SSL)
         return TLSFAIL_OTHER;
-    /* OpenSSL reports a fatal alert it received as this offset plus the
-     * alert's description (ssl3_read_bytes). */
-    if (f->reason >= SSL_AD_REASON_OFFSET && f->reason < SSL_AD_REASON_OFFSET + 256)
-        return alert_received(f->reason - SSL_AD_REASON_OFFSET);
+    int alert = tlsfail_alert_received(f);
+    if (alert >= 0)
+        return alert_received(alert);
     switch (f->reason) {
     /* The record layer recognises these methods in the first record
      * (GET, POST, HEAD, PUT; CONNECT is the proxy form). */

@@ -49,6 +49,10 @@ typedef struct tlsfail_facts {
 /* The reason for a failed handshake. */
 tlsfail_reason tlsfail_classify(const tlsfail_facts *f);
 
+/* The description of the fatal alert the client sent (SSL3_AD_*,
+ * TLS1_AD_*), or -1 when the failure is not one. */
+int tlsfail_alert_received(const tlsfail_facts *f);
+
 /* The reason's label value ("certificate_untrusted", ...), lower case and
  * underscores; "other" for a value out of range. */
 const char *tlsfail_reason_name(tlsfail_reason r);

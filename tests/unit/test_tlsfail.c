@@ -131,6 +131,29 @@ static void test_classify(void **state)
     }
 }
 
+/* The alert the log names: the client's, never the one we sent. */
+static void test_alert_received(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        tlsfail_facts f;
+        int want;
+    } rows[] = {
+        {"unknown_ca received", {ERR_LIB_SSL, RECEIVED(TLS1_AD_UNKNOWN_CA), NO_ALERT, 0}, 48},
+        {"close_notify as the reason", {ERR_LIB_SSL, RECEIVED(0), NO_ALERT, 0}, 0},
+        {"the last description", {ERR_LIB_SSL, RECEIVED(255), NO_ALERT, 0}, 255},
+        {"past the alerts' range", {ERR_LIB_SSL, RECEIVED(256), NO_ALERT, 0}, -1},
+        {"one we sent", {ERR_LIB_SSL, SSL_R_CERTIFICATE_VERIFY_FAILED, TLS1_AD_UNKNOWN_CA, 0}, -1},
+        {"another library", {ERR_LIB_X509, RECEIVED(TLS1_AD_UNKNOWN_CA), NO_ALERT, 0}, -1},
+        {"no error", {0, 0, NO_ALERT, 1}, -1},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int got = tlsfail_alert_received(&rows[i].f);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %d, want %d", got, rows[i].want);
+    }
+}
+
 /* The names are label values: a fixed set, distinct, [a-z_]; every
  * reason has a hint; out of range is "other". */
 static void test_names_and_hints(void **state)
@@ -195,6 +218,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_alert_received),
         cmocka_unit_test(test_names_and_hints),
         cmocka_unit_test(test_say),
     };
