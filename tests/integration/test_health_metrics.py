@@ -1,7 +1,8 @@
 """The plain-HTTP ports: /healthz and /readyz on the health port, and the
 Prometheus families on /metrics (requests, durations, denials, mutations,
-certificate reloads and expiry, cuts and failed handshakes by reason), whose counters must move exactly with the traffic,
-also under concurrency.
+certificate reloads and expiry, cuts and failed handshakes by reason),
+whose counters must move exactly with the traffic, also under
+concurrency.
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_health_metrics.*').
