@@ -49,8 +49,8 @@ typedef struct tls_store {
     metrics_counter reloads_ok; /* written by the polling thread only */
     metrics_counter reloads_failed;
     /* The current certificate's notAfter in seconds since 1970 (0: not
-     * known), published with it: ota_webhook_certificate_expiration_
-     * timestamp_seconds. */
+     * known), published with it; on /metrics as
+     * ota_webhook_certificate_expiration_timestamp_seconds. */
     atomic_llong not_after;
 } tls_store;
 

@@ -70,8 +70,8 @@ class TestHealthAndMetrics(ServerTestCase):
             "client_closed", "other"]))
         self.assertRegex(text, r"(?m)^# TYPE ota_webhook_certificate_"
                          r"expiration_timestamp_seconds gauge$")
-        expiry = [v for n, _, v in samples
-                  if n == "ota_webhook_certificate_expiration_timestamp_seconds"]
+        expiry = [v for n, _, v in samples if n ==
+                  "ota_webhook_certificate_expiration_timestamp_seconds"]
         self.assertEqual(len(expiry), 1)
         self.assertGreater(expiry[0], time.time())
 
