@@ -9,19 +9,26 @@
  */
 #include "conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include "clock.h"
 #include "guard.h"
+#include "log.h"
 #include "reply.h"
+#include "tlsfail.h"
 
 /*
  * One accepted connection, from accept to close (h2o_socket_t.on_close).
@@ -36,6 +43,9 @@ typedef struct conn_rec {
     h2o_socket_t *sock; /* NULL once closed */
     SSL_CTX *ssl_ctx;   /* our reference; TLS port only */
     SSL *ssl;           /* once its handshake started (info callback) */
+    int tls_done;       /* its handshake completed */
+    int tls_failed;     /* its handshake failed, and was counted */
+    int alert_sent;     /* the fatal alert the server sent in its handshake, or -1 */
     enum listener_kind kind;
     int uses_spare;     /* took the spare descriptor's place */
     int paused;         /* we stopped reading it; read_cb is h2o's callback */
@@ -53,6 +63,10 @@ typedef struct conn_rec {
     uint64_t upload_began_ns; /* 0: none arriving */
     uint64_t upload_clock_ns;
     uint64_t paused_since_ns;
+    /* The peer as accept() gave it, for the log (the socket is gone by
+     * on_close, and h2o would ask the kernel again). */
+    struct sockaddr_storage peer;
+    socklen_t peer_len;
 } conn_rec;
 
 /* ---- connections ------------------------------------------------------- */
@@ -73,12 +87,19 @@ void conn_reopen_spare(server *srv)
         close(fd);
 }
 
+static void handshake_failed(conn_rec *rec, const tlsfail_facts *f, unsigned long err);
+
 /* h2o_socket_t.on_close: h2o has freed the connection's SSL (if any) by
- * now, so our reference to its context can go. */
+ * now, so our reference to its context can go.  The socket is gone too. */
 static void on_conn_closed(void *data)
 {
     conn_rec *rec = data;
     worker *w = rec->w;
+    /* Closed with its handshake begun, not done and not failed: not by
+     * the server's cuts either, so its client hung up. */
+    if (rec->kind == L_TLS && rec->ssl != NULL && !rec->tls_done && !rec->tls_failed &&
+        !rec->cut && rec->requests == 0)
+        handshake_failed(rec, &(tlsfail_facts){.alert_sent = -1, .closed = 1}, 0);
     h2o_linklist_unlink(&rec->link);
     atomic_fetch_sub(&w->srv->open[rec->kind], 1);
     if (rec->ssl_ctx != NULL)
@@ -109,9 +130,29 @@ static conn_rec *conn_of_req(h2o_req_t *req)
     return conn_of_sock(req->conn->callbacks->get_socket(req->conn));
 }
 
+/* The connection record of an SSL, in the SSL's ex_data from its first
+ * info callback on: the record outlives the SSL (h2o frees the SSL before
+ * the socket's on_close). */
+static int rec_index = -1;
+static pthread_once_t rec_index_once = PTHREAD_ONCE_INIT;
+
+static void rec_index_init(void)
+{
+    rec_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+static conn_rec *rec_of_ssl(const SSL *ssl)
+{
+    return rec_index >= 0 ? SSL_get_ex_data(ssl, rec_index) : NULL;
+}
+
 /* The drain asks a connection's SSL whether a record is half in. */
 void conn_handshake_started(worker *w, const SSL *ssl)
 {
+    /* TLS 1.3 says "start" again for each session ticket sent */
+    pthread_once(&rec_index_once, rec_index_init);
+    if (rec_of_ssl(ssl) != NULL)
+        return;
     /* h2o's BIO carries the h2o_socket_t; matched against our own list, so
      * nothing is dereferenced on a guess. */
     BIO *bio = SSL_get_rbio(ssl);
@@ -122,9 +163,100 @@ void conn_handshake_started(worker *w, const SSL *ssl)
         conn_rec *rec = H2O_STRUCT_FROM_MEMBER(conn_rec, link, n);
         if (rec->sock == sock) {
             rec->ssl = (SSL *)ssl;
+            if (rec_index >= 0)
+                SSL_set_ex_data(rec->ssl, rec_index, rec);
             return;
         }
     }
+}
+
+void conn_handshake_done(worker *w, const SSL *ssl)
+{
+    (void)w;
+    conn_rec *rec = rec_of_ssl(ssl);
+    if (rec != NULL)
+        rec->tls_done = 1;
+}
+
+void conn_handshake_alert_sent(worker *w, const SSL *ssl, int desc)
+{
+    (void)w;
+    conn_rec *rec = rec_of_ssl(ssl);
+    if (rec != NULL && !rec->tls_done)
+        rec->alert_sent = desc;
+}
+
+void conn_handshake_stopped(worker *w, const SSL *ssl)
+{
+    (void)w;
+    conn_rec *rec = rec_of_ssl(ssl);
+    if (rec == NULL || rec->tls_done || rec->tls_failed || rec->cut)
+        return;
+    /* OpenSSL clears its error queue as SSL_accept begins: an error here
+     * is this handshake's, and none means it waits for more bytes.  Only
+     * peeked: h2o reads the queue after us. */
+    unsigned long err = ERR_peek_last_error();
+    if (err == 0)
+        return;
+    tlsfail_facts f = {
+        .lib = ERR_GET_LIB(err),
+        .reason = ERR_GET_REASON(err),
+        .alert_sent = rec->alert_sent,
+    };
+    handshake_failed(rec, &f, err);
+}
+
+/* "address:port" (IPv6 in brackets) of a connection's peer. */
+static void peer_text(const conn_rec *rec, char *out, size_t outlen)
+{
+    char host[INET6_ADDRSTRLEN] = "";
+    const struct sockaddr *sa = (const struct sockaddr *)&rec->peer;
+    if (rec->peer_len >= sizeof(struct sockaddr_in) && sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+        snprintf(out, outlen, "%s:%u", host, (unsigned)ntohs(in->sin_port));
+    } else if (rec->peer_len >= sizeof(struct sockaddr_in6) && sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+        snprintf(out, outlen, "[%s]:%u", host, (unsigned)ntohs(in6->sin6_port));
+    } else {
+        snprintf(out, outlen, "unknown");
+    }
+}
+
+/* Counts a failed handshake by reason (tlsfail_classify), and logs it when
+ * tlsfail_say says a line is due: the reason, how many failures the line
+ * stands for, the peer of this one, the alert, OpenSSL's words, and what
+ * to do.  err: OpenSSL's error, 0 for none. */
+static void handshake_failed(conn_rec *rec, const tlsfail_facts *f, unsigned long err)
+{
+    worker *w = rec->w;
+    server *srv = w->srv;
+    rec->tls_failed = 1;
+    tlsfail_reason r = tlsfail_classify(f);
+    metrics_add(&w->tls_failures[r], 1);
+    pthread_mutex_lock(&srv->tlsfail_lock);
+    uint64_t n = tlsfail_say(&srv->tlsfail_said[r], clock_mono_ns());
+    pthread_mutex_unlock(&srv->tlsfail_lock);
+    if (n == 0)
+        return;
+    char peer[INET6_ADDRSTRLEN + 16];
+    peer_text(rec, peer, sizeof(peer));
+    log_line l;
+    log_begin(&l, LOG_WARN, "TLS handshake failed");
+    log_str(&l, "reason", tlsfail_reason_name(r));
+    log_int(&l, "failures", (long long)n);
+    log_str(&l, "peer", peer);
+    int alert = tlsfail_alert_received(f);
+    if (alert >= 0)
+        log_str(&l, "alert", SSL_alert_desc_string_long(alert));
+    if (f->alert_sent >= 0)
+        log_str(&l, "alert_sent", SSL_alert_desc_string_long(f->alert_sent));
+    const char *detail = err != 0 ? ERR_reason_error_string(err) : NULL;
+    if (detail != NULL)
+        log_str(&l, "detail", detail);
+    log_str(&l, "hint", tlsfail_reason_hint(r));
+    log_end(&l, LOG_WARN);
 }
 
 /* ---- listeners ---------------------------------------------------------- */
@@ -197,7 +329,8 @@ static int evict_for_new(worker *w)
     return 1;
 }
 
-static void take_connection(worker *w, enum listener_kind kind, int fd, int uses_spare)
+static void take_connection(worker *w, enum listener_kind kind, int fd, int uses_spare,
+                            const struct sockaddr_storage *peer, socklen_t peer_len)
 {
     server *srv = w->srv;
     size_t open_now = atomic_fetch_add(&srv->open[kind], 1);
@@ -226,6 +359,9 @@ static void take_connection(worker *w, enum listener_kind kind, int fd, int uses
     rec->kind = kind;
     rec->uses_spare = uses_spare;
     rec->accepted_ns = clock_mono_ns();
+    rec->alert_sent = -1;
+    rec->peer = *peer;
+    rec->peer_len = peer_len <= sizeof(rec->peer) ? peer_len : 0;
     if (kind == L_TLS) {
         rec->ssl_ctx = w->ssl_ctx;
         SSL_CTX_up_ref(rec->ssl_ctx);
@@ -245,10 +381,12 @@ void conn_accept_pending(worker *w, enum listener_kind kind, unsigned batch)
     h2o_socket_t *listener = w->listeners[kind];
     int lfd = h2o_socket_get_fd(listener);
     for (unsigned i = 0; i < batch; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t peer_len = sizeof(peer);
+        int fd = accept4(lfd, (struct sockaddr *)&peer, &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
             w->accept_failures[kind] = 0;
-            take_connection(w, kind, fd, 0);
+            take_connection(w, kind, fd, 0, &peer, peer_len);
             continue;
         }
         int err = errno;
@@ -261,10 +399,12 @@ void conn_accept_pending(worker *w, enum listener_kind kind, unsigned batch)
             int spare = atomic_exchange(&w->srv->spare_fd, -1);
             if (spare >= 0) {
                 close(spare);
-                fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                peer_len = sizeof(peer);
+                fd = accept4(lfd, (struct sockaddr *)&peer, &peer_len,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd >= 0) {
                     metrics_add(&w->counters[GC_ACCEPT_SPARE], 1);
-                    take_connection(w, kind, fd, 1);
+                    take_connection(w, kind, fd, 1, &peer, peer_len);
                     continue;
                 }
                 conn_reopen_spare(w->srv);
@@ -710,5 +850,17 @@ void conn_metrics_render(strbuf *t, server *srv)
             metrics_header(t, families[c].name, "counter", families[c].help);
         strbuf_printf(t, "%s%s %llu\n", families[c].name, families[c].labels,
                       (unsigned long long)guard_sum(srv, (enum guard_counter)c));
+    }
+    /* docs/DECISIONS.md "Handshake failures, by reason": every reason from
+     * the start, as the cuts. */
+    metrics_header(t, "ota_webhook_tls_handshake_failures_total", "counter",
+                   "TLS handshakes on the admission port that failed, by reason (a handshake "
+                   "the server cut is a cut: ota_webhook_connections_cut_total).");
+    for (int r = 0; r < TLSFAIL_N; r++) {
+        uint64_t n = 0;
+        for (int i = 0; i < srv->threads; i++)
+            n += metrics_get(&srv->workers[i].tls_failures[r]);
+        strbuf_printf(t, "ota_webhook_tls_handshake_failures_total{reason=\"%s\"} %llu\n",
+                      tlsfail_reason_name((tlsfail_reason)r), (unsigned long long)n);
     }
 }

@@ -40,16 +40,26 @@ void conn_sweep(worker *w, uint64_t now);
  * waits for it as for the ones being answered. */
 int conn_receiving(worker *w, uint64_t now);
 
-/* OpenSSL saw the ClientHello of ssl (server_tls_info_callback): the
- * connection it belongs to can be asked about it from now on. */
+/* What OpenSSL says of a connection's handshake (server_tls_info_callback).
+ * Started: the first bytes of ssl arrived; the connection it belongs to
+ * can be asked about it from now on.  Done: it completed.  Alert sent:
+ * the server ended it with a fatal alert (desc).  Stopped: SSL_accept
+ * returned without completing it, failed if OpenSSL's error queue says
+ * so.  A failure is counted by reason (tlsfail.h) and said in the log at
+ * most once a minute per reason; so is a connection its client closes
+ * mid-handshake.  A connection the server cut is counted as a cut only. */
 void conn_handshake_started(worker *w, const SSL *ssl);
+void conn_handshake_done(worker *w, const SSL *ssl);
+void conn_handshake_alert_sent(worker *w, const SSL *ssl, int desc);
+void conn_handshake_stopped(worker *w, const SSL *ssl);
 
 /* First thing of every route: counts the request as in flight until h2o
  * disposes of it, and answers 400 to ambiguous framing.  1 when the
  * request is answered already. */
 int conn_request_begin(h2o_req_t *req);
 
-/* The connection limits' counters and gauges, summed over the workers. */
+/* The connection limits' counters and gauges, and the failed handshakes
+ * by reason, summed over the workers. */
 void conn_metrics_render(strbuf *t, server *srv);
 
 #endif

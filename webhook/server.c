@@ -36,14 +36,22 @@
 static _Thread_local worker *current_worker;
 
 /* OpenSSL's info callback (tls_store): the SSL of a connection exists from
- * its ClientHello on. */
+ * its first bytes on; what becomes of its handshake is conn.c's to count. */
 void server_tls_info_callback(const SSL *ssl, int where, int ret)
 {
-    (void)ret;
     worker *w = current_worker;
-    if (w == NULL || (where & SSL_CB_HANDSHAKE_START) == 0)
+    if (w == NULL)
         return;
-    conn_handshake_started(w, ssl);
+    if (where & SSL_CB_HANDSHAKE_START)
+        conn_handshake_started(w, ssl);
+    else if (where & SSL_CB_HANDSHAKE_DONE)
+        conn_handshake_done(w, ssl);
+    else if ((where & SSL_CB_WRITE_ALERT) == SSL_CB_WRITE_ALERT && (ret >> 8) == SSL3_AL_FATAL)
+        conn_handshake_alert_sent(w, ssl, ret & 0xff);
+    /* SSL_accept returns: <= 0 also while it waits for bytes; the
+     * connection looks at OpenSSL's error queue to tell. */
+    else if ((where & SSL_CB_ACCEPT_EXIT) == SSL_CB_ACCEPT_EXIT && ret <= 0)
+        conn_handshake_stopped(w, ssl);
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -175,6 +183,7 @@ server *server_create(const server_config *cfg, tls_store *tls, char *err, size_
     srv->shutdown_grace_ms = cfg->shutdown_grace_ms;
     srv->tls = tls;
     atomic_store(&srv->spare_fd, -1);
+    pthread_mutex_init(&srv->tlsfail_lock, NULL);
     pthread_mutex_init(&srv->drained_lock, NULL);
     pthread_cond_init(&srv->drained_cond, NULL);
     const char *addresses[L_COUNT] = {cfg->bind_address, cfg->health_address,

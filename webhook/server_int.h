@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "stats.h"
 #include "tls.h"
+#include "tlsfail.h"
 
 typedef struct server server; /* as in server.h, which main.c includes */
 
@@ -65,6 +66,7 @@ typedef struct worker {
     h2o_linklist_t conns; /* conn_rec (conn.c) of every open connection */
     _Atomic size_t buffered; /* input buffered by this worker's connections */
     metrics_counter counters[GC_N];
+    metrics_counter tls_failures[TLSFAIL_N]; /* failed handshakes, by reason (conn.c) */
     stats stats;
 } worker;
 
@@ -82,6 +84,10 @@ struct server {
     atomic_size_t open[L_COUNT]; /* connections open, per port */
     atomic_int spare_fd;         /* a descriptor kept to accept a probe with */
     atomic_int shutdown;
+    /* What the log said of failed handshakes, per reason, for every
+     * worker (tlsfail_say: a line a minute at most, whoever's). */
+    pthread_mutex_t tlsfail_lock;
+    tlsfail_said tlsfail_said[TLSFAIL_N];
     pthread_mutex_t drained_lock;
     pthread_cond_t drained_cond;
     int n_drained;

@@ -87,4 +87,14 @@ void stats_render(strbuf *t, stats *const *blocks, size_t n, tls_store *tls)
                   (unsigned long long)metrics_get(&tls->reloads_ok));
     strbuf_printf(t, "ota_webhook_cert_reloads_total{result=\"failure\"} %llu\n",
                   (unsigned long long)metrics_get(&tls->reloads_failed));
+
+    /* cert-manager's certmanager_certificate_expiration_timestamp_seconds,
+     * seen from the process that serves the certificate */
+    long long not_after = atomic_load(&tls->not_after);
+    if (not_after != 0) {
+        metrics_header(t, "ota_webhook_certificate_expiration_timestamp_seconds", "gauge",
+                       "The serving certificate's notAfter, in seconds since 1970 (the one "
+                       "loaded last).");
+        strbuf_printf(t, "ota_webhook_certificate_expiration_timestamp_seconds %lld\n", not_after);
+    }
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <h2o.h>
 #include <openssl/err.h>
@@ -84,6 +85,29 @@ fail:
     return NULL;
 }
 
+int tls_cert_not_after(const X509 *cert, long long *out)
+{
+    const ASN1_TIME *t = cert != NULL ? X509_get0_notAfter(cert) : NULL;
+    struct tm tm;
+    if (t == NULL || ASN1_TIME_to_tm(t, &tm) != 1)
+        return -1;
+    /* ASN1_TIME_to_tm gives UTC; timegm is its inverse, with no zone */
+    time_t secs = timegm(&tm);
+    if (secs == (time_t)-1)
+        return -1;
+    *out = (long long)secs;
+    return 0;
+}
+
+/* What the gauge says of ctx's certificate: its notAfter, or 0. */
+static long long not_after_of(SSL_CTX *ctx)
+{
+    long long secs = 0;
+    if (tls_cert_not_after(SSL_CTX_get0_certificate(ctx), &secs) != 0)
+        secs = 0;
+    return secs;
+}
+
 static int same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
@@ -111,6 +135,7 @@ int tls_store_init(tls_store *s, const char *cert_file, const char *key_file,
     if (s->current == NULL)
         return -1;
     memcpy(s->attempted, s->loaded, sizeof(s->loaded));
+    atomic_store(&s->not_after, not_after_of(s->current));
     atomic_store(&s->generation, 1);
     return 0;
 }
@@ -134,9 +159,11 @@ static void reload(tls_store *s, int force)
         }
         return;
     }
+    long long not_after = not_after_of(ctx);
     pthread_mutex_lock(&s->lock);
     SSL_CTX *old = s->current;
     s->current = ctx;
+    atomic_store(&s->not_after, not_after);
     atomic_fetch_add_explicit(&s->generation, 1, memory_order_release);
     pthread_mutex_unlock(&s->lock);
     SSL_CTX_free(old); /* workers and accepted connections hold their own references */

@@ -48,6 +48,10 @@ typedef struct tls_store {
     struct stat attempted[2];   /* as last tried, to log a bad pair once */
     metrics_counter reloads_ok; /* written by the polling thread only */
     metrics_counter reloads_failed;
+    /* The current certificate's notAfter in seconds since 1970 (0: not
+     * known), published with it; on /metrics as
+     * ota_webhook_certificate_expiration_timestamp_seconds. */
+    atomic_llong not_after;
 } tls_store;
 
 /* Loads the pair for the first time.  0, or -1 with a message in err.
@@ -58,6 +62,10 @@ int tls_store_init(tls_store *s, const char *cert_file, const char *key_file,
                    const char *client_ca_file, int min_version,
                    void (*info_cb)(const SSL *ssl, int where, int ret), char *err,
                    size_t errlen);
+
+/* The notAfter of cert in seconds since 1970, into *out: 0, or -1 when it
+ * has none or it does not convert. */
+int tls_cert_not_after(const X509 *cert, long long *out);
 
 /* Re-loads now, whether or not the files changed (SIGHUP). */
 void tls_store_reload(tls_store *s);

@@ -21,6 +21,9 @@ This runs them all, in one process; the tests are in
   test_webhook_outage.py   WebhookOutage: the kubelet's status writes never
                            reach the webhook and survive its outage; what the
                            failure policies block while it is down
+  test_untrusted_webhook.py  UntrustedWebhook: a caBundle that does not
+                           match; the apiserver's x509 error, and the
+                           webhook's count and log line that say it
   test_downtime.py         UpgradeDowntime: a 2 GiB image's upgrade with and
                            without pre-pull (the mechanism; the numbers are
                            bench/upgrade_downtime.py's)
@@ -76,6 +79,7 @@ from test_queueing import Concurrency
 from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
+from test_untrusted_webhook import UntrustedWebhook
 from test_yurthub import YurtHubCompat
 from test_yurtmanager import YurtManagerCoexistence, YurtManagerUnlisted
 from test_kubectl_ota import KUBECTL_OTA, KubectlOta
@@ -97,7 +101,7 @@ def main(argv):
             return 1
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
-                     "WebhookOutage", "UpgradeDowntime", "KubectlOta", "BusyLeader",
+                     "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))

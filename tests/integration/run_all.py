@@ -38,6 +38,11 @@ docs/DECISIONS.md, file by file:
                               the minimum rate get 408, a full budget cuts
                               the oldest upload and a review gets through;
   test_cert_rotation.py       certificate rotation under traffic;
+  test_handshake_failures.py  failed TLS handshakes counted by reason and
+                              said once a minute per reason (a client that
+                              does not trust the certificate, plain HTTP,
+                              ...), not for handshakes the server cut; the
+                              certificate's expiry gauge across a rotation;
   test_shutdown.py            SIGTERM drain;
   test_health_metrics.py      /healthz, /readyz, /metrics;
   test_command_line_and_tls.py  bad command lines, both daemons' command

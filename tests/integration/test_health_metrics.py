@@ -1,7 +1,8 @@
 """The plain-HTTP ports: /healthz and /readyz on the health port, and the
 Prometheus families on /metrics (requests, durations, denials, mutations,
-certificate reloads), whose counters must move exactly with the traffic,
-also under concurrency.
+certificate reloads and expiry, cuts and failed handshakes by reason),
+whose counters must move exactly with the traffic, also under
+concurrency.
 
 Part of the integration suite: run_all.py runs it with the others (`make
 integration`; one file: run_all.py -k 'test_health_metrics.*').
@@ -10,6 +11,7 @@ integration`; one file: run_all.py -k 'test_health_metrics.*').
 import json
 import re
 import threading
+import time
 
 from harness import (Conn, ServerTestCase, compact, http_get, load_fixture,
                      metric_sum, parse_metrics)
@@ -54,6 +56,24 @@ class TestHealthAndMetrics(ServerTestCase):
         self.assertEqual(reasons, sorted([
             "header_bytes", "write_timeout", "handshake_timeout",
             "handshake_evicted", "upload_too_slow", "buffer_budget"]))
+        # Failed handshakes: one family, every reason from the start
+        # (docs/DECISIONS.md "Handshake failures, by reason"); the
+        # certificate's expiry, one sample.
+        self.assertEqual(len(re.findall(
+            r"(?m)^# TYPE ota_webhook_tls_handshake_failures_total counter$",
+            text)), 1)
+        reasons = sorted(labels.get("reason") for n, labels, _ in samples
+                         if n == "ota_webhook_tls_handshake_failures_total")
+        self.assertEqual(reasons, sorted([
+            "certificate_untrusted", "client_certificate", "protocol_version",
+            "no_shared_cipher", "plain_http", "not_tls", "client_alert",
+            "client_closed", "other"]))
+        self.assertRegex(text, r"(?m)^# TYPE ota_webhook_certificate_"
+                         r"expiration_timestamp_seconds gauge$")
+        expiry = [v for n, _, v in samples if n ==
+                  "ota_webhook_certificate_expiration_timestamp_seconds"]
+        self.assertEqual(len(expiry), 1)
+        self.assertGreater(expiry[0], time.time())
 
     def test_counters_exact_under_concurrency(self):
         # Per-thread counters, summed when read: nothing lost or doubled.
