@@ -290,6 +290,19 @@ static void test_validation(void **state)
         }
 }
 
+/* Every ImagePullJob rule has a row of the table that produces it. */
+static void test_every_rule_has_a_row(void **state)
+{
+    (void)state;
+    for (int r = OTA_RULE_IPJ_MALFORMED; r < OTA_N_RULES; r++) {
+        int rows = 0;
+        for (size_t i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
+            rows += denials[i].rule == (ota_rule)r;
+        if (rows == 0)
+            fail_msg("no row is denied by %s", ota_rule_name((ota_rule)r));
+    }
+}
+
 /* Every default the mutating webhook sets passes validation. */
 static void test_defaults_validate(void **state)
 {
@@ -395,6 +408,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_every_rule_has_a_row),
         cmocka_unit_test(test_defaults_validate),
         cmocka_unit_test(test_other_requests),
         cmocka_unit_test(test_object_required),
