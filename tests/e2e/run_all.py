@@ -89,6 +89,7 @@ from test_correctness import Correctness
 from test_observe import Observability
 from test_paging import Paging
 from test_unserved import ConfigTrouble, Unserved
+from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
 
 
 def main(argv):
@@ -102,7 +103,8 @@ def main(argv):
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble"]
+                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
+                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
