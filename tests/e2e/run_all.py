@@ -46,6 +46,11 @@ This runs them all, in one process; the tests are in
                            annotation is said; ConfigTrouble: a refused
                            token or an unknown CA said once, with a hint;
                            startup errors in JSON
+  test_imagepulljob.py     ImagePullJobOwnCrd: our CRD component applied with
+                           kubectl, docs/examples defaulted, Kruise's
+                           messages and columns; ImagePullJobUpstreamCrds:
+                           Kruise's CRDs unchanged (skipped without
+                           ../shared/upstream)
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
