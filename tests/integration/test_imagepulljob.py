@@ -197,6 +197,11 @@ class TestImagePullJob(ServerTestCase):
         obj["spec"]["selector"]["names"].append("node-054321")
         resp, _ = self.admit("/validate-imagepulljob", review(obj))
         self.assert_denied(resp, 400, "duplicated name in selector names")
+        # as many names as 1.5 MiB holds: answered, not a 500
+        obj["spec"]["selector"]["names"] = ["%x" % i for i in range(200000)]
+        self.assertLess(len(compact(obj["spec"])), 1536 * 1024)
+        resp, _ = self.admit("/validate-imagepulljob", review(obj))
+        self.assertTrue(resp["allowed"], resp)
 
     def test_spec_too_large(self):
         obj = self.valid()
