@@ -14,8 +14,10 @@ imagepulljobs` has Kruise's columns.
 ImagePullJobUpstreamCrds: Kruise's own CRDs (v1.8.4: v1alpha1 only; v1.9.0:
 both versions) applied unchanged, from ../shared/upstream/kruise beside the
 repository (CI has it there; $OTA_UPSTREAM_KRUISE names another place); our
-webhook defaults and validates their objects too.  Skipped, saying why,
-when that directory is absent.
+webhook defaults and validates their objects too; with our mutating entry
+removed, Kruise's CRD refuses a job without completionPolicy
+(`spec.completionPolicy: Required value`), which is why the webhook
+defaults.  Skipped, saying why, when that directory is absent.
 """
 import json
 import os
@@ -150,3 +152,14 @@ class ImagePullJobUpstreamCrds(ImagePullJobBase):
                                  want + (["MESSAGE"] if version == "v1.8.4" else []))
                 res = self.kubectl("get", "imagepulljobs.v1alpha1.apps.kruise.io", "-n", "default")
                 self.assertEqual(res.stdout.splitlines()[0].split(), want + ["MESSAGE"])
+        # Why the defaulting webhook is needed: without it, Kruise's CRD
+        # refuses a job that leaves completionPolicy to the defaults.
+        path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/ota-prepull"
+        hooks = [w["name"] for w in self.sim.get(path)["webhooks"]]
+        i = hooks.index("imagepulljobs.mutate.ota-prepull.openyurt.io")
+        res = self.kubectl("patch", "mutatingwebhookconfiguration", "ota-prepull", "--type=json",
+                           "-p", json.dumps([{"op": "remove", "path": "/webhooks/%d" % i}]))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        res = self.kubectl("apply", "-n", "default", "-f", os.path.join(EXAMPLES, "imagepulljob-minimal.yaml"))
+        self.assertNotEqual(res.returncode, 0, res.stdout)
+        self.assertIn("spec.completionPolicy: Required value", res.stderr)
