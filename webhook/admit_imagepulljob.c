@@ -669,16 +669,8 @@ const char *ipj_image_error(sv image, arena *a)
     char err[256];
     imageref r;
     if (imageref_parse(&r, p, n, a, err, sizeof(err)) != 0) {
-        const char *at = memchr(p, '@', n);
-        size_t name_len = (size_t)((at != NULL ? at : p + n) - p);
-        const char *last_slash = NULL;
-        for (size_t i = 0; i < name_len; i++)
-            if (p[i] == '/')
-                last_slash = p + i;
-        const char *tag = memchr(last_slash != NULL ? last_slash : p, ':',
-                                 name_len - (size_t)((last_slash != NULL ? last_slash : p) - p));
-        if ((size_t)((tag != NULL ? tag : p + name_len) - p) > IMAGEREF_NAME_MAX &&
-            strstr(err, "too long") != NULL)
+        /* NameTotalLengthMax: distribution checks it after the format */
+        if (strstr(err, "repository name is longer than") != NULL)
             return "repository name must not be more than 255 characters";
         return "invalid reference format";
     }

@@ -390,6 +390,10 @@ static void test_image_and_selector_words(void **state)
         {"nginx:", "invalid reference format"},
         {"nginx@sha256:abc", "invalid reference format"},
         {"a//b", "invalid reference format"},
+        {"example.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:1",
+         "repository name must not be more than 255 characters"},
     };
     for (size_t i = 0; i < sizeof(images) / sizeof(images[0]); i++) {
         const char *got = ipj_image_error(sv_from(images[i].image), &a);
