@@ -10,6 +10,7 @@
 #include "admit_podstatus.h"
 #include "jpatch.h"
 #include "ota_daemonset.h"
+#include "ota_names.h"
 #include "ota_state.h"
 
 static const struct {
@@ -80,9 +81,9 @@ static enum target target_of(const review *rv)
         update)
         return T_POD_STATUS;
     /* both versions Kruise serves (v1alpha1 through 1.8, v1beta1 since 1.9) */
-    if (sv_eq(rv->group, "apps.kruise.io") && sv_eq(rv->resource, "imagepulljobs") &&
+    if (sv_eq(rv->group, OTA_KRUISE_GROUP) && sv_eq(rv->resource, OTA_KRUISE_IMAGEPULLJOBS) &&
         sv_empty(rv->sub_resource) && (create || update) &&
-        (sv_eq(rv->version, "v1alpha1") || sv_eq(rv->version, "v1beta1")))
+        (sv_eq(rv->version, OTA_KRUISE_V1ALPHA1) || sv_eq(rv->version, OTA_KRUISE_V1BETA1)))
         return T_IMAGEPULLJOB;
     return T_OTHER;
 }
