@@ -67,4 +67,12 @@
  * --pull-timeout applies */
 #define OTA_EVENT_BAD_TIMEOUT "BadPrePullTimeout"
 
+/* OpenKruise's ImagePullJob (docs/design.md "ImagePullJob admission"). */
+#define OTA_KRUISE_GROUP "apps.kruise.io"
+#define OTA_KRUISE_IMAGEPULLJOBS "imagepulljobs"
+#define OTA_KRUISE_V1ALPHA1 "v1alpha1" /* Kruise <= 1.8; served by 1.9 */
+#define OTA_KRUISE_V1BETA1 "v1beta1"   /* Kruise 1.9, stored */
+/* Kruise's finalizer; we never add it (DECISIONS "No deletion-protection finalizer") */
+#define OTA_KRUISE_DELETION_PROTECTION "apps.kruise.io/deletion-protection"
+
 #endif

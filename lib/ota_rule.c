@@ -42,6 +42,34 @@ const char *ota_rule_name(ota_rule rule)
         return "ota-requires-ondelete";
     case OTA_RULE_BAD_PREPULL_TIMEOUT:
         return "bad-prepull-timeout";
+    case OTA_RULE_IPJ_MALFORMED:
+        return "imagepulljob-malformed";
+    case OTA_RULE_IPJ_IMAGE_EMPTY:
+        return "imagepulljob-image-empty";
+    case OTA_RULE_IPJ_INVALID_IMAGE:
+        return "imagepulljob-invalid-image";
+    case OTA_RULE_IPJ_NAMES_AND_LABELS:
+        return "imagepulljob-names-and-labels";
+    case OTA_RULE_IPJ_DUPLICATED_NAMES:
+        return "imagepulljob-duplicated-names";
+    case OTA_RULE_IPJ_INVALID_SELECTOR:
+        return "imagepulljob-invalid-selector";
+    case OTA_RULE_IPJ_SELECTOR_AND_POD_SELECTOR:
+        return "imagepulljob-selector-and-pod-selector";
+    case OTA_RULE_IPJ_INVALID_POD_SELECTOR:
+        return "imagepulljob-invalid-pod-selector";
+    case OTA_RULE_IPJ_PARALLELISM_PERCENTAGE:
+        return "imagepulljob-parallelism-percentage";
+    case OTA_RULE_IPJ_PARALLELISM_NOT_INTEGER:
+        return "imagepulljob-parallelism-not-integer";
+    case OTA_RULE_IPJ_UNKNOWN_COMPLETION_POLICY:
+        return "imagepulljob-unknown-completion-policy";
+    case OTA_RULE_IPJ_DEADLINE_BELOW_TIMEOUT:
+        return "imagepulljob-deadline-below-timeout";
+    case OTA_RULE_IPJ_DEADLINE_TTL_NEED_ALWAYS:
+        return "imagepulljob-deadline-ttl-need-always";
+    case OTA_RULE_IPJ_PULL_SECRETS_IMMUTABLE:
+        return "imagepulljob-pull-secrets-immutable";
     }
     return NULL;
 }

@@ -2,7 +2,8 @@
  * ota_rule.h - the rules a denial names, each spelled once.
  *
  * Every verdict of the rulebook (ota_state.h for pods/status, ota_daemonset.h
- * for DaemonSets) that denies names one of these.  The name is part of the
+ * for DaemonSets) and of the webhook's ImagePullJob checks that denies names
+ * one of these.  The name is part of the
  * wire: it ends every denial message ("...; rule: own-node-only") and is the
  * rule label of ota_webhook_denials_total, which the webhook reads from the
  * enum, never from the text.
@@ -32,6 +33,22 @@ typedef enum ota_rule {
     OTA_RULE_UNKNOWN_UPDATE_STRATEGY,
     OTA_RULE_OTA_REQUIRES_ONDELETE,
     OTA_RULE_BAD_PREPULL_TIMEOUT,
+    /* ImagePullJobs (webhook/admit_imagepulljob.c): Kruise's rules, whose
+     * messages are Kruise's own (no "; rule:" suffix) */
+    OTA_RULE_IPJ_MALFORMED,
+    OTA_RULE_IPJ_IMAGE_EMPTY,
+    OTA_RULE_IPJ_INVALID_IMAGE,
+    OTA_RULE_IPJ_NAMES_AND_LABELS,
+    OTA_RULE_IPJ_DUPLICATED_NAMES,
+    OTA_RULE_IPJ_INVALID_SELECTOR,
+    OTA_RULE_IPJ_SELECTOR_AND_POD_SELECTOR,
+    OTA_RULE_IPJ_INVALID_POD_SELECTOR,
+    OTA_RULE_IPJ_PARALLELISM_PERCENTAGE,
+    OTA_RULE_IPJ_PARALLELISM_NOT_INTEGER,
+    OTA_RULE_IPJ_UNKNOWN_COMPLETION_POLICY,
+    OTA_RULE_IPJ_DEADLINE_BELOW_TIMEOUT,
+    OTA_RULE_IPJ_DEADLINE_TTL_NEED_ALWAYS,
+    OTA_RULE_IPJ_PULL_SECRETS_IMMUTABLE,
     OTA_N_RULES
 } ota_rule;
 

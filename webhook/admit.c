@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "admit_daemonset.h"
+#include "admit_imagepulljob.h"
 #include "admit_podstatus.h"
 #include "jpatch.h"
 #include "ota_daemonset.h"
+#include "ota_names.h"
 #include "ota_state.h"
 
 static const struct {
@@ -22,6 +24,7 @@ static const struct {
     {ADMIT_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
     {ADMIT_MUT_KEEP_REQUEST_TIME, "keep-request-time"},
     {ADMIT_MUT_REQUEST_TIME_AFTER, "request-time-after-stored"},
+    {ADMIT_MUT_IPJ_DEFAULTS, "imagepulljob-defaults"},
 };
 
 const char *admit_result_name(admit_result r)
@@ -66,7 +69,7 @@ const char *admit_mutation_names(unsigned mutations, arena *a)
     return out;
 }
 
-enum target { T_OTHER, T_DAEMONSET, T_POD_STATUS };
+enum target { T_OTHER, T_DAEMONSET, T_POD_STATUS, T_IMAGEPULLJOB };
 
 static enum target target_of(const review *rv)
 {
@@ -77,6 +80,11 @@ static enum target target_of(const review *rv)
     if (sv_empty(rv->group) && sv_eq(rv->resource, "pods") && sv_eq(rv->sub_resource, "status") &&
         update)
         return T_POD_STATUS;
+    /* both versions Kruise serves (v1alpha1 through 1.8, v1beta1 since 1.9) */
+    if (sv_eq(rv->group, OTA_KRUISE_GROUP) && sv_eq(rv->resource, OTA_KRUISE_IMAGEPULLJOBS) &&
+        sv_empty(rv->sub_resource) && (create || update) &&
+        (sv_eq(rv->version, OTA_KRUISE_V1ALPHA1) || sv_eq(rv->version, OTA_KRUISE_V1BETA1)))
+        return T_IMAGEPULLJOB;
     return T_OTHER;
 }
 
@@ -87,6 +95,55 @@ static int invalid(admit_outcome *out, const char *message, arena *a)
     out->message = message;
     out->body = review_encode_status(400, "BadRequest", message, a, &out->body_len);
     return out->body == NULL ? -1 : 0;
+}
+
+/* One ImagePullJob request, as Kruise's webhooks answer it: its defaults
+ * (mutate) or its verdict (validate).  A spec Kruise could not decode is
+ * denied with 400, as Kruise's admission.Errored does, not a failed call. */
+static int admit_imagepulljob(admit_phase phase, const review *rv, review_response *resp, arena *a,
+                              admit_outcome *out)
+{
+    char err[256];
+    ipj_spec spec, old;
+    int has_old = sv_eq(rv->operation, "UPDATE") && rv->old_object.present;
+    const review_object *bad = NULL;
+    if (ipj_decode(&spec, rv->body + rv->object.spec_off, rv->object.spec_len, a, err, sizeof(err)) != 0)
+        bad = &rv->object;
+    else if (phase == ADMIT_VALIDATE && has_old &&
+             ipj_decode(&old, rv->body + rv->old_object.spec_off, rv->old_object.spec_len, a, err,
+                        sizeof(err)) != 0)
+        bad = &rv->old_object;
+    ipj_verdict v = {{1, OTA_RULE_NONE, NULL}, 0};
+    if (bad != NULL) {
+        const char *msg = arena_printf(a, "%s%s", bad == &rv->old_object ? "oldObject: " : "", err);
+        v = (ipj_verdict){{0, OTA_RULE_IPJ_MALFORMED, msg != NULL ? msg : "malformed"}, 400};
+    } else if (phase == ADMIT_VALIDATE) {
+        v = ipj_validate(has_old ? &old : NULL, &spec, a);
+    }
+    if (!v.v.allowed) {
+        resp->allowed = 0;
+        resp->code = v.code;
+        resp->message = v.v.message;
+        out->result = ADMIT_DENIED;
+        out->rule = v.v.rule;
+        out->message = v.v.message;
+        return 0;
+    }
+    if (phase == ADMIT_MUTATE) {
+        jpatch p;
+        if (jpatch_init(&p, a) != 0)
+            return -1;
+        unsigned did = ipj_defaults(&spec, &p, a);
+        if (jpatch_finish(&p, &resp->patch, &resp->patch_len) != 0)
+            return -1;
+        if (did == 0) {
+            resp->patch = NULL;
+        } else {
+            out->mutations |= ADMIT_MUT_IPJ_DEFAULTS;
+            out->result = ADMIT_PATCHED;
+        }
+    }
+    return 0;
 }
 
 int admit_review(admit_phase phase, const char *body, size_t len, const char *now,
@@ -105,6 +162,8 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
     enum target t = target_of(&rv);
     if (t == T_DAEMONSET && !rv.object.present)
         return invalid(out, "request.object is required for a DaemonSet CREATE or UPDATE", a);
+    if (t == T_IMAGEPULLJOB && !rv.object.present)
+        return invalid(out, "request.object is required for an ImagePullJob CREATE or UPDATE", a);
     if (t == T_POD_STATUS && (!rv.object.present || !rv.old_object.present))
         return invalid(out, "request.object and request.oldObject are required for a pods/status UPDATE",
                        a);
@@ -118,12 +177,19 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
     if (ref == NULL)
         return -1;
     if (t != T_OTHER)
-        out->object_ref = arena_printf(a, "%s %s", t == T_DAEMONSET ? "daemonset" : "pod", ref);
+        out->object_ref = arena_printf(a, "%s %s",
+                                       t == T_DAEMONSET       ? "daemonset"
+                                       : t == T_IMAGEPULLJOB ? "imagepulljob"
+                                                             : "pod",
+                                       ref);
 
     review_response resp = {.uid = rv.uid, .allowed = 1};
     ota_requester who = ota_requester_of(rv.username, rv.is_master, cfg->controller_username,
                                         cfg->co_writer_usernames);
-    if (phase == ADMIT_VALIDATE && t != T_OTHER) {
+    if (t == T_IMAGEPULLJOB) {
+        if (admit_imagepulljob(phase, &rv, &resp, a, out) != 0)
+            return -1;
+    } else if (phase == ADMIT_VALIDATE && t != T_OTHER) {
         ota_pod old_pod = review_pod_view(&rv.old_object), new_pod = review_pod_view(&rv.object);
         ota_daemonset ds = review_daemonset_view(&rv.object);
         ota_verdict v = t == T_DAEMONSET ? ota_daemonset_check(&ds, ref, a)

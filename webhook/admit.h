@@ -2,9 +2,9 @@
  * admit.h - one admission request, body in, HTTP status and body out.
  *
  * The whole decision of the webhook as a pure function: decode the
- * AdmissionReview, dispatch on resource and subresource, run the DaemonSet
- * or pod-status rules (validate) or mutations (mutate), and encode the
- * answer.  The server adds only sockets, TLS, logging and metrics.
+ * AdmissionReview, dispatch on resource and subresource, run the DaemonSet,
+ * pod-status or ImagePullJob rules (validate) or mutations (mutate), and
+ * encode the answer.  The server adds only sockets, TLS, logging and metrics.
  */
 #ifndef OTA_ADMIT_H
 #define OTA_ADMIT_H
@@ -33,9 +33,11 @@ typedef enum admit_result {
  * counters by it; test_admit.c checks every named bit is below it). */
 enum admit_mutation_bit {
     ADMIT_MUT_ONDELETE_BIT = 8,
+    ADMIT_MUT_IPJ_DEFAULTS_BIT, /* an ImagePullJob got Kruise's defaults */
     ADMIT_N_MUTATION_BITS
 };
 #define ADMIT_MUT_ONDELETE (1u << ADMIT_MUT_ONDELETE_BIT)
+#define ADMIT_MUT_IPJ_DEFAULTS (1u << ADMIT_MUT_IPJ_DEFAULTS_BIT)
 
 typedef struct admit_config {
     const char *controller_username;

@@ -559,6 +559,8 @@ static int cb_start_map(void *ctx)
         break;
     case N_SPEC:
         o->has_spec = 1;
+        /* the parser has consumed the '{' that opens spec */
+        o->spec_off = consumed(d) - 1;
         break;
     case N_UPDATE_STRATEGY:
         o->has_update_strategy = 1;
@@ -659,6 +661,10 @@ static int cb_end_map(void *ctx)
         d->value_end = consumed(d);
     if (f.node == N_OWNER_REF && d->owner_controller && sv_eq(d->owner_kind, "DaemonSet"))
         object_of(d, f.which)->daemonset_owned = 1;
+    if (f.node == N_SPEC) {
+        review_object *o = object_of(d, f.which);
+        o->spec_len = consumed(d) - o->spec_off;
+    }
     if (f.node == N_CONDITION) {
         review_object *o = object_of(d, f.which);
         d->cond.raw_len = consumed(d) - d->cond.raw_off;

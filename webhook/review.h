@@ -50,6 +50,7 @@ typedef struct review_object {
     sv node_name;                /* spec.nodeName */
     int daemonset_owned;         /* a controller ownerReference of kind DaemonSet */
     int has_spec;
+    size_t spec_off, spec_len;   /* spec's JSON object within the body (ImagePullJobs read it whole) */
     int has_update_strategy;     /* spec.updateStrategy is an object */
     sv update_strategy_type;
     int update_strategy_extra;   /* spec.updateStrategy has keys besides "type" */

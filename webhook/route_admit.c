@@ -1,6 +1,9 @@
 /*
- * route_admit.c - POST /mutate and POST /validate, the admission port's
- * route.
+ * route_admit.c - POST /mutate and POST /validate, and for ImagePullJobs
+ * (manifests/components/imagepulljob) POST /mutate-imagepulljob and
+ * /validate-imagepulljob: the admission port's route.  The decision
+ * dispatches on the request's resource, so the two pairs differ only in
+ * the path label of the metrics and logs.
  *
  * The decision is admit_review()'s (admit.h); this handler only finds the
  * phase from the path, hands the body over and answers.  Each way out
@@ -55,7 +58,9 @@ static int answer(h2o_req_t *req, uint64_t start, enum stats_path path, enum sta
 {
     switch (result) {
     case STATS_NOT_FOUND:
-        reply_status(req, 404, "NotFound", "no such path: use POST /mutate or POST /validate");
+        reply_status(req, 404, "NotFound",
+                     "no such path: use POST /mutate, /validate, /mutate-imagepulljob or "
+                     "/validate-imagepulljob");
         break;
     case STATS_BAD_METHOD:
         reply_method_not_allowed(req, "POST");
@@ -73,11 +78,14 @@ static int answer(h2o_req_t *req, uint64_t start, enum stats_path path, enum sta
         log_msg(LOG_ERROR, "out of memory deciding a request", NULL);
     if (out == NULL)
         return 0;
-    admit_phase phase = path == STATS_MUTATE ? ADMIT_MUTATE : ADMIT_VALIDATE;
+    admit_phase phase = path == STATS_MUTATE || path == STATS_MUTATE_IPJ ? ADMIT_MUTATE : ADMIT_VALIDATE;
     if (out->result == ADMIT_INVALID) {
         log_line l;
         log_begin(&l, LOG_WARN, "bad request");
-        log_str(&l, "path", phase == ADMIT_MUTATE ? "/mutate" : "/validate");
+        log_str(&l, "path", path == STATS_MUTATE       ? "/mutate"
+                            : path == STATS_VALIDATE   ? "/validate"
+                            : path == STATS_MUTATE_IPJ ? "/mutate-imagepulljob"
+                                                       : "/validate-imagepulljob");
         log_str(&l, "error", out->message);
         log_end(&l, LOG_WARN);
     }
@@ -99,6 +107,12 @@ static int on_req(h2o_handler_t *h, h2o_req_t *req)
     } else if (route_is_path(req, "/validate")) {
         phase = ADMIT_VALIDATE;
         path = STATS_VALIDATE;
+    } else if (route_is_path(req, "/mutate-imagepulljob")) {
+        phase = ADMIT_MUTATE;
+        path = STATS_MUTATE_IPJ;
+    } else if (route_is_path(req, "/validate-imagepulljob")) {
+        phase = ADMIT_VALIDATE;
+        path = STATS_VALIDATE_IPJ;
     } else {
         return answer(req, start, STATS_OTHER, STATS_NOT_FOUND, NULL, NULL);
     }

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *const path_names[STATS_N_PATHS] = {"/mutate", "/validate", "other"};
+static const char *const path_names[STATS_N_PATHS] = {"/mutate", "/validate", "/mutate-imagepulljob",
+                                                             "/validate-imagepulljob", "other"};
 
 static const char *const result_names[STATS_N_RESULTS] = {
     "allowed", "patched", "denied", "invalid", "error", "not_found", "method_not_allowed",

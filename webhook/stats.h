@@ -12,7 +12,14 @@
 #include "metrics.h"
 #include "tls.h"
 
-enum stats_path { STATS_MUTATE, STATS_VALIDATE, STATS_OTHER, STATS_N_PATHS };
+enum stats_path {
+    STATS_MUTATE,
+    STATS_VALIDATE,
+    STATS_MUTATE_IPJ,   /* /mutate-imagepulljob */
+    STATS_VALIDATE_IPJ, /* /validate-imagepulljob */
+    STATS_OTHER,
+    STATS_N_PATHS
+};
 
 /* admit_result, then the HTTP-level outcomes. */
 enum stats_result {

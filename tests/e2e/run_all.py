@@ -46,6 +46,11 @@ This runs them all, in one process; the tests are in
                            annotation is said; ConfigTrouble: a refused
                            token or an unknown CA said once, with a hint;
                            startup errors in JSON
+  test_imagepulljob.py     ImagePullJobOwnCrd: our CRD component applied with
+                           kubectl, docs/examples defaulted, Kruise's
+                           messages and columns; ImagePullJobUpstreamCrds:
+                           Kruise's CRDs unchanged (skipped without
+                           ../shared/upstream)
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -89,6 +94,7 @@ from test_correctness import Correctness
 from test_observe import Observability
 from test_paging import Paging
 from test_unserved import ConfigTrouble, Unserved
+from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
 
 
 def main(argv):
@@ -102,7 +108,8 @@ def main(argv):
     names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
-                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble"]
+                     "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
+                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

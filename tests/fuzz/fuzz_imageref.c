@@ -1,5 +1,5 @@
 /*
- * fuzz_imageref.c - the image reference parser (controller/imageref.c).
+ * fuzz_imageref.c - the image reference parser (lib/imageref.c).
  *
  * Properties: an error has a one-line message; a valid reference's normal
  * form is itself valid and its own normal form (normalizing is

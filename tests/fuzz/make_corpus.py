@@ -50,8 +50,27 @@ def reviews():
     return out
 
 
+def imagepulljob_reviews():
+    """ImagePullJob CREATEs and an UPDATE from tests/fixtures/imagepulljob."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(FIXTURES, "imagepulljob", "*.json"))):
+        with open(path) as f:
+            obj = json.load(f)
+        version = obj["apiVersion"].split("/")[1]
+        res = {"group": "apps.kruise.io", "version": version, "resource": "imagepulljobs"}
+        for op in ("CREATE", "UPDATE"):
+            req = {"uid": "u-1", "kind": {"group": "apps.kruise.io", "version": version, "kind": "ImagePullJob"},
+                   "resource": res, "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+                   "operation": op, "userInfo": {"username": "admin"}, "object": obj}
+            if op == "UPDATE":
+                req["oldObject"] = obj
+            out.append(("ipj-%s-%s" % (os.path.basename(path)[:-5], op.lower()),
+                        slim({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})))
+    return out
+
+
 def review_seeds():
-    seeds = [(n, compact(r)) for n, r in reviews()]
+    seeds = [(n, compact(r)) for n, r in reviews() + imagepulljob_reviews()]
     by_name = dict(reviews())
     # the shapes issue 9 was about, from the YurtHub fixture
     base = compact(by_name["pod-status-prepull-yurthub"])

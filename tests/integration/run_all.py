@@ -30,6 +30,10 @@ docs/DECISIONS.md, file by file:
                               --request-read-timeout-seconds;
   test_strict_input.py        RFC 8259 strictness, lone surrogates, values
                               quoted whole in messages, restore warnings;
+  test_imagepulljob.py        OpenKruise ImagePullJob on /mutate-imagepulljob
+                              and /validate-imagepulljob: Kruise's defaults
+                              and messages for both versions, wrong types,
+                              a huge list, a spec over 1.5 MiB, metrics;
   test_body_limit.py          --max-request-bytes (413);
   test_budgets.py             no one client holds the connection slots or
                               the buffer budget: silent and unfinished

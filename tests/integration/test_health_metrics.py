@@ -141,7 +141,7 @@ class TestHealthAndMetrics(ServerTestCase):
         self.assertEqual(metric_sum(s1, req, path=is_validate)
                          - metric_sum(s0, req, path=is_validate), 2)
         # The 400 is counted under another result than the 200s.
-        moved = {lab["result"]: v - metric_sum(s0, req, **lab)
+        moved = {(lab["path"], lab["result"]): v - metric_sum(s0, req, **lab)
                  for n, lab, v in s1 if n == req and is_mutate(lab["path"])}
         moved = {k: v for k, v in moved.items() if v}
         self.assertEqual(sorted(moved.values()), [1, 3], moved)

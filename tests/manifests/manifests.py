@@ -64,10 +64,11 @@ def render_with_certs(cert_dir, path=None):
 
 
 def kustomizations():
-    """Every directory under manifests/ with a kustomization.yaml."""
+    """Every directory under manifests/ with a kustomization.yaml, but the
+    components (kind Component: they render only inside a kustomization)."""
     out = []
     for d, _, files in os.walk(MANIFESTS):
-        if "kustomization.yaml" in files:
+        if "kustomization.yaml" in files and os.sep + "components" + os.sep not in d + os.sep:
             out.append(d)
     return sorted(out)
 

@@ -9,6 +9,9 @@ docs/operations.md promises about them.
                 controller's leader election, webhook configurations
   CertsRender   certs/render-manifests.sh: caBundle in every webhook of
                 both configurations, the Secret, idempotence
+  ImagePullJob  components/imagepulljob through overlays/imagepulljob: the
+                base plus our CRD (both versions, columns, status) and two
+                webhook entries; with certificates, a caBundle in each
   Overlays      pre-1.28 (no matchConditions, selectors, sized up),
                 cert-manager (issuers, certificates, inject-ca-from) and
                 network-policy (only the control plane's range reaches 9443),
@@ -16,6 +19,7 @@ docs/operations.md promises about them.
   Images        the Dockerfiles: uid as in the manifests, runtime packages
                 cover every library the built programs link
 """
+import json
 import os
 import re
 import shutil
@@ -94,8 +98,8 @@ class Render(unittest.TestCase):
     def test_every_kustomization_renders(self):
         dirs = kustomizations()
         rel = [os.path.relpath(d, MANIFESTS) for d in dirs]
-        self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/network-policy",
-                               "overlays/openyurt", "overlays/pre-1.28"])
+        self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/imagepulljob",
+                               "overlays/network-policy", "overlays/openyurt", "overlays/pre-1.28"])
         for d in dirs:
             objs = render(d)
             self.assertGreaterEqual(len(objs), 15, d)
@@ -286,6 +290,83 @@ class CertsRender(unittest.TestCase):
         self.check(objs)
         for _, w in webhooks(objs).values():
             self.assertNotIn("matchConditions", w)
+
+
+IPJ_WEBHOOKS = {  # name -> (configuration kind, path)
+    "imagepulljobs.mutate.ota-prepull.openyurt.io": ("MutatingWebhookConfiguration", "/mutate-imagepulljob"),
+    "imagepulljobs.validate.ota-prepull.openyurt.io": ("ValidatingWebhookConfiguration",
+                                                       "/validate-imagepulljob"),
+}
+
+
+class ImagePullJob(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = render(os.path.join(MANIFESTS, "base"))
+        cls.objs = render(os.path.join(MANIFESTS, "overlays", "imagepulljob"))
+
+    def test_base_unchanged_plus_crd_and_webhooks(self):
+        self.assertEqual(find(self.base, "CustomResourceDefinition"), [])
+        added = [o for o in self.objs if o not in self.base]
+        self.assertEqual(sorted(o["kind"] for o in added),
+                         ["CustomResourceDefinition", "MutatingWebhookConfiguration",
+                          "ValidatingWebhookConfiguration"])
+        base_hooks, hooks = webhooks(self.base), webhooks(self.objs)
+        self.assertEqual(set(hooks) - set(base_hooks), set(IPJ_WEBHOOKS))
+        for name in base_hooks:
+            self.assertEqual(hooks[name], base_hooks[name], name)
+        for name, (kind, path) in IPJ_WEBHOOKS.items():
+            k, w = hooks[name]
+            self.assertEqual(k, kind, name)
+            self.assertEqual(w["failurePolicy"], "Fail", name)
+            self.assertEqual(w["matchPolicy"], "Equivalent", name)
+            self.assertEqual(w["clientConfig"]["service"],
+                             {"name": "ota-webhook", "namespace": NS, "path": path, "port": 443}, name)
+            self.assertEqual(w["rules"], [{"apiGroups": ["apps.kruise.io"], "apiVersions": ["v1alpha1", "v1beta1"],
+                                           "resources": ["imagepulljobs"], "operations": ["CREATE", "UPDATE"],
+                                           "scope": "Namespaced"}], name)
+
+    def test_crd(self):
+        crd = one(self.objs, "CustomResourceDefinition", "imagepulljobs.apps.kruise.io")["spec"]
+        self.assertEqual((crd["group"], crd["scope"], crd["names"]["plural"], crd["names"]["kind"]),
+                         ("apps.kruise.io", "Namespaced", "imagepulljobs", "ImagePullJob"))
+        self.assertNotIn("shortNames", crd["names"])
+        self.assertEqual(crd["conversion"], {"strategy": "None"})
+        self.assertEqual([(v["name"], v["served"], v["storage"]) for v in crd["versions"]],
+                         [("v1alpha1", True, False), ("v1beta1", True, True)])
+        for v in crd["versions"]:
+            self.assertEqual(v["subresources"], {"status": {}})
+            self.assertEqual([(c["name"], c["jsonPath"]) for c in v["additionalPrinterColumns"]],
+                             [("TOTAL", ".status.desired"), ("ACTIVE", ".status.active"),
+                              ("SUCCEED", ".status.succeeded"), ("FAILED", ".status.failed"),
+                              ("AGE", ".metadata.creationTimestamp"), ("MESSAGE", ".status.message")])
+            props = v["schema"]["openAPIV3Schema"]["properties"]
+            spec = props["spec"]
+            self.assertEqual(spec["required"], ["completionPolicy", "image"])
+            self.assertEqual(set(spec["properties"]),
+                             {"image", "pullSecrets", "selector", "podSelector", "parallelism", "pullPolicy",
+                              "completionPolicy", "sandboxConfig", "imagePullPolicy"})
+            self.assertTrue(spec["properties"]["parallelism"]["x-kubernetes-int-or-string"])
+            for sel in ("selector", "podSelector"):
+                self.assertEqual(spec["properties"][sel]["x-kubernetes-map-type"], "atomic")
+            self.assertEqual(set(props["status"]["properties"]),
+                             {"startTime", "completionTime", "desired", "active", "succeeded", "failed",
+                              "failedNodes", "message"})
+            self.assertEqual(props["status"]["required"], ["desired"])
+            # no defaults in the schema: the mutating webhook sets them, as Kruise's does
+            self.assertNotIn("default", json.dumps(v["schema"]))
+        self.assertEqual(crd["versions"][0]["schema"], crd["versions"][1]["schema"])
+
+    def test_with_certs(self):
+        d = tempfile.mkdtemp(prefix="ota-certs-", dir=os.path.join(ROOT, "build"))
+        try:
+            _, objs = render_with_certs(os.path.join(d, "certs"), os.path.join(MANIFESTS, "overlays", "imagepulljob"))
+            ca = b64(os.path.join(d, "certs", "ca.crt"))
+        finally:
+            shutil.rmtree(d)
+        hooks = webhooks(objs)
+        for name in IPJ_WEBHOOKS:
+            self.assertEqual(hooks[name][1]["clientConfig"].get("caBundle"), ca, name)
 
 
 class Overlays(unittest.TestCase):

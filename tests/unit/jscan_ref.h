@@ -278,6 +278,11 @@ static int jref_object_diff(const review_object *a, const review_object *b, char
         snprintf(out, n, "object flags or counts");
         return 1;
     }
+    if (a->spec_off != b->spec_off || a->spec_len != b->spec_len) {
+        snprintf(out, n, "spec span %zu+%zu vs %zu+%zu", a->spec_off, a->spec_len, b->spec_off,
+                 b->spec_len);
+        return 1;
+    }
     if (jref_sv_diff("name", a->name, b->name, out, n) ||
         jref_sv_diff("namespace", a->namespace, b->namespace, out, n) ||
         jref_sv_diff("ann_update_strategy", a->ann_update_strategy, b->ann_update_strategy, out,

@@ -230,6 +230,12 @@ static const char *const rule_labels[] = {
     "pull-wrong-revision", "pull-requested-by-node-users", "duplicate-condition",
     "co-writer-same-revision", "co-writer-need-upgrade-only", "pull-needs-daemonset",
     "unknown-update-strategy", "ota-requires-ondelete", "bad-prepull-timeout",
+    "imagepulljob-malformed", "imagepulljob-image-empty", "imagepulljob-invalid-image",
+    "imagepulljob-names-and-labels", "imagepulljob-duplicated-names", "imagepulljob-invalid-selector",
+    "imagepulljob-selector-and-pod-selector", "imagepulljob-invalid-pod-selector",
+    "imagepulljob-parallelism-percentage", "imagepulljob-parallelism-not-integer",
+    "imagepulljob-unknown-completion-policy", "imagepulljob-deadline-below-timeout",
+    "imagepulljob-deadline-ttl-need-always", "imagepulljob-pull-secrets-immutable",
     "other", /* a denial that names no rule */
 };
 
@@ -303,8 +309,9 @@ static void test_mutation_and_result_names(void **state)
         FX_CHECK(name, bit < ADMIT_N_MUTATION_BITS, "bit %u is not below %d", bit,
                  ADMIT_N_MUTATION_BITS);
     }
-    assert_int_equal(named, 7);
+    assert_int_equal(named, 8);
     assert_string_equal(admit_mutation_name(8), "ondelete");
+    assert_string_equal(admit_mutation_name(9), "imagepulljob-defaults");
     assert_string_equal(admit_mutation_name(0), "stamp-reason");
     assert_string_equal(admit_result_name((admit_result)42), "unknown");
     arena_free(&a);

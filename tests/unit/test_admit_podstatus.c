@@ -524,7 +524,8 @@ static void test_mutation_names(void **state)
     assert_string_equal(admit_mutation_names(ADMIT_MUT_ONDELETE, &a), "ondelete");
     assert_string_equal(admit_mutation_names(~0u, &a),
                         "ondelete,stamp-reason,fill-message,restore-need-upgrade,"
-                        "restore-image-ready,keep-request-time,request-time-after-stored");
+                        "restore-image-ready,keep-request-time,request-time-after-stored,"
+                        "imagepulljob-defaults");
     assert_string_equal(admit_result_name(ADMIT_ALLOWED), "allowed");
     assert_string_equal(admit_result_name(ADMIT_PATCHED), "patched");
     assert_string_equal(admit_result_name(ADMIT_DENIED), "denied");
