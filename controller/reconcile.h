@@ -65,6 +65,7 @@ typedef struct action_list {
 
 typedef struct reconcile_config {
     int max_concurrent_pulls;  /* running Jobs at most (DESIGN: default 10) */
+    int max_pulls_per_node;    /* pull Jobs on one node at most (default 1); 0: no bound */
     long pull_timeout_s;       /* activeDeadlineSeconds unless the DaemonSet says */
     const char *helper_image;  /* static busybox for /ota-bin/true */
     int backoff_limit;         /* Job backoffLimit, 0..2 */

@@ -86,6 +86,7 @@ typedef struct kobj_job {
 
 typedef struct kobj_job_pod {
     char *job_name;   /* job-name label */
+    char *node_name;  /* spec.nodeName: a terminating pull pod keeps its node's slot */
     char *waiting_reason, *waiting_message; /* the first waiting container's */
     /* Kept by the controller as versions of the pod arrive (0 from
      * kobj_decode): whether the kubelet's own reason is ImagePullBackOff
@@ -99,6 +100,10 @@ typedef struct kobj_job_pod {
 typedef struct kobj_node {
     char **images; /* every name of every image in status.images */
     size_t n_images;
+    /* The Ready condition is there and not True, or the node carries the
+     * node.kubernetes.io/unreachable taint: a Job pinned to it would sit
+     * Pending until its deadline (controller/pullq.h). */
+    int not_ready;
 } kobj_node;
 
 typedef struct kobj {

@@ -64,7 +64,7 @@ KF_UNUSED static void world_init(world *w)
         store_init(all[i], kobj_free_any, kobj_uid);
     strset_init(&w->events_sent);
     w->cfg = (reconcile_config){
-        .max_concurrent_pulls = 10, .pull_timeout_s = 600, .helper_image = HELPER, .backoff_limit = 0};
+        .max_concurrent_pulls = 10, .max_pulls_per_node = 1, .pull_timeout_s = 600, .helper_image = HELPER, .backoff_limit = 0};
     w->in = (reconcile_input){
         .daemonsets = &w->ds,
         .revisions = &w->revs,
