@@ -658,8 +658,12 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
         report_success(p, pod, hash, name, "already on the node");
         return;
     }
+    const kobj *state = p->in->node_states != NULL
+                            ? store_get(p->in->node_states, pod->u.pod.node_name)
+                            : NULL;
     add_candidate(p, pod, v, request_time,
-                  node != NULL && node->u.node.not_ready ? PULLQ_NODE_NOT_READY : PULLQ_NODE_READY);
+                  state != NULL && state->u.node.not_ready ? PULLQ_NODE_NOT_READY
+                                                           : PULLQ_NODE_READY);
 }
 
 static void unserved_pod(pass *p, const kobj *pod);

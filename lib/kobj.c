@@ -558,9 +558,9 @@ static void decode_job_pod(yajl_val obj, kobj_job_pod *jp)
     decode_waiting(get(obj, p_main), jp);
 }
 
-static int decode_node(yajl_val obj, kobj_node *node)
+/* Whether a pod bound to the node can start (kobj_node.not_ready). */
+static void decode_node_ready(yajl_val obj, kobj_node *node)
 {
-    static const char *const p_images[] = {"status", "images", NULL};
     static const char *const p_conds[] = {"status", "conditions", NULL};
     static const char *const p_taints[] = {"spec", "taints", NULL};
     /* The node lifecycle controller sets Ready Unknown and the unreachable
@@ -579,6 +579,12 @@ static int decode_node(yajl_val obj, kobj_node *node)
         if (key != NULL && strcmp(key, "node.kubernetes.io/unreachable") == 0)
             node->not_ready = 1;
     }
+}
+
+static int decode_node(yajl_val obj, kobj_node *node)
+{
+    static const char *const p_images[] = {"status", "images", NULL};
+    decode_node_ready(obj, node);
     yajl_val images = get(obj, p_images);
     if (!YAJL_IS_ARRAY(images))
         return 0;
@@ -626,6 +632,9 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         break;
     case KOBJ_NODE:
         rc = decode_node(obj, &d.u.node);
+        break;
+    case KOBJ_NODE_STATE:
+        decode_node_ready(obj, &d.u.node);
         break;
     default:
         rc = -1;
@@ -676,6 +685,11 @@ void kobj_free_any(void *o)
 const char *kobj_uid(const void *o)
 {
     return ((const kobj *)o)->meta.uid;
+}
+
+const char *kobj_name(const void *o)
+{
+    return ((const kobj *)o)->meta.name;
 }
 
 long long kobj_parse_time(const char *s)

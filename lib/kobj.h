@@ -36,6 +36,7 @@ typedef enum kobj_kind {
     KOBJ_JOB,      /* one of our pre-pull Jobs */
     KOBJ_JOB_POD,  /* a pre-pull Job's pod */
     KOBJ_NODE,
+    KOBJ_NODE_STATE, /* a Node in the controller's informer: not_ready alone, no images */
     KOBJ_N_KINDS
 } kobj_kind;
 
@@ -161,6 +162,9 @@ void kobj_free(kobj *o);
  * (kube/store.h holds objects as void *): an informer's free and key. */
 void kobj_free_any(void *o);
 const char *kobj_uid(const void *o);
+/* The object's name: the cache key of a cluster-scoped object (a Node),
+ * which is looked up by the name a pod's spec.nodeName gives. */
+const char *kobj_name(const void *o);
 
 /* Seconds since 1970 of an RFC 3339 time as clock_parse_rfc3339 reads it
  * ("2026-11-21T21:00:00Z"), or 0 when it does not parse. */

@@ -136,11 +136,12 @@ static void test_fifo_node_being_read(void **state)
 
 /* ---- one pull per node, terminating pull pods, nodes not Ready ---------------- */
 
-/* A node whose Ready condition is False (the kubelet says so) or that
- * carries the unreachable taint (the node lifecycle controller's). */
+/* A node, as the informer on Nodes keeps it, whose Ready condition is
+ * False (the kubelet says so) or that carries the unreachable taint (the
+ * node lifecycle controller's). */
 static void add_node_not_ready(world *w, const char *name, int taint)
 {
-    put(&w->nodes, KOBJ_NODE, name,
+    put(&w->node_states, KOBJ_NODE_STATE, name,
         "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"uid\":\"node-%s\"},"
         "\"spec\":{\"taints\":%s},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}],"
         "\"images\":[]}}",
@@ -261,6 +262,7 @@ static void test_node_not_ready_waits(void **state)
         world_init(&w);
         standard(&w);
         w.cfg.max_concurrent_pulls = 1;
+        add_node(&w, NODE, "[]");
         add_node_not_ready(&w, NODE, taint);
         add_node(&w, "edge-node-2", "[]");
         add_pod(&w, "pod-old", "u-old", OLD, PULLING(RT1));
@@ -276,10 +278,11 @@ static void test_node_not_ready_waits(void **state)
                             "pre-pull of revision " H " waits for node " NODE
                             " to be Ready (it is NotReady or unreachable)");
         assert_int_equal(w.out.waiting, 1);
-        /* Ready again (read again at the next resync) */
-        store_delete(&w.nodes, NODE);
+        /* Ready again, as the watch on Nodes says */
         store_delete(&w.pods, "u-new");
-        add_node(&w, NODE, "[]");
+        put(&w.node_states, KOBJ_NODE_STATE, NODE,
+            "{\"metadata\":{\"name\":\"" NODE "\",\"uid\":\"n1\"},\"status\":{\"conditions\":"
+            "[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
         run(&w);
         the(&w, ACTION_CREATE_JOB, job_name_of(name, "pod-old", "u-old", H, RT1));
         world_free(&w);
