@@ -956,7 +956,8 @@ static void queued_event(pass *p, const candidate *c, pullq_verdict verdict, con
         break;
     case PULLQ_WAIT_NODE_SLOT:
         snprintf(text, sizeof(text),
-                 "pre-pull of revision %s queued: node %s is pulling for another request",
+                 "pre-pull of revision %s queued: node %s is pulling already "
+                 "(--max-pulls-per-node)",
                  hash, node);
         snprintf(qkey, sizeof(qkey), "node-slot:%s/%s", c->pod->meta.uid, c->request_time);
         break;

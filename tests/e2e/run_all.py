@@ -5,7 +5,8 @@ This runs them all, in one process; the tests are in
   test_prepull_flow.py     ControllerBehaviour: one request at a time, from
                            the marked pods to the Job and its outcome
   test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO;
-                           PerNode: one pull per node, a NotReady node waits;
+                           PerNode: one pull per node (a terminating pull pod
+                           holds it), a NotReady node waits;
   test_faults.py           Faults: dropped watches, 410, 429, 500, 409, a slow
                            apiserver, apiserver restart, controller SIGKILL
   test_leader_election.py  LeaderElection: two replicas; LeaseTrouble: a

@@ -7,7 +7,10 @@ NotReady node's request waits for it.
 import threading
 import time
 
-from harness import AGENT, FRESH, Base, JobTracker, log, wait_until
+from harness import AGENT, FRESH, REG, REGISTRY_CONFIG, Base, JobTracker, log, wait_until
+
+# 2 GB: 200 simulated seconds of pulling, long enough to delete its Job midway
+SLOW = REG + "/e2e/slow:1.0"
 
 
 class Concurrency(Base):
@@ -66,9 +69,12 @@ class Concurrency(Base):
 class PerNode(Base):
     """One pull per node (--max-pulls-per-node 1, the default): two requests
     on one node run one after the other, the second saying it waits for the
-    node; a NotReady node gets no Job, its request waits (not failed) and
+    node; a pull pod Terminating after its Job was deleted keeps the node
+    until it is gone; a NotReady node gets no Job, its request waits (not failed) and
     starts once the node is Ready again (issue 20 §1)."""
     NODES = 2
+    REGISTRY = dict(REGISTRY_CONFIG, images=REGISTRY_CONFIG["images"] +
+                    [{"image": SLOW, "size": 2_000_000_000}])
 
     def upgraded(self, name, new, nodes):
         pods = self.make_ds(AGENT + "v1", name=name, nodes=nodes)
@@ -124,7 +130,7 @@ class PerNode(Base):
         self.assert_one_job_per_request(a + b)
         # the later request waited for the node, and said so
         msgs = self.queued_messages(b[0])
-        self.assertTrue(any("node node-1 is pulling for another request" in m for m in msgs), msgs)
+        self.assertTrue(any("node node-1 is pulling already (--max-pulls-per-node)" in m for m in msgs), msgs)
 
     def test_not_ready_node_waits_then_starts(self):
         pods, h = self.upgraded("edge", FRESH[2], ["node-2"])
@@ -143,3 +149,35 @@ class PerNode(Base):
             self.set_ready("node-2", "True")
         self.wait_image_ready(pods[0], "PullImageSuccess", timeout=60)
         self.assert_one_job_per_request(pods)
+
+    def test_terminating_pull_pod_holds_the_node(self):
+        """A pull Job deleted midway: its pod stays Terminating while the
+        runtime goes on pulling (a deleted pod does not cancel an in-flight
+        CRI pull), and the node gets no new Job until it is gone."""
+        pods, h = self.upgraded("slow", SLOW, ["node-1"])
+        uid = pods[0]["metadata"]["uid"]
+        self.request_pull(pods[0], h)
+        job = wait_until(lambda: (self.tracker.live_jobs_of(uid) or [None])[0], 20, "the Job")
+        name = job["metadata"]["name"]
+        sel = "batch.kubernetes.io/job-name=" + name
+        wait_until(lambda: self.sim.get("/api/v1/namespaces/%s/pods?labelSelector=%s" % (self.ns, sel))["items"],
+                   20, "the Job's pod")
+        time.sleep(1)  # pulling
+        self.sim.call("DELETE", "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background" % (self.ns, name))
+
+        def pull_pods():
+            return self.sim.get("/api/v1/namespaces/%s/pods?labelSelector=%s" % (self.ns, sel))["items"]
+        wait_until(lambda: any(p["metadata"].get("deletionTimestamp") for p in pull_pods()), 20,
+                   "the pull pod Terminating")
+        # the request stands and its Job is gone: the same Job is due again,
+        # but the node is still pulling for the terminating pod
+        seen_terminating = 0
+        while any(p["metadata"].get("deletionTimestamp") for p in pull_pods()):
+            seen_terminating += 1
+            self.assertEqual(self.jobs_on("node-1"), [], "a Job on node-1 while its pull pod terminates")
+            time.sleep(0.1)
+        log("pull pod terminating for", seen_terminating, "samples")
+        self.assertGreater(seen_terminating, 3, "the pull pod went at once: nothing was tested")
+        self.wait_image_ready(pods[0], "PullImageSuccess", timeout=60)
+        msgs = self.queued_messages(pods[0])
+        self.assertTrue(any("node node-1 is pulling already" in m for m in msgs), msgs)

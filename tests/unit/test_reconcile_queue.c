@@ -193,7 +193,7 @@ static void test_one_pull_per_node(void **state)
     assert_non_null(q);
     assert_string_equal(event_message(q, msg, sizeof(msg)),
                         "pre-pull of revision " H " queued: node " NODE
-                        " is pulling for another request");
+                        " is pulling already (--max-pulls-per-node)");
     assert_string_equal(q->key, "event:u-new|" RT2 "|" OTA_EVENT_QUEUED ":node-slot:u-new/" RT2);
     /* the first Job runs: still one per node */
     add_job(&w, job_name_of(name, "pod-old", "u-old", H, RT1), "u-old", H, RT1, JOB_RUNNING, 0);
