@@ -424,43 +424,50 @@ int controller_event_key_live(const char *key, const store *pods)
     return strlen(asked) == (size_t)(bar2 - rt) && strncmp(asked, rt, (size_t)(bar2 - rt)) == 0;
 }
 
+/* An Event key "<prefix><uid>|<value>": the uid into id (NUL-terminated)
+ * and *value after the bar. 0 when key is not one (another prefix, no bar,
+ * a uid too long): not ours to judge. */
+static int event_key_split(const char *key, const char *prefix, size_t prefix_len,
+                           char id[256], const char **value)
+{
+    if (strncmp(key, prefix, prefix_len) != 0)
+        return 0;
+    const char *uid = key + prefix_len, *bar = strchr(uid, '|');
+    if (bar == NULL || (size_t)(bar - uid) >= 256)
+        return 0;
+    memcpy(id, uid, (size_t)(bar - uid));
+    id[bar - uid] = '\0';
+    *value = bar + 1;
+    return 1;
+}
+
 int controller_revision_event_key_live(const char *key, const store *daemonsets,
                                        const store *revisions)
 {
-    size_t prefix = sizeof(RECONCILE_REVISION_EVENT_KEY) - 1;
-    if (strncmp(key, RECONCILE_REVISION_EVENT_KEY, prefix) != 0)
-        return 1;
-    const char *uid = key + prefix, *bar = strchr(uid, '|');
     char id[256];
-    size_t n = bar != NULL ? (size_t)(bar - uid) : sizeof(id);
-    if (n >= sizeof(id))
-        return 1; /* not ours to judge */
-    memcpy(id, uid, n);
-    id[n] = '\0';
+    const char *hash;
+    if (!event_key_split(key, RECONCILE_REVISION_EVENT_KEY,
+                         sizeof(RECONCILE_REVISION_EVENT_KEY) - 1, id, &hash))
+        return 1;
     if (store_get(daemonsets, id) == NULL)
         return 0; /* the DaemonSet is gone */
     const kobj *o;
     for (size_t i = 0; (o = store_next(revisions, &i)) != NULL;)
-        if (o->u.rev.hash != NULL && strcmp(o->u.rev.hash, bar + 1) == 0)
+        if (o->u.rev.hash != NULL && strcmp(o->u.rev.hash, hash) == 0)
             return 1;
     return 0; /* its revision is gone */
 }
 
 int controller_timeout_event_key_live(const char *key, const store *daemonsets)
 {
-    size_t prefix = sizeof(RECONCILE_TIMEOUT_EVENT_KEY) - 1;
-    if (strncmp(key, RECONCILE_TIMEOUT_EVENT_KEY, prefix) != 0)
-        return 1;
-    const char *uid = key + prefix, *bar = strchr(uid, '|');
     char id[256];
-    size_t n = bar != NULL ? (size_t)(bar - uid) : sizeof(id);
-    if (n >= sizeof(id))
-        return 1; /* not ours to judge */
-    memcpy(id, uid, n);
-    id[n] = '\0';
+    const char *value;
+    if (!event_key_split(key, RECONCILE_TIMEOUT_EVENT_KEY,
+                         sizeof(RECONCILE_TIMEOUT_EVENT_KEY) - 1, id, &value))
+        return 1;
     const kobj *ds = store_get(daemonsets, id);
     /* forgotten once the value is gone: a bad value written again is said again */
-    return ds != NULL && ds->u.ds.bad_timeout != NULL && strncmp(ds->u.ds.bad_timeout, bar + 1, 300) == 0;
+    return ds != NULL && ds->u.ds.bad_timeout != NULL && strncmp(ds->u.ds.bad_timeout, value, 300) == 0;
 }
 
 typedef struct event_caches {

@@ -183,12 +183,15 @@ quote() {
 }
 
 # start NAME CMD...: prints the command and starts it in the background (in
-# $WORK, output in logs/NAME.log); its PID goes to PIDS.
+# $WORK, output in logs/NAME.log); its PID goes to PIDS. In its own session:
+# Ctrl-C signals the terminal's foreground group, and a daemon that got it
+# would stop under the step running now (which would then fail, not say
+# "interrupted"); the trap stops them, by PID.
 start() {
     local name=$1
     shift
     printf '%s$ %s > logs/%s.log 2>&1 &%s\n' "$C" "$(quote "$@")" "$name" "$N"
-    (cd "$WORK" && exec "$@") >"$WORK/logs/$name.log" 2>&1 </dev/null &
+    (cd "$WORK" && exec setsid "$@") >"$WORK/logs/$name.log" 2>&1 </dev/null &
     PIDS+=($!)
     say "($name: pid $!)"
 }

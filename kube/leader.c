@@ -205,9 +205,11 @@ static void hint_for(const leader_config *cfg, const leader_call_end *end, char 
     else if (end->code == 404)
         snprintf(hint, size, "the Lease was deleted meanwhile: it is made again at the next try");
     else if (end->code == 403)
+        /* under RBAC a missing namespace is a 403 too: the Role that would
+         * grant the Lease lives in it */
         snprintf(hint, size,
                  "grant get/create/update on leases (coordination.k8s.io) in namespace %s to "
-                 "the controller's service account",
+                 "the controller's service account (and create that namespace if it is missing)",
                  cfg->namespace);
     else if (end->code == 401)
         snprintf(hint, size, "check the token or client certificate the controller uses");

@@ -28,7 +28,6 @@ import shlex
 import shutil
 import subprocess
 import time
-import urllib.parse
 
 from harness import AGENT, BIG, FRESH, MISSING, OTA, PRELOADED, ROOT, SANITIZER, ApiError, wait_until
 from webhook_flow import WebhookBase, cond, state_of

@@ -53,6 +53,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import kubesim_launch  # noqa: E402
+import ota_rbac  # noqa: E402
 
 PODMAN = os.path.join(ROOT, "images", "podman.sh")
 PREFIX = os.environ.get("IMAGE_PREFIX", "ota-prepull/")
@@ -271,14 +272,15 @@ class TestControllerImage(TestImage, unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="ota-images-")
         ctr = None
         try:
-            # The admin identity: this is a smoke test of the image (it
-            # starts, reaches the apiserver over TLS, takes the lease and
-            # turns ready), not of the controller's RBAC, which
-            # tests/manifests and tests/e2e check against the rendered
-            # manifests.
+            # The controller's own identity with the RBAC manifests/ grants
+            # it (kubesim enforces Node,RBAC), as every suite runs it.
+            out = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig("admin"), "create", "namespace",
+                                  ota_rbac.NAMESPACE], capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            ota_rbac.apply(sim, ota_rbac.rendered())
             conf = os.path.join(tmp, "conf")
             os.mkdir(conf)
-            shutil.copy(sim.kubeconfig("admin"), os.path.join(conf, "kubeconfig"))
+            shutil.copy(sim.kubeconfig("controller"), os.path.join(conf, "kubeconfig"))
             os.chown(os.path.join(conf, "kubeconfig"), int(UID), int(UID))
             health, metrics = free_port(), free_port()
             ctr = Container(self.PROGRAM, [(conf, "/conf")], [

@@ -26,7 +26,6 @@ Part of the integration suite (run_all.py -k 'test_budgets.*').
 
 import socket
 import ssl
-import threading
 import time
 
 from harness import SNI, compact, read_until_closed, tls_socket

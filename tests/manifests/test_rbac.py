@@ -18,7 +18,6 @@ a 403 from kubesim.
 RbacEvaluator is the table for the evaluator itself (manifests.py).
 """
 import json
-import os
 import time
 import unittest
 import urllib.parse

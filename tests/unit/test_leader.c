@@ -311,7 +311,8 @@ typedef struct say_row {
 
 #define NS_HINT "create namespace kube-system or pass --leader-elect-resource-namespace"
 #define RBAC_HINT "grant get/create/update on leases (coordination.k8s.io) in namespace " \
-                  "kube-system to the controller's service account"
+                  "kube-system to the controller's service account (and create that namespace " \
+                  "if it is missing)"
 #define HEALTHY 0, 0, "", LEADER_WAIT, NEVER, NEVER, 0, 0
 #define FAILING_NS(said, unsaid) 1, 404, "NotFound", LEADER_CREATE, said, -4000, unsaid, 2 + unsaid
 /* failing for 4 s with (code, reason, call), said 2 s ago */

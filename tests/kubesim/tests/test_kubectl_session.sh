@@ -2,7 +2,9 @@
 # A scripted session with the real kubectl against kubesim:
 # apply a DaemonSet from YAML, list pods -o wide, patch a pod's status with
 # --subresource=status, delete a pod and watch it come back, describe a pod
-# with its events; a CustomResourceDefinition and its custom resources;
+# with its events; a CustomResourceDefinition and its custom resources; the
+# upstream ImagePullJob and ImageCache CRDs with their samples (when
+# ../shared/upstream is beside the repository);
 # authorization (can-i --list as each identity, the Node authorizer's field
 # selector rule, a Role for the controller). Prints "ok - ..." / "not ok - ..." per check and a final
 # "session: N passed, N failed" line; exits non-zero on any failure.
@@ -283,6 +285,32 @@ out=$(k api-resources 2>&1)
 check "the custom resource is gone from discovery" bash -c '! grep -q "^widgets " <<<"$0" && grep -q "^pods " <<<"$0"' "$out"
 out=$(k get --raw /apis/example.com/v1beta1/namespaces/default/widgets 2>&1)
 check "and from the API" contains "$out" "NotFound"
+# ---- the upstream CRDs the next resources serve, applied unchanged (from
+# ../shared/upstream beside the repository, where CI has it; skipped without)
+UP=$(cd "$HERE/../.." && pwd)/../shared/upstream
+if [ -d "$UP/kruise" ] && [ -d "$UP/kube-fledged" ]; then
+    out=$(k apply -f "$UP/kruise/v1.9.0/apps.kruise.io_imagepulljobs.yaml" \
+        -f "$UP/kube-fledged/kubefledged-crd.yaml" 2>&1)
+    check "the upstream ImagePullJob (v1.9.0) and ImageCache CRDs apply" bash -c \
+        'grep -q "imagepulljobs.apps.kruise.io created" <<<"$0" && grep -q "imagecaches.kubefledged.io created" <<<"$0"' "$out"
+    check "both are established" k wait --for condition=established --timeout=20s \
+        crd/imagepulljobs.apps.kruise.io crd/imagecaches.kubefledged.io
+    out=$(k apply -f "$UP/kruise/docs-samples/imagepulljob.md-v1.9-job-with-always.v1beta1.yaml" 2>&1)
+    check "Kruise's documentation sample (v1beta1) is accepted" contains "$out" \
+        "imagepulljob.apps.kruise.io/job-with-always created"
+    out=$(k get imagepulljobs 2>&1)
+    check "kubectl get imagepulljobs prints the upstream columns" grep -Eq \
+        '^NAME +TOTAL +ACTIVE +SUCCEED +FAILED +AGE' <<<"$out"
+    out=$(k get imagepulljobs.v1alpha1.apps.kruise.io job-with-always -o jsonpath='{.apiVersion} {.spec.image}' 2>&1)
+    check "the sample reads as v1alpha1 too" test "$out" = "apps.kruise.io/v1alpha1 nginx:1.9.1"
+    k create namespace kube-fledged >/dev/null 2>&1
+    out=$(k apply -f "$UP/kube-fledged/kubefledged-imagecache.yaml" 2>&1)
+    check "kube-fledged's sample ImageCache is accepted" contains "$out" \
+        "imagecache.kubefledged.io/imagecache1 created"
+    k delete crd imagepulljobs.apps.kruise.io imagecaches.kubefledged.io >/dev/null 2>&1
+else
+    skip "the upstream CRDs: $UP not found"
+fi
 # ---- authorization: RBAC, the Node authorizer, kubectl auth can-i
 as() { local who=$1; shift; timeout 30 kubectl --kubeconfig "$WORK/state/$who.kubeconfig" "$@"; }
 out=$(as admin auth can-i --list 2>&1)
