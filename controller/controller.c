@@ -45,6 +45,13 @@ static void *decode_job_pod(yajl_val obj)
     return kobj_decode(KOBJ_JOB_POD, obj);
 }
 
+/* A Node as far as the pull queue needs it: Ready or not (controller/pullq.h),
+ * keyed by its name; its images are read on demand (ACTION_GET_NODE). */
+static void *decode_node_state(yajl_val obj)
+{
+    return kobj_decode(KOBJ_NODE_STATE, obj);
+}
+
 static void keep_pull_error(const void *old_obj, void *fresh_obj);
 
 /* DaemonSet pods carry both labels; nothing else does */
@@ -62,6 +69,8 @@ static const informer_spec informer_specs[INF_COUNT] = {
     [INF_JOBS] = {"jobs", KAPI_JOBS, NULL, ours, decode_job, kobj_free_any, kobj_uid, NULL},
     [INF_JOB_PODS] = {"prepull-pods", KAPI_PODS, NULL, ours, decode_job_pod, kobj_free_any,
                       kobj_uid, keep_pull_error},
+    [INF_NODES] = {"nodes", KAPI_NODES, NULL, NULL, decode_node_state, kobj_free_any, kobj_name,
+                   NULL},
 };
 
 static void mark_dirty(void *data)
@@ -658,6 +667,7 @@ static void run_pass(controller *c, uint64_t now)
         .jobs = &c->informers[INF_JOBS].objects,
         .job_pods = &c->informers[INF_JOB_PODS].objects,
         .nodes = &c->nodes,
+        .node_states = &c->informers[INF_NODES].objects,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,

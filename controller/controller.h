@@ -29,7 +29,7 @@ typedef struct controller_config {
     size_t max_queued_writes;
 } controller_config;
 
-enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_COUNT };
+enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_NODES, INF_COUNT };
 
 /* Pulls by outcome, for /metrics. */
 typedef enum pull_outcome {

@@ -26,6 +26,9 @@ static const flagtab_row rows[] = {
      .real_max = 100000},
     {"max-concurrent-pulls", FLAGTAB_NUMBER, "N", "10", "pre-pull Jobs running at once",
      AT(ctl.reconcile.max_concurrent_pulls), .real_min = 1, .real_max = 10000},
+    {"max-pulls-per-node", FLAGTAB_NUMBER, "N", "1",
+     "pre-pull Jobs on one node at once (more only\nwhere the kubelet pulls in parallel: its\nserializeImagePulls false)",
+     AT(ctl.reconcile.max_pulls_per_node), .real_min = 1, .real_max = 100},
     /* activeDeadlineSeconds is whole seconds: a fraction rounds up */
     {"pull-timeout", FLAGTAB_DURATION, "DURATION", "10m",
      "Job deadline unless the DaemonSet says", AT(ctl.reconcile.pull_timeout_s),

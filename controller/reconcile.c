@@ -3,8 +3,9 @@
  *   1. index the newest revision of every OTA DaemonSet, and Jobs by pod;
  *   2. for each pod of such a DaemonSet: PodNeedUpgrade, stale Jobs, and
  *      the outcome of its pull request;
- *   3. start the oldest waiting requests while fewer than
- *      max_concurrent_pulls Jobs run (FIFO by request time);
+ *   3. start the waiting requests as the pull queue admits them
+ *      (controller/pullq.h: the global cap, FIFO within a class, one pull
+ *      per node, no Job for a node that is not Ready);
  *   4. mark the pods of a new revision PodNeedUpgrade, last: under a bound
  *      on writes (max_writes) a rollout's thousands of marks never hold
  *      back a pull's Job or its result by more than one bounded batch.
@@ -24,6 +25,7 @@
 #include "ota_names.h"
 #include "ota_state.h"
 #include "prepull_job.h"
+#include "pullq.h"
 #include "pullerr.h"
 
 typedef struct ds_view {
@@ -36,7 +38,7 @@ typedef struct candidate {
     const kobj *pod;
     const ds_view *view;
     const char *request_time;
-    int node_unknown; /* its node is being read: it holds its place, starts nothing */
+    pullq_unit unit; /* its place in the pull queue */
 } candidate;
 
 /* A pod whose PodNeedUpgrade is not what its DaemonSet's newest revision
@@ -57,7 +59,6 @@ typedef struct pass {
     size_t n_cands;
     mark *marks;
     size_t n_marks;
-    size_t running; /* Jobs that have not finished */
     size_t writes;  /* write actions emitted (all but ACTION_GET_NODE) */
     int failed;
 } pass;
@@ -341,8 +342,6 @@ static int index_jobs(pass *p)
         if (job->u.job.pod_uid == NULL)
             continue;
         p->jobs[p->n_jobs++] = job;
-        if (!job->u.job.complete && !job->u.job.failed && !job->meta.deleting)
-            p->running++;
     }
     qsort(p->jobs, p->n_jobs, sizeof(*p->jobs), cmp_job_pod_uid);
     return 0;
@@ -599,6 +598,15 @@ static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_vie
     }
 }
 
+/* An OTA request is an interactive unit: a node user waits on it. */
+static void add_candidate(pass *p, const kobj *pod, const ds_view *v, const char *request_time,
+                          pullq_node node_state)
+{
+    p->cands[p->n_cands++] = (candidate){
+        pod, v, request_time,
+        {PULLQ_INTERACTIVE, pod->u.pod.node_name, request_time, pod->meta.uid, node_state}};
+}
+
 static void pull_request(pass *p, const kobj *pod, const ds_view *v)
 {
     const kobj_cond *ir = &pod->u.pod.image_ready;
@@ -643,14 +651,19 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
         emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key, ACTION_OUTCOME_NONE);
         /* decide once we know what the node has; meanwhile no later
          * request takes the slot this one may need (FIFO) */
-        p->cands[p->n_cands++] = (candidate){pod, v, request_time, 1};
+        add_candidate(p, pod, v, request_time, PULLQ_NODE_UNKNOWN);
         return;
     }
     if (node != NULL && images_on_node(node, &v->rev->u.rev)) {
         report_success(p, pod, hash, name, "already on the node");
         return;
     }
-    p->cands[p->n_cands++] = (candidate){pod, v, request_time, 0};
+    const kobj *state = p->in->node_states != NULL
+                            ? store_get(p->in->node_states, pod->u.pod.node_name)
+                            : NULL;
+    add_candidate(p, pod, v, request_time,
+                  state != NULL && state->u.node.not_ready ? PULLQ_NODE_NOT_READY
+                                                           : PULLQ_NODE_READY);
 }
 
 static void unserved_pod(pass *p, const kobj *pod);
@@ -848,8 +861,43 @@ static void revision_event(pass *p, const ds_view *v)
 static int cmp_candidates(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
-    int c = strcmp(x->request_time, y->request_time);
-    return c != 0 ? c : strcmp(x->pod->meta.uid, y->pod->meta.uid);
+    return pullq_cmp(&x->unit, &y->unit);
+}
+
+/* What holds pull slots already: each Job not finished holds a global
+ * slot and its node's (the node of its pod's request); a Job being deleted
+ * and a terminating pull pod hold their node's slot alone, as the runtime
+ * goes on pulling until the pod is gone (a deleted pod does not cancel an
+ * in-flight CRI pull).  One Job is counted once. */
+static int occupy_slots(pass *p, pullq *q)
+{
+    strset counted;
+    strset_init(&counted);
+    int rc = 0;
+    char key[512];
+    for (size_t i = 0; i < p->n_jobs; i++) {
+        const kobj *job = p->jobs[i];
+        if (job->u.job.complete || job->u.job.failed)
+            continue;
+        const kobj *pod = store_get(p->in->pods, job->u.job.pod_uid);
+        pullq_occupy(q, pod != NULL ? pod->u.pod.node_name : NULL, !job->meta.deleting);
+        snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
+        if (strset_add(&counted, key) != 0)
+            rc = -1;
+    }
+    kobj *jp;
+    for (size_t i = 0; p->in->job_pods != NULL && (jp = store_next(p->in->job_pods, &i)) != NULL;) {
+        if (!jp->meta.deleting || jp->u.job_pod.node_name == NULL || jp->u.job_pod.job_name == NULL)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", jp->meta.namespace, jp->u.job_pod.job_name);
+        if (strset_has(&counted, key))
+            continue;
+        pullq_occupy(q, jp->u.job_pod.node_name, 0);
+        if (strset_add(&counted, key) != 0)
+            rc = -1;
+    }
+    strset_free(&counted);
+    return rc != 0 || q->failed ? -1 : 0;
 }
 
 /* Emits the create of a candidate's Job: 0; 1 when its body cannot be
@@ -891,25 +939,61 @@ cleanup:
     return rc;
 }
 
+/* Says once per request and per thing it waits for why it has no Job
+ * yet (a PrePullQueued Event on the pod). */
+static void queued_event(pass *p, const candidate *c, pullq_verdict verdict, const pullq *q)
+{
+    const char *hash = c->view->rev->u.rev.hash;
+    const char *node = c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?";
+    char text[400], qkey[300];
+    switch (verdict) {
+    case PULLQ_WAIT_NODE:
+        snprintf(text, sizeof(text),
+                 "pre-pull of revision %s waits for node %s to be Ready (it is NotReady or "
+                 "unreachable)",
+                 hash, node);
+        snprintf(qkey, sizeof(qkey), "node:%s/%s", c->pod->meta.uid, c->request_time);
+        break;
+    case PULLQ_WAIT_NODE_SLOT:
+        snprintf(text, sizeof(text),
+                 "pre-pull of revision %s queued: node %s is pulling already "
+                 "(--max-pulls-per-node)",
+                 hash, node);
+        snprintf(qkey, sizeof(qkey), "node-slot:%s/%s", c->pod->meta.uid, c->request_time);
+        break;
+    default:
+        snprintf(text, sizeof(text), "pre-pull of revision %s queued: %zu pulls running", hash,
+                 q->running);
+        snprintf(qkey, sizeof(qkey), "%s/%s", c->pod->meta.uid, c->request_time);
+        break;
+    }
+    emit_event(p, c->pod, OTA_EVENT_QUEUED, "Normal", text, qkey);
+}
+
 static void start_jobs(pass *p)
 {
     qsort(p->cands, p->n_cands, sizeof(*p->cands), cmp_candidates);
-    size_t limit = (size_t)p->in->cfg->max_concurrent_pulls;
+    const reconcile_config *cfg = p->in->cfg;
+    pullq q;
+    pullq_init(&q, (size_t)cfg->max_concurrent_pulls,
+               cfg->max_pulls_per_node > 0 ? (size_t)cfg->max_pulls_per_node : 0);
+    if (occupy_slots(p, &q) != 0) {
+        p->failed = 1;
+        goto cleanup;
+    }
     for (size_t i = 0; i < p->n_cands; i++) {
         const candidate *c = &p->cands[i];
         const char *hash = c->view->rev->u.rev.hash;
         char qkey[300];
         snprintf(qkey, sizeof(qkey), "%s/%s", c->pod->meta.uid, c->request_time);
-        if (p->running >= limit) {
-            p->out->waiting++;
-            char text[300];
-            snprintf(text, sizeof(text), "pre-pull of revision %s queued: %zu pulls running",
-                     hash, p->running);
-            emit_event(p, c->pod, OTA_EVENT_QUEUED, "Normal", text, qkey);
+        pullq_verdict verdict = pullq_admit(&q, &c->unit);
+        if (verdict == PULLQ_HOLD) {
+            pullq_take(&q, &c->unit); /* the slots are kept for it */
             continue;
         }
-        if (c->node_unknown) {
-            p->running++; /* the slot is kept for it */
+        if (verdict != PULLQ_START) {
+            p->out->waiting++;
+            queued_event(p, c, verdict, &q);
             continue;
         }
         char name[PREPULL_JOB_NAME_MAX + 1], key[400];
@@ -919,13 +1003,13 @@ static void start_jobs(pass *p)
         if (!made && !may_write(p)) {
             /* held back: its slot is taken all the same, and no later
              * request passes it */
-            p->running++;
+            pullq_take(&q, &c->unit);
             continue;
         }
         if (!made) {
             int rc = create_job(p, c, name, key);
             if (rc < 0)
-                return;
+                goto cleanup;
             if (rc > 0)
                 continue; /* not renderable: reported failed */
         }
@@ -936,8 +1020,10 @@ static void start_jobs(pass *p)
         snprintf(text, sizeof(text), "pulling the images of revision %s on node %s with job %s",
                  hash, c->pod->u.pod.node_name != NULL ? c->pod->u.pod.node_name : "?", name);
         emit_event(p, c->pod, OTA_EVENT_STARTED, "Normal", text, qkey);
-        p->running++;
+        pullq_take(&q, &c->unit);
     }
+cleanup:
+    pullq_free(&q);
 }
 
 int reconcile(const reconcile_input *in, action_list *out)

@@ -65,6 +65,7 @@ typedef struct action_list {
 
 typedef struct reconcile_config {
     int max_concurrent_pulls;  /* running Jobs at most (DESIGN: default 10) */
+    int max_pulls_per_node;    /* pull Jobs on one node at most (default 1); 0: no bound */
     long pull_timeout_s;       /* activeDeadlineSeconds unless the DaemonSet says */
     const char *helper_image;  /* static busybox for /ota-bin/true */
     int backoff_limit;         /* Job backoffLimit, 0..2 */
@@ -75,6 +76,10 @@ typedef struct reconcile_config {
  * each is sent once. */
 typedef struct reconcile_input {
     const store *daemonsets, *revisions, *pods, *jobs, *job_pods, *nodes;
+    /* node name -> kobj (KOBJ_NODE_STATE) from the informer on Nodes: a
+     * node there that is NotReady or unreachable gets no Job (pullq.h).
+     * NULL, or a node not there: Ready. */
+    const store *node_states;
     const strset *events_sent;
     /* "namespace/job name" -> the last kobj_job_pod seen waiting on an
      * image: the Job controller deletes the pod at the deadline, and the

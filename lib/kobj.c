@@ -207,6 +207,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         break;
     case KOBJ_JOB_POD:
         fn(&o->u.job_pod.job_name, 0, ctx);
+        fn(&o->u.job_pod.node_name, 1, ctx); /* many pull pods per node */
         fn(&o->u.job_pod.waiting_reason, 1, ctx);
         fn(&o->u.job_pod.waiting_message, 1, ctx);
         break;
@@ -551,13 +552,39 @@ static void decode_job_pod(yajl_val obj, kobj_job_pod *jp)
     yajl_val labels = labels_of(obj);
     const char *job = kobj_member_str(labels, "batch.kubernetes.io/job-name");
     jp->job_name = borrow(job != NULL ? job : kobj_member_str(labels, "job-name"));
+    static const char *const p_node[] = {"spec", "nodeName", NULL};
+    jp->node_name = borrow(get_str(obj, p_node));
     decode_waiting(get(obj, p_init), jp);
     decode_waiting(get(obj, p_main), jp);
+}
+
+/* Whether a pod bound to the node can start (kobj_node.not_ready). */
+static void decode_node_ready(yajl_val obj, kobj_node *node)
+{
+    static const char *const p_conds[] = {"status", "conditions", NULL};
+    static const char *const p_taints[] = {"spec", "taints", NULL};
+    /* The node lifecycle controller sets Ready Unknown and the unreachable
+     * taint when the kubelet stops posting status; the kubelet itself
+     * posts Ready False.  Either way a pod bound there does not start. */
+    yajl_val conds = get(obj, p_conds);
+    for (size_t i = 0; YAJL_IS_ARRAY(conds) && i < conds->u.array.len; i++) {
+        yajl_val c = conds->u.array.values[i];
+        const char *type = kobj_member_str(c, "type"), *status = kobj_member_str(c, "status");
+        if (type != NULL && strcmp(type, "Ready") == 0)
+            node->not_ready = status == NULL || strcmp(status, "True") != 0;
+    }
+    yajl_val taints = get(obj, p_taints);
+    for (size_t i = 0; YAJL_IS_ARRAY(taints) && i < taints->u.array.len; i++) {
+        const char *key = kobj_member_str(taints->u.array.values[i], "key");
+        if (key != NULL && strcmp(key, "node.kubernetes.io/unreachable") == 0)
+            node->not_ready = 1;
+    }
 }
 
 static int decode_node(yajl_val obj, kobj_node *node)
 {
     static const char *const p_images[] = {"status", "images", NULL};
+    decode_node_ready(obj, node);
     yajl_val images = get(obj, p_images);
     if (!YAJL_IS_ARRAY(images))
         return 0;
@@ -605,6 +632,9 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         break;
     case KOBJ_NODE:
         rc = decode_node(obj, &d.u.node);
+        break;
+    case KOBJ_NODE_STATE:
+        decode_node_ready(obj, &d.u.node);
         break;
     default:
         rc = -1;
@@ -655,6 +685,11 @@ void kobj_free_any(void *o)
 const char *kobj_uid(const void *o)
 {
     return ((const kobj *)o)->meta.uid;
+}
+
+const char *kobj_name(const void *o)
+{
+    return ((const kobj *)o)->meta.name;
 }
 
 long long kobj_parse_time(const char *s)

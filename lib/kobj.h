@@ -36,6 +36,7 @@ typedef enum kobj_kind {
     KOBJ_JOB,      /* one of our pre-pull Jobs */
     KOBJ_JOB_POD,  /* a pre-pull Job's pod */
     KOBJ_NODE,
+    KOBJ_NODE_STATE, /* a Node in the controller's informer: not_ready alone, no images */
     KOBJ_N_KINDS
 } kobj_kind;
 
@@ -86,6 +87,7 @@ typedef struct kobj_job {
 
 typedef struct kobj_job_pod {
     char *job_name;   /* job-name label */
+    char *node_name;  /* spec.nodeName: a terminating pull pod keeps its node's slot */
     char *waiting_reason, *waiting_message; /* the first waiting container's */
     /* Kept by the controller as versions of the pod arrive (0 from
      * kobj_decode): whether the kubelet's own reason is ImagePullBackOff
@@ -99,6 +101,10 @@ typedef struct kobj_job_pod {
 typedef struct kobj_node {
     char **images; /* every name of every image in status.images */
     size_t n_images;
+    /* The Ready condition is there and not True, or the node carries the
+     * node.kubernetes.io/unreachable taint: a Job pinned to it would sit
+     * Pending until its deadline (controller/pullq.h). */
+    int not_ready;
 } kobj_node;
 
 typedef struct kobj {
@@ -156,6 +162,9 @@ void kobj_free(kobj *o);
  * (kube/store.h holds objects as void *): an informer's free and key. */
 void kobj_free_any(void *o);
 const char *kobj_uid(const void *o);
+/* The object's name: the cache key of a cluster-scoped object (a Node),
+ * which is looked up by the name a pod's spec.nodeName gives. */
+const char *kobj_name(const void *o);
 
 /* Seconds since 1970 of an RFC 3339 time as clock_parse_rfc3339 reads it
  * ("2026-11-21T21:00:00Z"), or 0 when it does not parse. */

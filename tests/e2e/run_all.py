@@ -4,7 +4,9 @@
 This runs them all, in one process; the tests are in
   test_prepull_flow.py     ControllerBehaviour: one request at a time, from
                            the marked pods to the Job and its outcome
-  test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO
+  test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO;
+                           PerNode: one pull per node (a terminating pull pod
+                           holds it), a NotReady node waits;
   test_faults.py           Faults: dropped watches, 410, 429, 500, 409, a slow
                            apiserver, apiserver restart, controller SIGKILL
   test_leader_election.py  LeaderElection: two replicas; LeaseTrouble: a
@@ -80,7 +82,7 @@ from harness import CONTROLLER, SCALE, STATE_DIRS, WEBHOOK
 from test_faults import Faults
 from test_leader_election import LeaderElection, LeaseTrouble
 from test_prepull_flow import ControllerBehaviour
-from test_queueing import Concurrency
+from test_queueing import Concurrency, PerNode
 from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
@@ -105,7 +107,7 @@ def main(argv):
             print("no %s binary at %s (make all)" % (what, binary))
             print("0 passed, 1 failed")
             return 1
-    names = args or ["ControllerBehaviour", "Concurrency", "Faults", "LeaderElection", "LeaseTrouble",
+    names = args or ["ControllerBehaviour", "Concurrency", "PerNode", "Faults", "LeaderElection", "LeaseTrouble",
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",

@@ -132,7 +132,8 @@ class ControllerRbac(E2EBase):
         # and the flow did what it says: each kind of call is there
         kinds = {(a[0], a[2] + ("/" + a[3] if a[3] else "")) for a in used}
         for k in [("create", "jobs"), ("delete", "jobs"), ("patch", "pods/status"), ("create", "events"),
-                  ("get", "nodes"), ("create", "leases"), ("update", "leases")]:
+                  ("get", "nodes"), ("list", "nodes"), ("watch", "nodes"),
+                  ("create", "leases"), ("update", "leases")]:
             self.assertIn(k, kinds)
         # kubesim enforced exactly that RBAC, and refused nothing
         refused = ["%s %s" % (e["method"], e["path"]) for e in self.ctl.proxy.entries() if e["status"] == 403]

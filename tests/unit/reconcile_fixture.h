@@ -48,7 +48,7 @@
 /* ---- the world -------------------------------------------------------------- */
 
 typedef struct world {
-    store ds, revs, pods, jobs, job_pods, nodes, job_waiting;
+    store ds, revs, pods, jobs, job_pods, nodes, job_waiting, node_states;
     strset events_sent;
     reconcile_config cfg;
     reconcile_input in;
@@ -59,12 +59,12 @@ KF_UNUSED static void world_init(world *w)
 {
     memset(w, 0, sizeof(*w));
     store *all[] = {&w->ds,       &w->revs,  &w->pods,
-                    &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting};
+                    &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting, &w->node_states};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         store_init(all[i], kobj_free_any, kobj_uid);
     strset_init(&w->events_sent);
     w->cfg = (reconcile_config){
-        .max_concurrent_pulls = 10, .pull_timeout_s = 600, .helper_image = HELPER, .backoff_limit = 0};
+        .max_concurrent_pulls = 10, .max_pulls_per_node = 1, .pull_timeout_s = 600, .helper_image = HELPER, .backoff_limit = 0};
     w->in = (reconcile_input){
         .daemonsets = &w->ds,
         .revisions = &w->revs,
@@ -72,6 +72,7 @@ KF_UNUSED static void world_init(world *w)
         .jobs = &w->jobs,
         .job_pods = &w->job_pods,
         .nodes = &w->nodes,
+        .node_states = &w->node_states,
         .events_sent = &w->events_sent,
         .job_waiting = &w->job_waiting,
         .cfg = &w->cfg,
@@ -83,7 +84,7 @@ KF_UNUSED static void world_init(world *w)
 KF_UNUSED static void world_free(world *w)
 {
     store *all[] = {&w->ds,       &w->revs,  &w->pods,
-                    &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting};
+                    &w->jobs,     &w->job_pods, &w->nodes, &w->job_waiting, &w->node_states};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         store_free(all[i]);
     strset_free(&w->events_sent);

@@ -516,6 +516,7 @@ static void test_controller_defaults(void **state)
     assert_true(f.qps == 20);
     assert_int_equal(f.burst, 30);
     assert_int_equal(f.ctl.reconcile.max_concurrent_pulls, 10);
+    assert_int_equal(f.ctl.reconcile.max_pulls_per_node, 1); /* the kubelet pulls serially */
     assert_int_equal(f.ctl.reconcile.pull_timeout_s, 600);
     assert_string_equal(f.ctl.reconcile.helper_image, "busybox:1.36-musl");
     assert_int_equal(f.ctl.reconcile.backoff_limit, 0);

@@ -430,9 +430,11 @@ static void test_controller_specs(void **state)
          "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
         {INF_JOB_PODS, "prepull-pods", "/api/v1/pods",
          "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
+        {INF_NODES, "nodes", "/api/v1/nodes", ""},
     };
     controller c;
     kube_client *client = controller_up(&c);
+    assert_int_equal(sizeof(want) / sizeof(want[0]), INF_COUNT); /* every one */
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         const informer *inf = &c.informers[want[i].index];
         ROW_CHECK(want[i].name, strcmp(inf->name, want[i].name) == 0, "name %s", inf->name);

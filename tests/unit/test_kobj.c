@@ -458,6 +458,8 @@ static void test_job_pod_fixtures(void **state)
         assert_int_equal(o->kind, KOBJ_JOB_POD);
         assert_string_equal(o->meta.namespace, "edge");
         assert_string_equal(o->u.job_pod.job_name, r->job_name);
+        if (strcmp(r->file, "jobpod-errimagepull.json") == 0) /* its node's pull slot */
+            assert_string_equal(o->u.job_pod.node_name, "edge-node-1");
         assert_str_or_null(o->u.job_pod.waiting_reason, r->reason);
         if (r->message_part != NULL) {
             assert_non_null(o->u.job_pod.waiting_message);
@@ -549,6 +551,60 @@ static void test_node_fixture(void **state)
     assert_int_equal(o->u.node.n_images, 0);
     assert_null(o->u.node.images);
     kobj_free(o);
+}
+
+/* The informer on Nodes keeps whether a pod bound there can start, and no
+ * images (a small cache per node); the fixture's node is Ready, with a
+ * NoSchedule taint that is not the unreachable one. */
+typedef struct node_state_row {
+    const char *spec, *conditions;
+    int not_ready;
+} node_state_row;
+
+static const node_state_row node_states[] = {
+    {"{}", "[{\"type\":\"Ready\",\"status\":\"True\"}]", 0},
+    {"{}", "[{\"type\":\"Ready\",\"status\":\"False\"}]", 1},
+    {"{}", "[{\"type\":\"Ready\",\"status\":\"Unknown\"}]", 1},
+    {"{}", "[{\"type\":\"Ready\"}]", 1},
+    {"{}", "[{\"type\":\"MemoryPressure\",\"status\":\"False\"}]", 0}, /* no word: Ready */
+    {"{}", "[]", 0},
+    {"{\"taints\":[{\"key\":\"node.kubernetes.io/unreachable\",\"effect\":\"NoExecute\"}]}",
+     "[{\"type\":\"Ready\",\"status\":\"True\"}]", 1},
+    {"{\"taints\":[{\"key\":\"node.kubernetes.io/unreachable\",\"effect\":\"NoSchedule\"}]}", "[]",
+     1},
+    {"{\"taints\":[{\"key\":\"node-role.kubernetes.io/edge\",\"effect\":\"NoSchedule\"}]}",
+     "[{\"type\":\"Ready\",\"status\":\"True\"}]", 0},
+    {"{\"taints\":5}", "7", 0},
+};
+
+static void test_node_state(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_file(KOBJ_NODE_STATE, "node.json");
+    assert_int_equal(o->kind, KOBJ_NODE_STATE);
+    assert_string_equal(kobj_name(o), "edge-node-1");
+    assert_int_equal(o->u.node.not_ready, 0);
+    assert_int_equal(o->u.node.n_images, 0);
+    assert_null(o->u.node.images);
+    kobj_free(o);
+    for (size_t i = 0; i < sizeof(node_states) / sizeof(node_states[0]); i++) {
+        char json[512];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\"},\"spec\":%s,\"status\":{"
+                 "\"conditions\":%s,\"images\":[{\"names\":[\"x:1\"]}]}}",
+                 node_states[i].spec, node_states[i].conditions);
+        o = kf_decode_text(KOBJ_NODE_STATE, json);
+        assert_non_null(o);
+        if (o->u.node.not_ready != node_states[i].not_ready)
+            fail_msg("%s: not_ready %d", json, o->u.node.not_ready);
+        assert_int_equal(o->u.node.n_images, 0);
+        kobj_free(o);
+        /* the images shortcut's node (ACTION_GET_NODE) says the same */
+        o = kf_decode_text(KOBJ_NODE, json);
+        assert_int_equal(o->u.node.not_ready, node_states[i].not_ready);
+        assert_int_equal(o->u.node.n_images, 1);
+        kobj_free(o);
+    }
 }
 
 /* ---- identity --------------------------------------------------------------- */
@@ -865,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_job_pod_waiting),
         cmocka_unit_test(test_copy_job_pod),
         cmocka_unit_test(test_node_fixture),
+        cmocka_unit_test(test_node_state),
         cmocka_unit_test(test_name_and_uid_required),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_ref),
