@@ -72,8 +72,9 @@ int main(int argc, char **argv)
 {
     static flags o;
     char err[2048];
-    int status = flagtab_report(&flags_flagtab, flags_parse(argc, argv, &o, err, sizeof(err)), err,
-                                OTA_VERSION, OTA_COMMIT);
+    flagtab_result parsed = flags_parse(argc, argv, &o, err, sizeof(err));
+    int status = flagtab_report(&flags_flagtab, parsed, err, OTA_VERSION, OTA_COMMIT,
+                                o.log_format == LOG_FORMAT_JSON);
     if (status >= 0)
         return status;
     log_set_level(o.log_level);

@@ -360,10 +360,19 @@ void flagtab_help(const flagtab *t, strbuf *b)
 }
 
 int flagtab_report(const flagtab *t, flagtab_result r, const char *err, const char *version,
-                   const char *commit)
+                   const char *commit, int json)
 {
     if (r == FLAGTAB_RUN)
         return -1;
+    size_t plen = strlen(t->program);
+    if (r == FLAGTAB_BAD_VALUE && json) {
+        /* err is "PROGRAM: why": the line carries the program on its own */
+        if (strncmp(err, t->program, plen) == 0 && strncmp(err + plen, ": ", 2) == 0)
+            err += plen + 2;
+        log_set_format(LOG_FORMAT_JSON);
+        log_startup_error(t->program, err);
+        return 2;
+    }
     if (r == FLAGTAB_SHOW_VERSION) {
         printf("%s %s (commit %s)\n", t->program, version, commit);
         return 0;

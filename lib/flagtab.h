@@ -148,8 +148,10 @@ const flagtab_row *flagtab_find(const flagtab *t, const char *name);
 /* The shell around flagtab_parse for main(): prints what r asks for (the
  * help on stdout, "PROGRAM VERSION (commit COMMIT)", or err and, after a
  * usage error, the help on stderr) and returns the exit status (0 or 2),
- * or -1 when r is FLAGTAB_RUN and the program goes on. */
+ * or -1 when r is FLAGTAB_RUN and the program goes on.  json: the flags
+ * parsed so far asked for --log-format json; a refused value (not a usage
+ * error, which the help follows) is then the startup error's JSON line. */
 int flagtab_report(const flagtab *t, flagtab_result r, const char *err, const char *version,
-                   const char *commit);
+                   const char *commit, int json);
 
 #endif

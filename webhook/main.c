@@ -26,12 +26,12 @@ static tls_store the_tls;
 
 int main(int argc, char **argv)
 {
-    options o;
+    options o = {0};
     char err[2048];
-    int status = flagtab_report(
-        &options_flagtab,
-        options_parse(argc, argv, (int)sysconf(_SC_NPROCESSORS_ONLN), &o, err, sizeof(err)), err,
-        OTA_VERSION, OTA_COMMIT);
+    flagtab_result parsed =
+        options_parse(argc, argv, (int)sysconf(_SC_NPROCESSORS_ONLN), &o, err, sizeof(err));
+    int status = flagtab_report(&options_flagtab, parsed, err, OTA_VERSION, OTA_COMMIT,
+                                o.log_format == LOG_FORMAT_JSON);
     if (status >= 0)
         return status;
     log_set_level(o.log_level);

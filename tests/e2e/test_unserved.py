@@ -233,3 +233,14 @@ class ConfigTrouble(Base):
             self.assertEqual((lines[0]["level"], lines[0]["msg"]), ("error", "cannot start"))
             self.assertIn("/nonexistent/", lines[0]["error"])
             self.assertEqual(lines[0]["program"], os.path.basename(argv[0]))
+        # a refused flag value, once --log-format json was read: the same line, exit 2
+        for argv, flag in (([CONTROLLER, "--log-format", "json", "--helper-image", ""], "--helper-image"),
+                           ([WEBHOOK, "--log-format", "json", "--controller-username", ""],
+                            "--controller-username")):
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+            self.assertEqual(out.returncode, 2, out)
+            lines = [json.loads(l) for l in out.stderr.splitlines()]
+            self.assertEqual(len(lines), 1, out.stderr)
+            self.assertEqual((lines[0]["level"], lines[0]["msg"]), ("error", "cannot start"))
+            self.assertTrue(lines[0]["error"].startswith(flag + " wants "), lines[0])
+            self.assertEqual(lines[0]["program"], os.path.basename(argv[0]))
