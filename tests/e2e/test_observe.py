@@ -26,8 +26,9 @@ def json_lines(path):
     return out
 
 
-class Observability(Base):
-    NODES = 2
+class JsonLogged:
+    """For a class (before Base) whose controller logs JSON at info: its
+    lines, by msg, and waiting for one with given keys."""
     CONTROLLER_ARGS = ("--log-format", "json", "--log-level", "info")
 
     def lines(self, msg=None):
@@ -37,6 +38,10 @@ class Observability(Base):
         def found():
             return [l for l in self.lines(msg) if all(l.get(k) == v for k, v in keys.items())]
         return wait_until(found, 20, "log line %r %s" % (msg, keys))[0]
+
+
+class Observability(JsonLogged, Base):
+    NODES = 2
 
     def test_decisions_logged_with_keys_events_and_metrics(self):
         pods, h = self.upgraded_ds()

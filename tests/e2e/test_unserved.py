@@ -21,20 +21,11 @@ import subprocess
 import time
 
 from harness import AGENT, CHILDREN, CONTROLLER, TIMEOUT_ANN, WEBHOOK, Base, free_port, wait_until
-from test_observe import json_lines
+from test_observe import JsonLogged, json_lines
 
 
-class Unserved(Base):
+class Unserved(JsonLogged, Base):
     NODES = 2
-    CONTROLLER_ARGS = ("--log-format", "json", "--log-level", "info")
-
-    def lines(self, msg=None):
-        return [l for l in json_lines(self.ctl.err_path) if msg is None or l["msg"] == msg]
-
-    def wait_line(self, msg, **keys):
-        def found():
-            return [l for l in self.lines(msg) if all(l.get(k) == v for k, v in keys.items())]
-        return wait_until(found, 20, "log line %r %s" % (msg, keys))[0]
 
     def orphan(self, name="agent"):
         """kubectl delete ds --cascade=orphan: the GC drops the pods'

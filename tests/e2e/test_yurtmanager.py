@@ -112,6 +112,21 @@ class YurtManager:
     def job_name(self, pod):
         return "image-pre-pull-%s-%s" % (pod["metadata"]["name"], self.next_hash(pod))
 
+    def preheat_until_refused(self, name, timeout=60):
+        """preheat's Reconcile again and again (a Job event requeues it)
+        while its Job runs, until its report is refused: that ApiError."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                state = self.preheat(name)
+            except ApiError as e:
+                return e
+            if state != "running":
+                raise AssertionError("imagepreheat: %s, not running" % state)
+            if time.monotonic() > deadline:
+                raise AssertionError("imagepreheat's Job did not end")
+            time.sleep(0.2)
+
     def preheat(self, name):
         """One Reconcile of imagepreheat: "skip" (nothing to do), "created"
         (its Job), "running", or "reported" (PodImageReady written); raises
@@ -296,22 +311,13 @@ class YurtManagerCoexistence(YurtManagerBase):
         pod = pods[0]
         name = pod["metadata"]["name"]
         self.controller_paused()
-        refused = None
         try:
             self.request_pull(pod, h)
             self.assertEqual(self.state(pod), "Pulling")
             self.assertEqual(self.ym.preheat(name), "created")
             job = self.sim.get("/apis/batch/v1/namespaces/%s/jobs/image-pre-pull-%s-%s" % (self.ns, name, h))
             self.assertEqual(job["metadata"]["ownerReferences"][0]["uid"], pod["metadata"]["uid"])
-            # its Reconcile again and again (a Job event requeues it) until the Job ends
-            deadline = time.monotonic() + 60
-            while refused is None:
-                try:
-                    self.assertEqual(self.ym.preheat(name), "running")
-                except ApiError as e:
-                    refused = e
-                self.assertLess(time.monotonic(), deadline, "imagepreheat's Job did not end")
-                time.sleep(0.2)
+            refused = self.ym.preheat_until_refused(name)
         finally:
             self.resume()
         self.assertEqual(refused.status, 403)
@@ -360,15 +366,7 @@ class YurtManagerUnlisted(YurtManagerBase):
         try:
             self.request_pull(pod, h)
             self.assertEqual(self.ym.preheat(name), "created")
-            deadline = time.monotonic() + 60
-            refused = None
-            while refused is None:
-                try:
-                    self.assertEqual(self.ym.preheat(name), "running")
-                except ApiError as e:
-                    refused = e
-                self.assertLess(time.monotonic(), deadline, "imagepreheat's Job did not end")
-                time.sleep(0.2)
+            refused = self.ym.preheat_until_refused(name)
         finally:
             self.resume()
         self.assertEqual(refused.status, 403)
