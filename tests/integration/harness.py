@@ -371,6 +371,20 @@ def http_get(port, path, timeout=IO_TIMEOUT):
         c.close()
 
 
+def client_hello():
+    """The bytes of a TLS ClientHello (Python's, TLS 1.2 and 1.3)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(incoming, outgoing, server_hostname=SNI)
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()
+
+
 def tls_socket(port, context=None, timeout=IO_TIMEOUT):
     s = socket.create_connection(("127.0.0.1", port), timeout)
     return (context or client_context()).wrap_socket(s, server_hostname=SNI)

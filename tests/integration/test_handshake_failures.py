@@ -42,7 +42,7 @@ import time
 import unittest
 
 import harness
-from harness import (SNI, Conn, Server, client_context, compact, gen_certs,
+from harness import (SNI, Conn, Server, client_context, client_hello, compact, gen_certs,
                      http_get, load_fixture, metric_sum, parse_metrics,
                      tls_socket)
 from test_budgets import closed_by_server_after_reading, silent_connection
@@ -221,20 +221,6 @@ class TestUntrustedCertificate(OwnServers):
         self.assertEqual(doc["failures"], 1)
         self.assertRegex(doc["peer"], r"^127\.0\.0\.1:\d+$")
         self.assertIn(HINT, doc["hint"])
-
-
-def client_hello():
-    """The bytes of a TLS ClientHello (Python's, TLS 1.2 and 1.3)."""
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-    obj = ctx.wrap_bio(incoming, outgoing, server_hostname=SNI)
-    try:
-        obj.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    return outgoing.read()
 
 
 def send_and_close(port, data, wait=0.3):
