@@ -390,13 +390,14 @@ def tls_socket(port, context=None, timeout=IO_TIMEOUT):
     return (context or client_context()).wrap_socket(s, server_hostname=SNI)
 
 
-def read_until_closed(sock, timeout):
-    """Reads until EOF; returns (bytes, seconds waited, closed?)."""
+def read_until_closed(sock, timeout, done=None):
+    """Reads until EOF (or until done(bytes so far) holds); returns (bytes,
+    seconds waited, closed?)."""
     t0 = time.monotonic()
     data = b""
     while True:
         left = timeout - (time.monotonic() - t0)
-        if left <= 0:
+        if left <= 0 or (done is not None and done(data)):
             return data, time.monotonic() - t0, False
         sock.settimeout(left)
         try:

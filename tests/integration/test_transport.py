@@ -83,31 +83,19 @@ def parse_responses(raw):
     return out
 
 
+def one_whole_answer(data):
+    """One response is in whole, by its content-length."""
+    if not parse_responses(data):
+        return False
+    hd, _, rest = data.partition(b"\r\n\r\n")
+    n = [ln for ln in hd.split(b"\r\n") if ln.lower().startswith(b"content-length:")]
+    return bool(n) and len(rest) >= int(n[0].split(b":")[1])
+
+
 def read_until_closed_or_answer(sock, timeout):
-    """Reads until one whole response is in (by its content-length), EOF,
-    or timeout; returns (bytes, seconds, closed)."""
-    t0 = time.monotonic()
-    data = b""
-    while True:
-        left = timeout - (time.monotonic() - t0)
-        if left <= 0:
-            return data, time.monotonic() - t0, False
-        if parse_responses(data):
-            hd, _, rest = data.partition(b"\r\n\r\n")
-            n = [ln for ln in hd.split(b"\r\n")
-                 if ln.lower().startswith(b"content-length:")]
-            if n and len(rest) >= int(n[0].split(b":")[1]):
-                return data, time.monotonic() - t0, False
-        sock.settimeout(left)
-        try:
-            chunk = sock.recv(65536)
-        except (socket.timeout, TimeoutError):
-            return data, time.monotonic() - t0, False
-        except OSError:
-            return data, time.monotonic() - t0, True
-        if not chunk:
-            return data, time.monotonic() - t0, True
-        data += chunk
+    """Reads until one whole response is in, EOF, or timeout; returns
+    (bytes, seconds, closed)."""
+    return harness.read_until_closed(sock, timeout, one_whole_answer)
 
 
 class OwnServer(harness.ServerTestCase):
