@@ -234,6 +234,16 @@ static void tell_done(controller *c, const exec_ctx *x)
             log_end(&l, LOG_INFO);
         }
         break;
+    case ACTION_PATCH_JOB:
+        log_kv(LOG_INFO, "pull job given up", "job", job, "owner", n->subject, "node", n->node,
+               "reason", n->reason, NULL);
+        break;
+    case ACTION_DELETE_IPJ:
+        log_kv(LOG_INFO, "ImagePullJob deleted: ttlSecondsAfterFinished passed", "imagepulljob",
+               job, NULL);
+        break;
+    case ACTION_PATCH_IPJ_STATUS:
+    case ACTION_PATCH_IPJ:
     case ACTION_GET_NODE:
         break;
     }
@@ -340,6 +350,12 @@ const char *controller_object_key(action_kind kind)
         return "event_namespace";
     case ACTION_GET_NODE:
         return "node";
+    case ACTION_PATCH_JOB:
+        return "job";
+    case ACTION_PATCH_IPJ_STATUS:
+    case ACTION_PATCH_IPJ:
+    case ACTION_DELETE_IPJ:
+        return "imagepulljob";
     }
     return "object";
 }
@@ -514,6 +530,14 @@ static const action_call_spec action_calls[] = {
     [ACTION_DELETE_JOB] = {"DELETE", KAPI_JOBS, NULL, "propagationPolicy=Background", NULL, 1, 1},
     [ACTION_CREATE_EVENT] = {"POST", KAPI_EVENTS, NULL, NULL, KAPI_CT_JSON, 0, 0},
     [ACTION_GET_NODE] = {"GET", KAPI_NODES, NULL, NULL, NULL, 1, 0},
+    /* setting the same annotations and deadline again changes nothing */
+    [ACTION_PATCH_JOB] = {"PATCH", KAPI_JOBS, NULL, NULL, KAPI_CT_MERGE, 1, 1},
+    /* the whole status the pass computed: the latest wins */
+    [ACTION_PATCH_IPJ_STATUS] = {"PATCH", KAPI_IMAGEPULLJOBS, "status", NULL, KAPI_CT_MERGE, 1, 1},
+    /* carries the resourceVersion it read: a repeat is a 409, read again */
+    [ACTION_PATCH_IPJ] = {"PATCH", KAPI_IMAGEPULLJOBS, NULL, NULL, KAPI_CT_MERGE, 1, 0},
+    /* with the uid as precondition; a repeat is a 404, counted as done */
+    [ACTION_DELETE_IPJ] = {"DELETE", KAPI_IMAGEPULLJOBS, NULL, NULL, KAPI_CT_JSON, 1, 1},
 };
 
 int controller_action_call(const action *a, strbuf *path, kube_call *call)

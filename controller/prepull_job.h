@@ -70,11 +70,63 @@ typedef struct prepull_job_spec {
 } prepull_job_spec;
 
 /*
- * 32 bits of FNV-1a 64 (upper half xor lower half) over pod_uid, revision
- * hash and request time, each followed by a NUL byte so that moving a
- * character from one field to the next changes the hash.  Stable across
- * processes, versions and machines.
+ * Any client's pull Job: one pull unit (controller/pullq.h), an owner's
+ * images on one node.  The OTA request's Job (prepull_job_spec, below) and
+ * an ImagePullJob node's are both rendered from one of these, so every
+ * pull Job has the same pod: the helper, one "pull-<i>" init container
+ * per distinct image, "ota-done".
  */
+typedef struct pull_job_owner {
+    const char *api_version, *kind, *name, *uid;
+    int controller; /* the ownerReference's controller flag */
+} pull_job_owner;
+
+typedef struct pull_job_spec {
+    const char *namespace, *name, *node_name;
+    pull_job_owner owner;
+    /* Key, value, key, value, ...: n_labels and n_annotations count pairs.
+     * The managed-by label is always added; labels and annotations go on
+     * the Job and on its pod template alike. */
+    const char *const *labels;
+    size_t n_labels;
+    const char *const *annotations;
+    size_t n_annotations;
+    const char *const *init_images; /* pulled first, in order */
+    size_t n_init_images;
+    const char *const *images;
+    size_t n_images;
+    const char *const *pull_secrets;
+    size_t n_pull_secrets;
+    /* NULL: each image's own default, as the kubelet would (Always for
+     * :latest or no tag); else "Always" or "IfNotPresent" for every target */
+    const char *pull_policy;
+    const char *helper_image;
+    int backoff_limit;            /* 0..2 */
+    long active_deadline_seconds; /* > 0 */
+} pull_job_spec;
+
+/*
+ * Renders the Job as JSON (indented, ending in a newline).  Returns 0 with
+ * the text in *json (arena memory, NUL-terminated) and its length in *len,
+ * or -1 with the reason in err (at most errlen bytes): a missing field, a
+ * backoff limit outside 0..2, a deadline not above 0, a pull policy other
+ * than those two, no target image, too many, or an image reference the
+ * kubelet would reject (the message is imageref_parse's, so it can go into
+ * a result as InvalidImageName).
+ */
+int pull_job_render(const pull_job_spec *s, arena *a, const char **json, size_t *len, char *err,
+                    size_t errlen);
+
+/*
+ * 32 bits of FNV-1a 64 (upper half xor lower half) over three fields, each
+ * followed by a NUL byte so that moving a character from one field to the
+ * next changes the hash (NULL reads as "").  Stable across processes,
+ * versions and machines.
+ */
+uint32_t pull_job_hash3(const char *a, const char *b, const char *c);
+
+/* 32 bits of FNV-1a 64 over pod_uid, revision hash and request time:
+ * pull_job_hash3 of the three. */
 uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const char *request_time);
 
 /*
@@ -88,13 +140,18 @@ uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const 
 void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
                       const char *revision_hash, const char *request_time);
 
+/* An ImagePullJob node's Job: "ota-ipj-<ImagePullJob name cut to fit>-<8
+ * hex of pull_job_hash3(ImagePullJob uid, node, spec hash)>", by
+ * prepull_job_name's rules.  One name per (ImagePullJob, node, version of
+ * its pull), so a restarted controller or a second replica gets 409. */
+#define IPJ_JOB_NAME_PREFIX "ota-ipj-"
+void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const char *node,
+                  const char *spec_hash);
+
 /*
- * Renders the Job as JSON (indented, ending in a newline).  Returns 0 with
- * the text in *json (arena memory, NUL-terminated) and its length in *len,
- * or -1 with the reason in err (at most errlen bytes): a missing field, a
- * backoff limit outside 0..2, a deadline not above 0, no target image, too
- * many, or an image reference the kubelet would reject (the message is
- * imageref_parse's, so it can go into PullImageFail as InvalidImageName).
+ * The OTA request's Job (prepull_job_spec): pull_job_render of the shape
+ * docs/design.md §5 gives it (owned by the pod, not as controller; the
+ * labels and annotations the controller finds it by).  Same returns.
  */
 int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, size_t *len,
                        char *err, size_t errlen);

@@ -78,6 +78,14 @@ const char *action_kind_name(action_kind k)
         return "create-event";
     case ACTION_GET_NODE:
         return "get-node";
+    case ACTION_PATCH_JOB:
+        return "patch-job";
+    case ACTION_PATCH_IPJ_STATUS:
+        return "patch-imagepulljob-status";
+    case ACTION_PATCH_IPJ:
+        return "patch-imagepulljob";
+    case ACTION_DELETE_IPJ:
+        return "delete-imagepulljob";
     }
     return "unknown";
 }

@@ -24,6 +24,15 @@ typedef enum action_kind {
     ACTION_DELETE_JOB,       /* propagationPolicy Background */
     ACTION_CREATE_EVENT,
     ACTION_GET_NODE,         /* read a node's status.images for the shortcut */
+    /* An ImagePullJob's (apps.kruise.io, written as v1alpha1, which every
+     * Kruise CRD and ours serve; conversion is None): */
+    ACTION_PATCH_JOB,        /* merge patch of a pull Job: end it early (given up) */
+    ACTION_PATCH_IPJ_STATUS, /* merge patch of imagepulljobs/status: {"status": {...}}; the
+                                executor sends one per object per second at most */
+    ACTION_PATCH_IPJ,        /* merge patch of the object's metadata (finalizers,
+                                annotations), with its resourceVersion: a 409 re-reads */
+    ACTION_DELETE_IPJ,       /* ttlSecondsAfterFinished: body DeleteOptions with the uid
+                                as precondition, propagationPolicy Background */
 } action_kind;
 
 /* What an action reports, for the executor to count (pulls by outcome)
@@ -76,6 +85,10 @@ typedef struct reconcile_config {
  * each is sent once. */
 typedef struct reconcile_input {
     const store *daemonsets, *revisions, *pods, *jobs, *job_pods, *nodes;
+    /* uid -> kobj (KOBJ_IMAGEPULLJOB); NULL: none served (the CRD is not
+     * installed).  Their Jobs are in jobs (controller ownerReference:
+     * meta.owner_uid), their pods in job_pods. */
+    const store *imagepulljobs;
     /* node name -> kobj (KOBJ_NODE_STATE) from the informer on Nodes: a
      * node there that is NotReady or unreachable gets no Job (pullq.h).
      * NULL, or a node not there: Ready. */

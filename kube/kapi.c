@@ -8,11 +8,11 @@
 
 #include "json.h"
 
-static const char *const pod_subresources[] = {"status", NULL};
+static const char *const with_status[] = {"status", NULL};
 
 /* One row per resource: the only place an API path is spelled. */
 static const kapi_resource_def resources[KAPI_N_RESOURCES] = {
-    [KAPI_PODS] = {"v1", "pods", 1, pod_subresources},
+    [KAPI_PODS] = {"v1", "pods", 1, with_status},
     [KAPI_NODES] = {"v1", "nodes", 0, NULL},
     [KAPI_EVENTS] = {"v1", "events", 1, NULL},
     [KAPI_DAEMONSETS] = {"apps/v1", "daemonsets", 1, NULL},
@@ -20,6 +20,7 @@ static const kapi_resource_def resources[KAPI_N_RESOURCES] = {
     [KAPI_JOBS] = {"batch/v1", "jobs", 1, NULL},
     [KAPI_LEASES] = {"coordination.k8s.io/v1", "leases", 1, NULL},
     [KAPI_SELFSUBJECTREVIEWS] = {"authentication.k8s.io/v1", "selfsubjectreviews", 0, NULL},
+    [KAPI_IMAGEPULLJOBS] = {"apps.kruise.io/v1alpha1", "imagepulljobs", 1, with_status},
 };
 
 const kapi_resource_def *kapi_resource_of(kapi_resource r)

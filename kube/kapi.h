@@ -21,6 +21,8 @@
 /* Lists merge by their key (conditions by type), so a status write leaves
  * the kubelet's own conditions alone. */
 #define KAPI_CT_STRATEGIC_MERGE "application/strategic-merge-patch+json"
+/* RFC 7386: what a custom resource takes (it has no strategic merge) */
+#define KAPI_CT_MERGE "application/merge-patch+json"
 
 typedef enum kapi_resource {
     KAPI_PODS,
@@ -31,6 +33,7 @@ typedef enum kapi_resource {
     KAPI_JOBS,
     KAPI_LEASES,
     KAPI_SELFSUBJECTREVIEWS,
+    KAPI_IMAGEPULLJOBS, /* apps.kruise.io/v1alpha1: every Kruise CRD and ours serve it */
     KAPI_N_RESOURCES
 } kapi_resource;
 

@@ -36,15 +36,16 @@ typedef enum kobj_kind {
     KOBJ_JOB,      /* one of our pre-pull Jobs */
     KOBJ_JOB_POD,  /* a pre-pull Job's pod */
     KOBJ_NODE,
-    KOBJ_NODE_STATE, /* a Node in the controller's informer: not_ready alone, no images */
+    KOBJ_NODE_STATE, /* a Node in the controller's informer: not_ready and labels, no images */
+    KOBJ_IMAGEPULLJOB, /* apps.kruise.io ImagePullJob (any served version) */
     KOBJ_N_KINDS
 } kobj_kind;
 
 typedef struct kobj_meta {
     char *namespace, *name, *uid;
     char *owner_uid; /* the controller ownerReference's uid, or NULL */
-    char *resource_version; /* metadata.resourceVersion, or NULL: a status
-                               write's precondition (pods only) */
+    char *resource_version; /* metadata.resourceVersion, or NULL: a write's
+                               precondition (pods and ImagePullJobs only) */
     int deleting;    /* deletionTimestamp set */
 } kobj_meta;
 
@@ -77,12 +78,20 @@ typedef struct kobj_pod {
 } kobj_pod;
 
 typedef struct kobj_job {
-    char *pod_uid;        /* ota-prepull/pod-uid label */
+    char *pod_uid;        /* ota-prepull/pod-uid label (an OTA request's Job) */
     char *revision_hash;  /* annotation */
     char *request_time;   /* annotation */
+    char *node_name;      /* spec.template.spec.nodeName: the node it pulls on */
+    char *spec_hash;      /* annotation ota-prepull/spec-hash (an ImagePullJob's Job:
+                             which version of the pull it runs) */
+    /* Annotations ota-prepull/given-up-reason and -message: the controller
+     * ended the Job early (fail fast, or attempts used up) and kept the
+     * kubelet's words on it; NULL when it did not. */
+    char *given_up_reason, *given_up_message;
     int complete, failed;
     char *failed_reason, *failed_message;
     long long start_epoch; /* status.startTime, seconds since 1970; 0 if unset */
+    long long finish_epoch; /* the Complete or Failed condition's lastTransitionTime; 0 if none */
 } kobj_job;
 
 typedef struct kobj_job_pod {
@@ -96,6 +105,9 @@ typedef struct kobj_job_pod {
      * will not heal. */
     int backing_off;
     int failed_attempts;
+    /* Pull attempts that ended in an error of any kind (an ImagePullJob's
+     * backoffLimit counts these): kept as failed_attempts is. */
+    int pull_errors;
 } kobj_job_pod;
 
 typedef struct kobj_node {
@@ -105,7 +117,28 @@ typedef struct kobj_node {
      * node.kubernetes.io/unreachable taint: a Job pinned to it would sit
      * Pending until its deadline (controller/pullq.h). */
     int not_ready;
+    /* metadata.labels, sorted by key (KOBJ_NODE_STATE only: what an
+     * ImagePullJob's selector matches) */
+    char **label_keys, **label_values;
+    size_t n_labels;
 } kobj_node;
+
+/* An ImagePullJob as its controller reads it.  The spec is kept as JSON
+ * text (lib/ipj_spec.h decodes it, as the webhook does); the status as
+ * the controller last wrote it, to write only what changed. */
+typedef struct kobj_imagepulljob {
+    char *spec;          /* .spec as compact JSON, or NULL when absent */
+    long long generation;  /* metadata.generation */
+    char *creation_time; /* metadata.creationTimestamp */
+    char *completed_generation; /* annotation ota-prepull/completed-generation, or NULL */
+    char **finalizers;   /* metadata.finalizers, in order */
+    size_t n_finalizers;
+    int has_status;      /* .status is an object */
+    long long desired, active, succeeded, failed;
+    char *start_time, *completion_time, *message; /* NULL when absent */
+    char **failed_nodes; /* status.failedNodes, in order */
+    size_t n_failed_nodes;
+} kobj_imagepulljob;
 
 typedef struct kobj {
     kobj_kind kind;
@@ -118,6 +151,7 @@ typedef struct kobj {
         kobj_job job;
         kobj_job_pod job_pod;
         kobj_node node;
+        kobj_imagepulljob ipj;
     } u;
 } kobj;
 

@@ -43,6 +43,12 @@
 /* Annotations on our Jobs: what they pull and for which request. */
 #define OTA_ANN_JOB_REVISION "ota-prepull/revision"
 #define OTA_ANN_JOB_REQUEST_TIME "ota-prepull/request-time"
+/* An ImagePullJob's Job: which version of the pull (image, secrets,
+ * policies) it runs, and, when the controller ended it early, the
+ * kubelet's reason and message it ended on. */
+#define OTA_ANN_JOB_SPEC_HASH "ota-prepull/spec-hash"
+#define OTA_ANN_JOB_GIVEN_UP_REASON "ota-prepull/given-up-reason"
+#define OTA_ANN_JOB_GIVEN_UP_MESSAGE "ota-prepull/given-up-message"
 /* In a Job's pod, the init container that pulls target image i is named
  * this prefix and i: what a node's user reads the target images from (the
  * Job's pod is bound to the node; its Job and ControllerRevision are not
@@ -74,5 +80,11 @@
 #define OTA_KRUISE_V1BETA1 "v1beta1"   /* Kruise 1.9, stored */
 /* Kruise's finalizer; we never add it (DECISIONS "No deletion-protection finalizer") */
 #define OTA_KRUISE_DELETION_PROTECTION "apps.kruise.io/deletion-protection"
+#define OTA_KRUISE_KIND_IMAGEPULLJOB "ImagePullJob"
+/* On an ImagePullJob: the metadata.generation it last completed at, so
+ * that a later spec edit (a higher generation) runs it again. */
+#define OTA_ANN_IPJ_COMPLETED_GENERATION "ota-prepull/completed-generation"
+/* Kruise's Event reasons on an ImagePullJob */
+#define OTA_EVENT_IPJ_FAILED "PullImageFailed"
 
 #endif

@@ -23,63 +23,7 @@
 #include "review.h"
 #include "sv.h"
 
-/* Largest spec we read into a tree: etcd's default request limit
- * (--max-request-bytes, 1.5 MiB); no ImagePullJob the apiserver can store
- * is larger, and a tree costs some ten times its text. */
-#define IPJ_MAX_SPEC_BYTES (1536 * 1024)
-
-typedef struct ipj_requirement {
-    sv key, op;
-    sv *values;
-    size_t n_values;
-    int has_values; /* values is an array, not absent or null */
-} ipj_requirement;
-
-typedef struct ipj_selector {
-    int present;        /* an object, not absent or null */
-    int has_names;      /* names is an array (Kruise: Names != nil) */
-    sv *names;
-    size_t n_names;
-    int has_labels;     /* matchLabels is an object */
-    sv *label_keys, *label_values; /* in key order */
-    size_t n_labels;
-    int has_exprs;      /* matchExpressions is an array */
-    ipj_requirement *exprs;
-    size_t n_exprs;
-} ipj_selector;
-
-/* An optional whole number: set or not. */
-typedef struct ipj_int {
-    int set;
-    int64_t v;
-} ipj_int;
-
-typedef struct ipj_spec {
-    int present;              /* spec is an object */
-    sv image;
-    int has_pull_secrets;     /* an array (Kruise compares with DeepEqual: [] is not absent) */
-    sv *pull_secrets;
-    size_t n_pull_secrets;
-    ipj_selector selector, pod_selector;
-    int parallelism_set;
-    int parallelism_is_string;
-    int64_t parallelism_int;
-    sv parallelism_str;
-    int has_pull_policy;      /* an object */
-    ipj_int timeout_seconds, backoff_limit;
-    int has_completion_policy;
-    sv completion_type;
-    ipj_int active_deadline_seconds, ttl_seconds_after_finished;
-    sv image_pull_policy;
-} ipj_spec;
-
-/*
- * Reads spec json[0..len) (len 0: no spec) into *s.  Strings point into
- * json or the arena.  Returns 0, or -1 with a message naming the field in
- * err when a field Kruise reads has the wrong JSON type or range (Kruise's
- * decoder refuses these too, with Go's words; ours are our own).
- */
-int ipj_decode(ipj_spec *s, const char *json, size_t len, arena *a, char *err, size_t errlen);
+#include "ipj_spec.h"
 
 /* Bits ipj_defaults() reports, one per default Kruise's mutating webhook sets. */
 enum {
@@ -110,13 +54,5 @@ typedef struct ipj_verdict {
  * Kruise's order, the first failure's message.  Messages in arena memory.
  */
 ipj_verdict ipj_validate(const ipj_spec *old, const ipj_spec *s, arena *a);
-
-/* "invalid reference format", ...: why Kruise (distribution/reference's
- * ParseNormalizedNamed) refuses image s, or NULL when it is valid. */
-const char *ipj_image_error(sv image, arena *a);
-
-/* The message LabelSelectorAsSelector gives for sel, or NULL when it
- * parses. */
-const char *ipj_selector_error(const ipj_selector *sel, arena *a);
 
 #endif
