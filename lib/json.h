@@ -51,6 +51,10 @@ void json_strn(json_writer *w, const char *s, size_t len);
 void json_sv(json_writer *w, sv s);
 void json_int(json_writer *w, long long value);
 void json_bool(json_writer *w, int value);
+void json_null(json_writer *w);
+/* A parsed tree (json_parse_tree) as it came, numbers in their own text;
+ * NULL writes null.  Depth is the writer's bound (JSON_MAX_DEPTH). */
+void json_tree(json_writer *w, yajl_val v);
 
 /* Containers.  key is the member name the container is the value of, or
  * NULL for a container at the top or in an array. */
