@@ -149,6 +149,12 @@ void json_kv_bool(json_writer *w, const char *key, int value)
     json_bool(w, value);
 }
 
+void json_kv_null(json_writer *w, const char *key)
+{
+    json_str(w, key);
+    json_null(w);
+}
+
 void json_write_failure_status(json_writer *w, int code, const char *reason, const char *message)
 {
     json_map_open(w, NULL);

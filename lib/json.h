@@ -67,6 +67,8 @@ void json_array_close(json_writer *w);
 void json_kv_str(json_writer *w, const char *key, const char *value);
 void json_kv_int(json_writer *w, const char *key, long long value);
 void json_kv_bool(json_writer *w, const char *key, int value);
+/* null: a merge patch's way to remove a field (RFC 7386). */
+void json_kv_null(json_writer *w, const char *key);
 
 /* A whole meta/v1 Status of a failure, as the apiserver answers errors:
  * {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
