@@ -463,6 +463,48 @@ int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out)
     return decide_status(in, out, done, a);
 }
 
+int ipj_job_spec(pull_job_spec *out, const kobj *ipj, const ipj_spec *s, const ipj_plan *plan,
+                 const char *node, const char *job_name, const char *helper_image, arena *a)
+{
+    const char **image = arena_alloc(a, sizeof(*image));
+    const char **secrets = arena_alloc(a, (s->n_pull_secrets + 1) * sizeof(*secrets));
+    const char **annotations = arena_alloc(a, 2 * sizeof(*annotations));
+    if (image == NULL || secrets == NULL || annotations == NULL)
+        return -1;
+    *image = arena_strndup(a, s->image.ptr != NULL ? s->image.ptr : "", s->image.len);
+    for (size_t i = 0; i < s->n_pull_secrets; i++) {
+        secrets[i] = arena_strndup(a, s->pull_secrets[i].ptr != NULL ? s->pull_secrets[i].ptr : "",
+                                   s->pull_secrets[i].len);
+        if (secrets[i] == NULL)
+            return -1;
+    }
+    annotations[0] = OTA_ANN_JOB_SPEC_HASH;
+    annotations[1] = plan->spec_hash;
+    if (*image == NULL)
+        return -1;
+    *out = (pull_job_spec){
+        .namespace = ipj->meta.namespace,
+        .name = job_name,
+        .node_name = node,
+        .owner = {OTA_KRUISE_GROUP "/" OTA_KRUISE_V1ALPHA1, OTA_KRUISE_KIND_IMAGEPULLJOB,
+                  ipj->meta.name, ipj->meta.uid, 1},
+        .annotations = annotations,
+        .n_annotations = 1,
+        .images = image,
+        .n_images = 1,
+        .pull_secrets = secrets,
+        .n_pull_secrets = s->n_pull_secrets,
+        .pull_policy = plan->v.pull_policy,
+        .helper_image = helper_image,
+        /* the Job runs one attempt's pod; the attempts are the kubelet's
+         * retries within it, counted by its pod's pull errors (D4) */
+        .backoff_limit = 0,
+        .active_deadline_seconds =
+            (long)(plan->v.timeout_s * (plan->v.backoff_limit + 1) + IPJ_JOB_DEADLINE_SLACK_S),
+    };
+    return 0;
+}
+
 /* ---- bodies ------------------------------------------------------------------ */
 
 char *ipj_status_patch(const kobj_imagepulljob *want, const kobj_imagepulljob *cached)

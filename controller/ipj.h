@@ -21,6 +21,7 @@
 #include "arena.h"
 #include "ipj_spec.h"
 #include "kobj.h"
+#include "prepull_job.h"
 
 /* Kruise's defaults (its mutating webhook and controller). */
 #define IPJ_DEFAULT_TIMEOUT_S 600
@@ -164,6 +165,15 @@ typedef struct ipj_plan {
 /* One pass's decisions for in->ipj into *out (arena memory, valid while a
  * and the inputs are).  0, or -1 when memory runs out. */
 int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out);
+
+/* D1: the pull_job_spec of node's Job (named job_name) under plan: the
+ * spec's image, pull secrets and pull policy; owned by the CR as its
+ * controller; the spec-hash annotation; backoffLimit 0 and a deadline of
+ * timeoutSeconds x (backoffLimit + 1) + IPJ_JOB_DEADLINE_SLACK_S.
+ * Strings in a or borrowed from the arguments.  0, or -1 when memory runs
+ * out. */
+int ipj_job_spec(pull_job_spec *out, const kobj *ipj, const ipj_spec *s, const ipj_plan *plan,
+                 const char *node, const char *job_name, const char *helper_image, arena *a);
 
 /* ---- bodies: JSON in malloc memory (caller frees), or NULL when out of memory */
 

@@ -125,6 +125,11 @@ typedef struct reconcile_input {
  * "event-ds:<daemonset uid>|<revision hash>". */
 #define RECONCILE_REVISION_EVENT_KEY "event-ds:"
 
+/* The key of an Event on an ImagePullJob: "event-ipj:<uid>|<what>", what
+ * being "<node>|<spec hash>:PullImageFailed", "<node>:PrePullQueued",
+ * "podSelector", "spec" or "render|<spec hash>". */
+#define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
+
 /* Whether the OTA state of a cached DaemonSet pod can be served, and if
  * not, why (issue 19: a request nobody answers sits in WaitPullImage
  * forever).  Anything but SERVED and WAIT means: a pull request on the pod
