@@ -125,7 +125,8 @@ static const kobj *node_named(const kobj *const *nodes, size_t n, const char *na
 size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_nodes, arena *a,
                         const char ***out)
 {
-    const char **v = arena_alloc(a, (n_nodes + 1) * sizeof(*v));
+    /* names may repeat: room for each until they are made unique */
+    const char **v = arena_alloc(a, (n_nodes + s->selector.n_names + 1) * sizeof(*v));
     size_t n = 0;
     *out = v;
     if (v == NULL || s->pod_selector.present)
@@ -133,7 +134,7 @@ size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_no
     const ipj_selector *sel = &s->selector;
     /* Kruise: Names != nil picks by name, unknown names skipped */
     if (sel->present && sel->has_names) {
-        for (size_t i = 0; i < sel->n_names && n < n_nodes; i++) {
+        for (size_t i = 0; i < sel->n_names; i++) {
             const kobj *node = node_named(nodes, n_nodes, sel->names[i].ptr != NULL
                                                               ? sel->names[i].ptr : "",
                                           sel->names[i].len);
@@ -288,29 +289,50 @@ static const kobj *node_state_of(const ipj_input *in, const char *name)
     return node_named(in->nodes, in->n_nodes, name, strlen(name));
 }
 
-static int add_delete(ipj_plan *out, const kobj *job)
+static void add_delete(ipj_plan *out, const kobj *job)
 {
-    if (job->meta.deleting)
-        return 0; /* on its way */
-    out->deletes[out->n_deletes++] = job;
-    return 0;
+    if (!job->meta.deleting) /* else on its way */
+        out->deletes[out->n_deletes++] = job;
+}
+
+/* The selected node of that name (out->nodes is in name order), or NULL. */
+static ipj_node *selected(ipj_plan *out, const char *name)
+{
+    size_t lo = 0, hi = out->n_nodes;
+    while (name != NULL && lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(out->nodes[mid].name, name);
+        if (c == 0)
+            return &out->nodes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 /* Each selected node's Job of the current hash, its state, and the Jobs
- * of other hashes to delete (D2, D3). */
-static void nodes_from_jobs(const ipj_input *in, ipj_plan *out)
+ * of other hashes to delete (D2, D3).  A Job of a node no longer selected
+ * is left to finish: a selector edit never re-runs nor cuts a node (D2). */
+static int nodes_from_jobs(const ipj_input *in, ipj_plan *out, arena *a)
 {
+    /* each selected node's Job's pod */
+    const kobj **waiting = arena_alloc(a, (out->n_nodes + 1) * sizeof(*waiting));
+    if (waiting == NULL)
+        return -1;
+    memset(waiting, 0, (out->n_nodes + 1) * sizeof(*waiting));
     for (size_t i = 0; i < in->n_jobs; i++) {
         const kobj *job = in->jobs[i];
         if (!same(job->u.job.spec_hash, out->spec_hash)) {
             add_delete(out, job); /* a spec edit: the node runs again */
             continue;
         }
-        for (size_t k = 0; k < out->n_nodes; k++)
-            if (out->nodes[k].job == NULL && same(out->nodes[k].name, job->u.job.node_name)) {
-                out->nodes[k].job = job;
-                break;
-            }
+        ipj_node *n = selected(out, job->u.job.node_name);
+        if (n != NULL && n->job == NULL) {
+            n->job = job;
+            waiting[n - out->nodes] = in->waiting != NULL ? in->waiting[i] : NULL;
+        }
     }
     for (size_t k = 0; k < out->n_nodes; k++) {
         ipj_node *n = &out->nodes[k];
@@ -318,19 +340,16 @@ static void nodes_from_jobs(const ipj_input *in, ipj_plan *out)
         n->state = ipj_node_state_of(n->job, st != NULL && st->u.node.not_ready);
         if (n->job == NULL)
             continue;
-        const kobj *waiting = NULL;
-        for (size_t i = 0; i < in->n_jobs; i++)
-            if (in->jobs[i] == n->job)
-                waiting = in->waiting != NULL ? in->waiting[i] : NULL;
-        if (n->state == IPJ_NODE_PULLING && ipj_give_up(waiting, out->v.backoff_limit)) {
+        if (n->state == IPJ_NODE_PULLING && ipj_give_up(waiting[k], out->v.backoff_limit)) {
             n->state = IPJ_NODE_FAILED; /* from the pass that ends it (D4) */
             n->give_up = 1;
         }
         if (n->state == IPJ_NODE_FAILED)
-            failure_words(n, n->job, waiting);
+            failure_words(n, n->job, waiting[k]);
         if (ipj_reverify_due(&out->v, n->job, in->now_epoch))
             add_delete(out, n->job);
     }
+    return 0;
 }
 
 static int cmp_cstr(const void *x, const void *y)
@@ -424,6 +443,7 @@ int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out)
     *out = (ipj_plan){0};
     ipj_effective(in->spec, &out->v);
     ipj_spec_hash(in->spec, &out->v, a, out->spec_hash);
+    /* each Job is deleted once at most */
     out->deletes = arena_alloc(a, (in->n_jobs + 1) * sizeof(*out->deletes));
     if (out->deletes == NULL)
         return -1;
@@ -458,7 +478,8 @@ int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out)
         return -1;
     for (size_t k = 0; k < out->n_nodes; k++)
         out->nodes[k] = (ipj_node){.name = names[k]};
-    nodes_from_jobs(in, out);
+    if (nodes_from_jobs(in, out, a) != 0)
+        return -1;
     offer_nodes(out);
     return decide_status(in, out, done, a);
 }

@@ -113,6 +113,9 @@ static void test_select(void **state)
         {"empty selector: every node", "{\"image\":\"x\",\"selector\":{}}", "n-a,n-b,n-c,n-d,n-x"},
         {"names: unknown skipped, duplicates once, name order",
          "{\"image\":\"x\",\"selector\":{\"names\":[\"n-c\",\"ghost\",\"n-a\",\"n-c\"]}}", "n-a,n-c"},
+        {"names: a name many times",
+         "{\"image\":\"x\",\"selector\":{\"names\":[\"n-c\",\"n-c\",\"n-c\",\"n-c\",\"n-c\","
+         "\"n-c\",\"n-b\"]}}", "n-b,n-c"},
         {"names: a prefix of a name is not the name",
          "{\"image\":\"x\",\"selector\":{\"names\":[\"n-\",\"n-a-1\"]}}", ""},
         {"names: [] selects none", "{\"image\":\"x\",\"selector\":{\"names\":[]}}", ""},
