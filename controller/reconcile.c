@@ -1066,7 +1066,9 @@ static int cmp_node_name(const void *a, const void *b)
 }
 
 /* An ImagePullJob's pass: its Jobs and what their pods wait on, its plan,
- * and its offered nodes as bulk candidates.  0, or -1 when out of memory. */
+ * and its offered nodes as bulk candidates.  0; 1 when its spec does not
+ * decode (said in an Event; nothing else is done for it); -1 when out of
+ * memory. */
 static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, size_t n_nodes)
 {
     const kobj *cr = run->cr;
@@ -1074,7 +1076,7 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
     char err[300];
     if (ipj_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0) {
         /* the webhook refuses these; one written around it waits for an edit */
-        ipj_event(p, cr, OTA_EVENT_IPJ_FAILED, "Warning", err, "spec");
+        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning", err, "spec");
         return 1;
     }
     size_t first = 0, n = 0;
@@ -1224,7 +1226,7 @@ static void ipj_writes(pass *p, const ipj_run *run)
     const char *ns = cr->meta.namespace, *image = run->spec.image.ptr;
     char key[600], text[1600], what[400];
     if (plan->pod_selector)
-        ipj_event(p, cr, OTA_EVENT_QUEUED, "Warning",
+        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning",
                   "spec.podSelector is not served yet: no node is selected", "podSelector");
     for (size_t k = 0; k < plan->n_nodes; k++) {
         const ipj_node *node = &plan->nodes[k];

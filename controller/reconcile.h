@@ -110,8 +110,10 @@ typedef struct reconcile_input {
      * stays bounded, and the next pass (level-triggered) emits the rest.
      * Writes come in this order, so a bound serves the urgent first: what
      * each pod's pull needs (results, Events, stale Jobs deleted) in pod
-     * order, then Job creates (FIFO), then PodNeedUpgrade marks in pod
-     * order.  The one Event per DaemonSet and revision ("marked N pods")
+     * order, then Job creates (FIFO; ImagePullJob nodes after every OTA
+     * request), then each ImagePullJob's writes (give-ups, Events, Jobs
+     * deleted, status, metadata, TTL delete), then PodNeedUpgrade marks
+     * in pod order.  The one Event per DaemonSet and revision ("marked N pods")
      * is not bounded: it is sent once, and at most one per DaemonSet. */
     size_t max_writes;
     const char *now;      /* RFC 3339 */

@@ -1286,6 +1286,37 @@ static void test_completion_writes(void **state)
     ipj_world_free(&iw);
 }
 
+/* What is not run says so, once: a podSelector (D10), a spec that does
+ * not decode. */
+static void test_not_served(void **state)
+{
+    (void)state;
+    ipj_world iw;
+    ipj_world_init(&iw);
+    world *w = &iw.w;
+    add_ipj(&iw, "{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"a\"}}}",
+            IPJ_CREATED);
+    run(w);
+    const action *e = find_event(w, OTA_EVENT_IPJ_NOT_SERVED, "pull");
+    assert_non_null(e);
+    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|podSelector");
+    assert_contains(e->body, "spec.podSelector is not served yet: no node is selected");
+    /* no status: it is not running (desired 0 would complete it) */
+    expect_total(w, 1);
+    assert_int_equal(strset_add(&w->events_sent, e->key), 0);
+    run(w);
+    expect_total(w, 0);
+    store_free(&iw.ipjs);
+    store_init(&iw.ipjs, kobj_free_any, kobj_uid);
+    add_ipj(&iw, "{\"image\":7}", IPJ_CREATED);
+    run(w);
+    e = find_event(w, OTA_EVENT_IPJ_NOT_SERVED, "pull");
+    assert_non_null(e);
+    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|spec");
+    expect_total(w, 1);
+    ipj_world_free(&iw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1310,6 +1341,7 @@ int main(void)
         cmocka_unit_test(test_no_crd),
         cmocka_unit_test(test_writes),
         cmocka_unit_test(test_completion_writes),
+        cmocka_unit_test(test_not_served),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
