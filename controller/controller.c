@@ -52,6 +52,11 @@ static void *decode_node_state(yajl_val obj)
     return kobj_decode(KOBJ_NODE_STATE, obj);
 }
 
+static void *decode_imagepulljob(yajl_val obj)
+{
+    return kobj_decode(KOBJ_IMAGEPULLJOB, obj);
+}
+
 static void keep_pull_error(const void *old_obj, void *fresh_obj);
 
 /* DaemonSet pods carry both labels; nothing else does */
@@ -61,16 +66,19 @@ static const kapi_requirement ours[] = {{OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VA
 
 static const informer_spec informer_specs[INF_COUNT] = {
     [INF_DAEMONSETS] = {"daemonsets", KAPI_DAEMONSETS, NULL, NULL, decode_daemonset,
-                        kobj_free_any, kobj_uid, NULL},
+                        kobj_free_any, kobj_uid, NULL, 0},
     [INF_REVISIONS] = {"controllerrevisions", KAPI_CONTROLLERREVISIONS, NULL, NULL,
-                       decode_revision, kobj_free_any, kobj_uid, NULL},
+                       decode_revision, kobj_free_any, kobj_uid, NULL, 0},
     [INF_PODS] = {"pods", KAPI_PODS, NULL, daemonset_pods, decode_pod, kobj_free_any, kobj_uid,
-                  NULL},
-    [INF_JOBS] = {"jobs", KAPI_JOBS, NULL, ours, decode_job, kobj_free_any, kobj_uid, NULL},
+                  NULL, 0},
+    [INF_JOBS] = {"jobs", KAPI_JOBS, NULL, ours, decode_job, kobj_free_any, kobj_uid, NULL, 0},
     [INF_JOB_PODS] = {"prepull-pods", KAPI_PODS, NULL, ours, decode_job_pod, kobj_free_any,
-                      kobj_uid, keep_pull_error},
+                      kobj_uid, keep_pull_error, 0},
     [INF_NODES] = {"nodes", KAPI_NODES, NULL, NULL, decode_node_state, kobj_free_any, kobj_name,
-                   NULL},
+                   NULL, 0},
+    /* served only where a Kruise CRD or ours is installed */
+    [INF_IMAGEPULLJOBS] = {"imagepulljobs", KAPI_IMAGEPULLJOBS, NULL, NULL, decode_imagepulljob,
+                           kobj_free_any, kobj_uid, NULL, 1},
 };
 
 static void mark_dirty(void *data)
@@ -90,9 +98,10 @@ static void keep_pull_error(const void *old_obj, void *fresh_obj)
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
     pullerr_seen before = {o->waiting_reason, o->waiting_message, o->backing_off,
-                           o->failed_attempts, 0};
+                           o->failed_attempts, 0, o->pull_errors};
     pullerr_seen now = pullerr_next(&before, n->waiting_reason, n->waiting_message);
     n->failed_attempts = now.attempts;
+    n->pull_errors = now.errors;
     /* out of memory: the back-off is all we say */
     if (now.kept)
         (void)kobj_job_pod_set_waiting(fresh, now.reason, now.message);
@@ -301,9 +310,14 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
         return EXEC_DONE;
     if (kind == ACTION_CREATE_JOB && status == 409)
         return EXEC_MADE_BEFORE;
-    if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
+    /* every write but a create is to an object that may have gone */
+    if (kind != ACTION_CREATE_EVENT && kind != ACTION_CREATE_JOB && kind != ACTION_GET_NODE &&
+        status == 404)
         return EXEC_GONE;
-    if (kind == ACTION_PATCH_POD_STATUS && status == 409)
+    /* a precondition (resourceVersion, uid) did its job: read again */
+    if ((kind == ACTION_PATCH_POD_STATUS || kind == ACTION_PATCH_IPJ ||
+         kind == ACTION_DELETE_IPJ) &&
+        status == 409)
         return EXEC_CONFLICT;
     return EXEC_FAILED;
 }
@@ -384,10 +398,14 @@ static void on_executed(void *data, const kube_result *r)
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
     } else if (outcome == EXEC_CONFLICT) {
-        /* not a failure: the precondition did its job (a newer pod) */
-        char pod[512];
-        log_kv(LOG_INFO, "status write refused: the pod changed since the cache saw it",
-               "pod", controller_object_ref(x->kind, x->namespace, x->name, pod, sizeof(pod)),
+        /* not a failure: the precondition did its job (a newer version) */
+        char object[512];
+        log_kv(LOG_INFO,
+               x->kind == ACTION_PATCH_POD_STATUS
+                   ? "status write refused: the pod changed since the cache saw it"
+                   : "write refused: the object changed since the cache saw it",
+               controller_object_key(x->kind),
+               controller_object_ref(x->kind, x->namespace, x->name, object, sizeof(object)),
                "next", "decided again once the watch shows it", NULL);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
@@ -486,8 +504,18 @@ int controller_timeout_event_key_live(const char *key, const store *daemonsets)
     return ds != NULL && ds->u.ds.bad_timeout != NULL && strncmp(ds->u.ds.bad_timeout, value, 300) == 0;
 }
 
+int controller_ipj_event_key_live(const char *key, const store *imagepulljobs)
+{
+    char id[256];
+    const char *what;
+    if (!event_key_split(key, RECONCILE_IPJ_EVENT_KEY, sizeof(RECONCILE_IPJ_EVENT_KEY) - 1, id,
+                         &what))
+        return 1;
+    return store_get(imagepulljobs, id) != NULL;
+}
+
 typedef struct event_caches {
-    const store *pods, *daemonsets, *revisions;
+    const store *pods, *daemonsets, *revisions, *imagepulljobs;
 } event_caches;
 
 static int event_key_live(const char *key, void *data)
@@ -495,7 +523,8 @@ static int event_key_live(const char *key, void *data)
     const event_caches *in = data;
     return controller_event_key_live(key, in->pods) &&
            controller_revision_event_key_live(key, in->daemonsets, in->revisions) &&
-           controller_timeout_event_key_live(key, in->daemonsets);
+           controller_timeout_event_key_live(key, in->daemonsets) &&
+           controller_ipj_event_key_live(key, in->imagepulljobs);
 }
 
 int controller_may_send(action_kind kind, int leading)
@@ -681,7 +710,8 @@ static void run_pass(controller *c, uint64_t now)
     if (controller_synced(c)) {
         event_caches caches = {&c->informers[INF_PODS].objects,
                                &c->informers[INF_DAEMONSETS].objects,
-                               &c->informers[INF_REVISIONS].objects};
+                               &c->informers[INF_REVISIONS].objects,
+                               &c->informers[INF_IMAGEPULLJOBS].objects};
         workset_forget(&c->work, event_key_live, &caches);
     }
     reconcile_input in = {
@@ -692,6 +722,9 @@ static void run_pass(controller *c, uint64_t now)
         .job_pods = &c->informers[INF_JOB_PODS].objects,
         .nodes = &c->nodes,
         .node_states = &c->informers[INF_NODES].objects,
+        .imagepulljobs = c->informers[INF_IMAGEPULLJOBS].absent
+                             ? NULL
+                             : &c->informers[INF_IMAGEPULLJOBS].objects,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,

@@ -29,7 +29,16 @@ typedef struct controller_config {
     size_t max_queued_writes;
 } controller_config;
 
-enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_NODES, INF_COUNT };
+enum {
+    INF_DAEMONSETS,
+    INF_REVISIONS,
+    INF_PODS,
+    INF_JOBS,
+    INF_JOB_PODS,
+    INF_NODES,
+    INF_IMAGEPULLJOBS, /* optional: no CRD, no ImagePullJobs */
+    INF_COUNT
+};
 
 /* Pulls by outcome, for /metrics. */
 typedef enum pull_outcome {
@@ -137,6 +146,11 @@ int controller_revision_event_key_live(const char *key, const store *daemonsets,
  * annotation no longer has that bad value.  Keys of another shape are
  * kept. */
 int controller_timeout_event_key_live(const char *key, const store *daemonsets);
+
+/* The same for the key of an Event on an ImagePullJob
+ * (RECONCILE_IPJ_EVENT_KEY): forgotten once the ImagePullJob (by uid) is
+ * gone.  Keys of another shape are kept. */
+int controller_ipj_event_key_live(const char *key, const store *imagepulljobs);
 
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);

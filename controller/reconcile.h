@@ -162,6 +162,10 @@ long reconcile_deadline(const kobj *ds, const reconcile_config *cfg,
                         reconcile_deadline_source *source);
 const char *reconcile_deadline_source_name(reconcile_deadline_source s);
 
+/* The key of an Event on an ImagePullJob (a node's failure, a node waited
+ * for): "event-ipj:<ImagePullJob uid>|<what>". */
+#define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
+
 /* The key of the Warning Event on a DaemonSet whose timeout annotation is
  * not valid: "event-ds-timeout:<daemonset uid>|<value>". */
 #define RECONCILE_TIMEOUT_EVENT_KEY "event-ds-timeout:"
