@@ -128,6 +128,7 @@ int controller_init(controller *c, kube_client *client, const controller_config 
         c->informers[i].trouble = &c->trouble;
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
+    store_init(&c->ipj_pod_nodes, kobj_free_any, NULL);
     workset_init(&c->work);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
@@ -148,6 +149,7 @@ void controller_free(controller *c)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
     store_free(&c->job_waiting);
+    store_free(&c->ipj_pod_nodes);
     workset_free(&c->work);
 }
 
@@ -166,6 +168,7 @@ typedef struct exec_ctx {
     action_kind kind;
     action_outcome outcome;
     char *key, *name, *namespace;
+    char *query;      /* a read's, to say what its answer answers */
     action_note note; /* moved from the action */
 } exec_ctx;
 
@@ -174,6 +177,7 @@ static void exec_ctx_free(exec_ctx *x)
     free(x->key);
     free(x->name);
     free(x->namespace);
+    free(x->query);
     free(x->note.subject);
     free(x->note.node);
     free(x->note.reason);
@@ -254,6 +258,7 @@ static void tell_done(controller *c, const exec_ctx *x)
     case ACTION_PATCH_IPJ_STATUS:
     case ACTION_PATCH_IPJ:
     case ACTION_GET_NODE:
+    case ACTION_LIST_PODS:
         break;
     }
 }
@@ -304,6 +309,28 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     store_put(&c->nodes, name, node);
 }
 
+/* The pods an ImagePullJob's podSelector picked: their nodes, kept under
+ * its uid with the query that asked (kobj_pod_nodes_of).  A failed list
+ * keeps nothing: the pass asks again. */
+static void on_pod_nodes(controller *c, const exec_ctx *x, const kube_result *r)
+{
+    if (r->status != 200 || x->name == NULL)
+        return;
+    char err[128];
+    yajl_val tree = json_parse_tree(r->body, r->body_len, 64, err, sizeof(err));
+    kobj *o = tree != NULL ? kobj_pod_nodes_of(tree, x->name, x->query != NULL ? x->query : "")
+                           : NULL;
+    if (tree != NULL)
+        yajl_tree_free(tree);
+    if (o == NULL) {
+        log_msg(LOG_WARN, "unreadable pod list", "for ImagePullJob %s: %s", x->name,
+                tree == NULL ? err : "out of memory");
+        return;
+    }
+    if (store_put(&c->ipj_pod_nodes, o->meta.uid, o) != 0)
+        kobj_free(o);
+}
+
 exec_outcome controller_exec_outcome(action_kind kind, long status)
 {
     if (status >= 200 && status < 300)
@@ -311,7 +338,7 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
     if (kind == ACTION_CREATE_JOB && status == 409)
         return EXEC_MADE_BEFORE;
     /* every write but a create is to an object that may have gone */
-    if (kind != ACTION_CREATE_EVENT && kind != ACTION_CREATE_JOB && kind != ACTION_GET_NODE &&
+    if (kind != ACTION_CREATE_EVENT && kind != ACTION_CREATE_JOB && !action_is_read(kind) &&
         status == 404)
         return EXEC_GONE;
     /* a precondition (resourceVersion, uid) did its job: read again */
@@ -364,6 +391,8 @@ const char *controller_object_key(action_kind kind)
         return "event_namespace";
     case ACTION_GET_NODE:
         return "node";
+    case ACTION_LIST_PODS:
+        return "namespace";
     case ACTION_PATCH_JOB:
         return "job";
     case ACTION_PATCH_IPJ_STATUS:
@@ -392,11 +421,15 @@ static void on_executed(void *data, const kube_result *r)
     controller *c = x->c;
     uint64_t now = clock_mono_ns();
     workset_done(&c->work, x->key);
-    if (x->kind != ACTION_GET_NODE && c->writes_queued > 0)
+    if (!action_is_read(x->kind) && c->writes_queued > 0)
         c->writes_queued--;
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
+    } else if (x->kind == ACTION_LIST_PODS) {
+        on_pod_nodes(c, x, r);
+        if (outcome != EXEC_DONE) /* 403, 5xx: asked again after the hold */
+            workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome == EXEC_CONFLICT) {
         /* not a failure: the precondition did its job (a newer version) */
         char object[512];
@@ -529,7 +562,7 @@ static int event_key_live(const char *key, void *data)
 
 int controller_may_send(action_kind kind, int leading)
 {
-    return kind == ACTION_GET_NODE || leading;
+    return action_is_read(kind) || leading;
 }
 
 /* Asked by the client before each attempt: leadership as it is now. */
@@ -559,6 +592,8 @@ static const action_call_spec action_calls[] = {
     [ACTION_DELETE_JOB] = {"DELETE", KAPI_JOBS, NULL, "propagationPolicy=Background", NULL, 1, 1},
     [ACTION_CREATE_EVENT] = {"POST", KAPI_EVENTS, NULL, NULL, KAPI_CT_JSON, 0, 0},
     [ACTION_GET_NODE] = {"GET", KAPI_NODES, NULL, NULL, NULL, 1, 0},
+    /* the namespace's pods (the action's query: the podSelector) */
+    [ACTION_LIST_PODS] = {"GET", KAPI_PODS, NULL, NULL, NULL, 0, 1},
     /* setting the same annotations and deadline again changes nothing */
     [ACTION_PATCH_JOB] = {"PATCH", KAPI_JOBS, NULL, NULL, KAPI_CT_MERGE, 1, 1},
     /* the whole status the pass computed: the latest wins */
@@ -578,6 +613,8 @@ int controller_action_call(const action *a, strbuf *path, kube_call *call)
         return -1;
     if (t->query != NULL)
         strbuf_printf(path, "?%s", t->query);
+    if (a->query != NULL && a->query[0] != '\0')
+        strbuf_printf(path, "%c%s", t->query != NULL ? '&' : '?', a->query);
     call->method = t->method;
     call->content_type = t->content_type;
     call->idempotent = t->idempotent;
@@ -612,6 +649,7 @@ static void execute(controller *c, action *a)
     x->key = strdup(a->key);
     x->name = a->name != NULL ? strdup(a->name) : NULL;
     x->namespace = a->namespace != NULL ? strdup(a->namespace) : NULL;
+    x->query = a->query != NULL ? strdup(a->query) : NULL;
     /* the note moves: the action list is freed after the pass */
     x->note = a->note;
     a->note = (action_note){0};
@@ -626,7 +664,7 @@ static void execute(controller *c, action *a)
         strbuf_free(&path);
         return;
     }
-    if (a->kind != ACTION_GET_NODE)
+    if (!action_is_read(a->kind))
         c->writes_queued++;
     log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path.data);
     strbuf_free(&path); /* the client copied it */
@@ -725,6 +763,7 @@ static void run_pass(controller *c, uint64_t now)
         .imagepulljobs = c->informers[INF_IMAGEPULLJOBS].absent
                              ? NULL
                              : &c->informers[INF_IMAGEPULLJOBS].objects,
+        .ipj_pod_nodes = &c->ipj_pod_nodes,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
@@ -770,8 +809,10 @@ void controller_tick(controller *c, uint64_t now)
         now - c->last_pass >= PASS_MIN_INTERVAL_NS &&
         controller_pass_may_run(c->cfg.max_queued_writes, c->writes_queued, c->held_back)) {
         if (resync) {
-            /* what nodes hold changes: read them again when next needed */
+            /* what nodes hold changes, and which pods a podSelector
+             * picks: read them again when next needed */
             store_free(&c->nodes);
+            store_free(&c->ipj_pod_nodes);
         }
         c->dirty = 0;
         c->last_pass = now;

@@ -71,6 +71,10 @@ static const exec_row exec_rows[] = {
     {"delete-imagepulljob 409: another uid", ACTION_DELETE_IPJ, 409, EXEC_CONFLICT, HELD},
     {"delete-imagepulljob 404: gone already", ACTION_DELETE_IPJ, 404, EXEC_GONE, OK},
     {"delete-imagepulljob 200", ACTION_DELETE_IPJ, 200, EXEC_DONE, OK},
+    /* a read for a podSelector: not a write; a failure is asked again later */
+    {"list-pods 200", ACTION_LIST_PODS, 200, EXEC_DONE, OK},
+    {"list-pods 403", ACTION_LIST_PODS, 403, EXEC_FAILED, HELD},
+    {"list-pods 404", ACTION_LIST_PODS, 404, EXEC_FAILED, HELD},
     /* the 2xx range, exactly */
     {"create-job 199", ACTION_CREATE_JOB, 199, EXEC_FAILED, HELD},
     {"create-job 299", ACTION_CREATE_JOB, 299, EXEC_DONE, OK},

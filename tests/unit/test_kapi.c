@@ -317,6 +317,15 @@ static void test_action_calls(void **state)
     kube_call call = {0};
     assert_int_equal(controller_action_call(&a, &path, &call), -1);
     strbuf_free(&path);
+    /* a read carries its own query: a podSelector's pods */
+    action list = {.kind = ACTION_LIST_PODS, .namespace = "ns1", .name = "ipj-uid",
+                   .query = "labelSelector=app%3Dweb"};
+    strbuf lp = {0};
+    kube_call lc = {0};
+    assert_int_equal(controller_action_call(&list, &lp, &lc), 0);
+    assert_string_equal(lp.data, "/api/v1/namespaces/ns1/pods?labelSelector=app%3Dweb");
+    assert_string_equal(lc.method, "GET");
+    strbuf_free(&lp);
 }
 
 int main(void)
