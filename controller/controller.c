@@ -126,6 +126,10 @@ int controller_init(controller *c, kube_client *client, const controller_config 
         rc |= informer_init(&c->informers[i], client, &informer_specs[i], mark_dirty, c);
     for (int i = 0; i < INF_COUNT; i++)
         c->informers[i].trouble = &c->trouble;
+    if (!cfg->imagepulljobs) {
+        c->informers[INF_IMAGEPULLJOBS].absent = 1;
+        c->informers[INF_IMAGEPULLJOBS].synced = 1;
+    }
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
     store_init(&c->ipj_pod_nodes, kobj_free_any, NULL);
@@ -786,7 +790,8 @@ static void run_pass(controller *c, uint64_t now)
 void controller_tick(controller *c, uint64_t now)
 {
     for (int i = 0; i < INF_COUNT; i++)
-        informer_tick(&c->informers[i], now);
+        if (i != INF_IMAGEPULLJOBS || c->cfg.imagepulljobs)
+            informer_tick(&c->informers[i], now);
     if (c->cfg.leader_elect)
         leader_tick(&c->election, now);
     if (c->drop_queued) {

@@ -23,6 +23,9 @@ typedef struct controller_config {
     int leader_elect;
     leader_config leader;
     uint64_t resync_ns; /* a full pass at least this often */
+    /* --imagepulljobs: read and serve ImagePullJobs; off, their informer
+     * never starts (and counts as synced, with nothing in it) */
+    int imagepulljobs;
     /* Writes the executor keeps queued or in flight at most (the bound on
      * a pass's writes, reconcile_input.max_writes); 0: no bound.  main
      * sets controller_write_cap(). */

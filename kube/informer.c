@@ -221,7 +221,7 @@ static int on_list_chunk(void *data, const char *chunk, size_t n)
 
 /* An optional resource is not served: an empty cache, synced, and a look
  * again later (informer_spec.optional). */
-static void not_served(informer *inf)
+static void not_served(informer *inf, const kube_result *r)
 {
     listsplit_free(&inf->list);
     store_free(&inf->fresh);
@@ -229,10 +229,16 @@ static void not_served(informer *inf)
     int changed = inf->objects.len > 0;
     store_free(&inf->objects);
     store_init(&inf->objects, inf->spec->free, inf->spec->key);
-    if (!inf->absent)
-        log_msg(LOG_INFO, "not served", "%s: the apiserver does not serve it (no CRD?); looking "
-                "again every %llu s", inf->name,
-                (unsigned long long)(INFORMER_ABSENT_RETRY_NS / 1000000000ull));
+    unsigned long long every = (unsigned long long)(INFORMER_ABSENT_RETRY_NS / 1000000000ull);
+    if (!inf->absent && r->status == 403) {
+        char words[500];
+        http_words(r, words, sizeof(words));
+        log_msg(LOG_WARN, "not allowed to read", "%s: the list answered %s; grant list and "
+                "watch on it; looking again every %llu s", inf->name, words, every);
+    } else if (!inf->absent) {
+        log_msg(LOG_INFO, "not served", "%s: the apiserver does not serve it (no CRD?); "
+                "looking again every %llu s", inf->name, every);
+    }
     inf->absent = 1;
     inf->synced = 1;
     inf->want_relist = 1;
@@ -266,8 +272,8 @@ static void commit_list(informer *inf)
 static void on_list_done(void *data, const kube_result *r)
 {
     informer *inf = data;
-    if (r->status == 404 && inf->spec->optional && !inf->stopping) {
-        not_served(inf);
+    if ((r->status == 404 || r->status == 403) && inf->spec->optional && !inf->stopping) {
+        not_served(inf, r);
         return;
     }
     int complete = r->status == 200 && listsplit_finish(&inf->list) == 0;
@@ -438,8 +444,8 @@ static void on_watch_done(void *data, const kube_result *r)
     linesplit_free(&inf->lines);
     uint64_t now = clock_mono_ns();
     uint64_t lasted = now > inf->watch_started ? now - inf->watch_started : 0;
-    if (r->status == 404 && inf->spec->optional && !inf->stopping) {
-        /* the CRD went away: the list says so (not_served) */
+    if ((r->status == 404 || r->status == 403) && inf->spec->optional && !inf->stopping) {
+        /* the CRD or the grant went away: the list says so (not_served) */
         inf->want_relist = 1;
         inf->state = INFORMER_IDLE;
         return;

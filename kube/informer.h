@@ -55,8 +55,9 @@ typedef struct informer_spec {
      * new one no longer says can be carried over. */
     void (*merge)(const void *old, void *fresh);
     /* A resource that may not be served (a CRD's, installed or not): a 404
-     * on its list means it is not there.  The cache is then empty and
-     * counts as synced (nothing of it is missed), that is said once, and
+     * on its list means it is not there, a 403 that it is not ours to
+     * read.  The cache is then empty and counts as synced (nothing of it
+     * holds the rest back), that is said once (a 403 as a warning), and
      * the list is tried again every INFORMER_ABSENT_RETRY_NS, quietly. */
     int optional;
 } informer_spec;
@@ -110,7 +111,7 @@ typedef struct informer {
     char resource_version[128];
     informer_state state;
     int synced;                 /* a first list has completed */
-    int absent;                 /* an optional resource answered 404: not served */
+    int absent;                 /* an optional resource answered 404 or 403: not read */
     int want_relist;            /* set by 410: the next start lists */
     const char *relist_why;     /* static text: why want_relist was set, for the log */
     int watch_got_event;        /* the running watch delivered something */
