@@ -98,6 +98,8 @@ const char *action_kind_name(action_kind k)
         return "create-event";
     case ACTION_GET_NODE:
         return "get-node";
+    case ACTION_LIST_PODS:
+        return "list-pods";
     case ACTION_PATCH_JOB:
         return "patch-job";
     case ACTION_PATCH_IPJ_STATUS:
@@ -110,9 +112,15 @@ const char *action_kind_name(action_kind k)
     return "unknown";
 }
 
+int action_is_read(action_kind k)
+{
+    return k == ACTION_GET_NODE || k == ACTION_LIST_PODS;
+}
+
 void action_list_free(action_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].query);
         free(l->v[i].namespace);
         free(l->v[i].name);
         free(l->v[i].body);
@@ -167,7 +175,8 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         l->cap = cap;
     }
     action *a = &l->v[l->n];
-    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome, {0}};
+    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome, {0},
+                  NULL};
     if ((ns != NULL && a->namespace == NULL) || (name != NULL && a->name == NULL) ||
         a->key == NULL) {
         free(a->namespace);
@@ -178,7 +187,7 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         return;
     }
     l->n++;
-    if (kind != ACTION_GET_NODE)
+    if (!action_is_read(kind))
         p->writes++;
 }
 

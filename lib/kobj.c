@@ -232,6 +232,10 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.ipj.message, 1, ctx);
         each_list(o->u.ipj.failed_nodes, o->u.ipj.n_failed_nodes, 1, fn, ctx);
         break;
+    case KOBJ_POD_NODES:
+        fn(&o->u.pod_nodes.query, 0, ctx);
+        each_list(o->u.pod_nodes.nodes, o->u.pod_nodes.n_nodes, 1, fn, ctx);
+        break;
     default:
         break;
     }
@@ -265,6 +269,10 @@ static size_t lists_of(kobj *o, char ****lists, size_t *counts)
         lists[1] = &o->u.ipj.failed_nodes;
         counts[1] = o->u.ipj.n_failed_nodes;
         return 2;
+    case KOBJ_POD_NODES:
+        lists[0] = &o->u.pod_nodes.nodes;
+        counts[0] = o->u.pod_nodes.n_nodes;
+        return 1;
     default:
         return 0;
     }
@@ -787,6 +795,33 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     kobj *o = rc == 0 && d.meta.name != NULL && d.meta.uid != NULL ? kobj_pack(&d) : NULL;
     free_draft(&d);
     arena_free(&a);
+    return o;
+}
+
+kobj *kobj_pod_nodes_of(yajl_val list, const char *key, const char *query)
+{
+    static const char *const p_node[] = {"spec", "nodeName", NULL};
+    static const char *const p_phase[] = {"status", "phase", NULL};
+    static const char *const p_del[] = {"metadata", "deletionTimestamp", NULL};
+    yajl_val items = kobj_member(list, "items");
+    if (!YAJL_IS_ARRAY(items) || key == NULL)
+        return NULL;
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_POD_NODES;
+    d.meta.name = d.meta.uid = borrow(key);
+    d.u.pod_nodes.query = borrow(query);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < items->u.array.len; i++) {
+        yajl_val pod = items->u.array.values[i];
+        const char *node = get_str(pod, p_node), *phase = get_str(pod, p_phase);
+        if (node == NULL || node[0] == '\0' || get(pod, p_del) != NULL ||
+            (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            continue;
+        rc = push_unique(&d.u.pod_nodes.nodes, &d.u.pod_nodes.n_nodes, node);
+    }
+    kobj *o = rc == 0 ? kobj_pack(&d) : NULL;
+    free_draft(&d);
     return o;
 }
 

@@ -60,6 +60,21 @@ static const exec_row exec_rows[] = {
     {"create-event 409", ACTION_CREATE_EVENT, 409, EXEC_FAILED, HELD},
     {"get-node 200", ACTION_GET_NODE, 200, EXEC_DONE, OK},
     {"get-node 404", ACTION_GET_NODE, 404, EXEC_FAILED, HELD},
+    /* an ImagePullJob's writes: gone is done, a precondition is a conflict */
+    {"patch-job 200", ACTION_PATCH_JOB, 200, EXEC_DONE, OK},
+    {"patch-job 404: Job gone", ACTION_PATCH_JOB, 404, EXEC_GONE, OK},
+    {"patch-job 409", ACTION_PATCH_JOB, 409, EXEC_FAILED, HELD},
+    {"patch-imagepulljob-status 404", ACTION_PATCH_IPJ_STATUS, 404, EXEC_GONE, OK},
+    {"patch-imagepulljob-status 422", ACTION_PATCH_IPJ_STATUS, 422, EXEC_FAILED, HELD},
+    {"patch-imagepulljob 409: resourceVersion", ACTION_PATCH_IPJ, 409, EXEC_CONFLICT, HELD},
+    {"patch-imagepulljob 404", ACTION_PATCH_IPJ, 404, EXEC_GONE, OK},
+    {"delete-imagepulljob 409: another uid", ACTION_DELETE_IPJ, 409, EXEC_CONFLICT, HELD},
+    {"delete-imagepulljob 404: gone already", ACTION_DELETE_IPJ, 404, EXEC_GONE, OK},
+    {"delete-imagepulljob 200", ACTION_DELETE_IPJ, 200, EXEC_DONE, OK},
+    /* a read for a podSelector: not a write; a failure is asked again later */
+    {"list-pods 200", ACTION_LIST_PODS, 200, EXEC_DONE, OK},
+    {"list-pods 403", ACTION_LIST_PODS, 403, EXEC_FAILED, HELD},
+    {"list-pods 404", ACTION_LIST_PODS, 404, EXEC_FAILED, HELD},
     /* the 2xx range, exactly */
     {"create-job 199", ACTION_CREATE_JOB, 199, EXEC_FAILED, HELD},
     {"create-job 299", ACTION_CREATE_JOB, 299, EXEC_DONE, OK},

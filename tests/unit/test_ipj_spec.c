@@ -78,10 +78,46 @@ static void test_matches(void **state)
     }
 }
 
+/* The selector as a labelSelector query, in Kubernetes' syntax. */
+static void test_selector_string(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *selector, *want;
+    } strings[] = {
+        {"{}", ""},
+        {"{\"matchLabels\":{\"b\":\"2\",\"a\":\"1\"}}", "a=1,b=2"},
+        {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]},"
+         "{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":[\"x\"]},"
+         "{\"key\":\"gpu\",\"operator\":\"Exists\"},"
+         "{\"key\":\"old\",\"operator\":\"DoesNotExist\"}]}",
+         "zone in (a,b),tier notin (x),gpu,!old"},
+        {"{\"matchLabels\":{\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"k\","
+         "\"operator\":\"Exists\"}]}",
+         "app=web,k"},
+    };
+    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+        char spec[512];
+        snprintf(spec, sizeof(spec), "{\"image\":\"x\",\"podSelector\":%s}", strings[i].selector);
+        arena a;
+        arena_init(&a);
+        ipj_spec s;
+        char err[256];
+        if (ipj_decode(&s, spec, strlen(spec), &a, err, sizeof(err)) != 0)
+            fail_msg("row %zu: %s", i, err);
+        const char *got = ipj_selector_string(&s.pod_selector, &a);
+        assert_non_null(got);
+        if (strcmp(got, strings[i].want) != 0)
+            fail_msg("row %zu: got \"%s\", want \"%s\"", i, got, strings[i].want);
+        arena_free(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches),
+        cmocka_unit_test(test_selector_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
