@@ -122,16 +122,38 @@ static const kobj *node_named(const kobj *const *nodes, size_t n, const char *na
     return NULL;
 }
 
-size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_nodes, arena *a,
-                        const char ***out)
+/* Sorted, without repeats: the count kept. */
+static size_t sort_unique(const char **v, size_t n)
 {
+    qsort(v, n, sizeof(*v), cmp_str);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (kept == 0 || strcmp(v[kept - 1], v[i]) != 0)
+            v[kept++] = v[i];
+    return kept;
+}
+
+size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_nodes,
+                        const kobj *pod_nodes, arena *a, const char ***out)
+{
+    const ipj_selector *sel = &s->selector;
+    size_t n_pod_nodes = pod_nodes != NULL ? pod_nodes->u.pod_nodes.n_nodes : 0;
     /* names may repeat: room for each until they are made unique */
-    const char **v = arena_alloc(a, (n_nodes + s->selector.n_names + 1) * sizeof(*v));
+    const char **v = arena_alloc(a, (n_nodes + sel->n_names + n_pod_nodes + 1) * sizeof(*v));
     size_t n = 0;
     *out = v;
-    if (v == NULL || s->pod_selector.present)
+    if (v == NULL)
         return 0;
-    const ipj_selector *sel = &s->selector;
+    if (s->pod_selector.present) {
+        /* the nodes of its pods that are nodes still */
+        for (size_t i = 0; i < n_pod_nodes; i++) {
+            const char *name = pod_nodes->u.pod_nodes.nodes[i];
+            const kobj *node = node_named(nodes, n_nodes, name, strlen(name));
+            if (node != NULL)
+                v[n++] = node->meta.name;
+        }
+        return sort_unique(v, n);
+    }
     /* Kruise: Names != nil picks by name, unknown names skipped */
     if (sel->present && sel->has_names) {
         for (size_t i = 0; i < sel->n_names; i++) {
@@ -141,12 +163,7 @@ size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_no
             if (node != NULL)
                 v[n++] = node->meta.name;
         }
-        qsort(v, n, sizeof(*v), cmp_str);
-        size_t kept = 0;
-        for (size_t i = 0; i < n; i++)
-            if (kept == 0 || strcmp(v[kept - 1], v[i]) != 0)
-                v[kept++] = v[i];
-        return kept;
+        return sort_unique(v, n);
     }
     for (size_t i = 0; i < n_nodes; i++) {
         const kobj_node *node = &nodes[i]->u.node;
@@ -466,13 +483,14 @@ int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out)
                                      in->now_epoch);
         return 0;
     }
-    if (in->spec->pod_selector.present) {
-        out->pod_selector = 1; /* D10: nothing to select from yet */
+    if (in->spec->pod_selector.present && in->pod_nodes == NULL) {
+        /* no answer yet: counting none would complete it at once */
+        out->list_pods = 1;
         return 0;
     }
     out->running = 1;
     const char **names = NULL;
-    out->n_nodes = ipj_select_nodes(in->spec, in->nodes, in->n_nodes, a, &names);
+    out->n_nodes = ipj_select_nodes(in->spec, in->nodes, in->n_nodes, in->pod_nodes, a, &names);
     out->nodes = arena_alloc(a, (out->n_nodes + 1) * sizeof(*out->nodes));
     if (names == NULL || out->nodes == NULL)
         return -1;

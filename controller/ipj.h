@@ -66,10 +66,11 @@ void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]
 /* The selected nodes' names in name order, de-duplicated, into *out (arena
  * memory); their count.  nodes: KOBJ_NODE_STATE sorted by name.
  * selector.names: the nodes that exist; matchLabels/matchExpressions: the
- * nodes whose labels match; no selector: every node.  A podSelector selects
- * none (D10: how the controller sees pods is still to come). */
-size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_nodes, arena *a,
-                        const char ***out);
+ * nodes whose labels match; no selector: every node; podSelector (D10):
+ * the nodes of pod_nodes (KOBJ_POD_NODES, the nodes of its active,
+ * scheduled pods; NULL: none) that exist. */
+size_t ipj_select_nodes(const ipj_spec *s, const kobj *const *nodes, size_t n_nodes,
+                        const kobj *pod_nodes, arena *a, const char ***out);
 
 /* A selected node's state (D3). */
 typedef enum ipj_node_state {
@@ -133,6 +134,9 @@ typedef struct ipj_input {
     const kobj *const *jobs;   /* its Jobs (meta.owner_uid == its uid) */
     const kobj *const *waiting; /* per Job: what its pod waits on (KOBJ_JOB_POD), or NULL */
     size_t n_jobs;
+    /* podSelector: the nodes of its pods, listed for the selector as it is
+     * now (KOBJ_POD_NODES), or NULL while they are being listed */
+    const kobj *pod_nodes;
     const char *now;           /* RFC 3339 */
     long long now_epoch;
 } ipj_input;
@@ -150,7 +154,8 @@ typedef struct ipj_plan {
     ipj_values v;
     char spec_hash[9];
     int running;          /* the CR is to be worked on: not being deleted, not done */
-    int pod_selector;     /* a podSelector CR: nothing selected yet (D10) */
+    int list_pods;        /* a podSelector CR whose pods are not listed: nothing decided
+                             until they are (D10) */
     ipj_node *nodes;      /* the selected nodes, in name order (running only) */
     size_t n_nodes;
     const kobj **deletes; /* Jobs to delete: another spec hash, a deadline, a re-verify */

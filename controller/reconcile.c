@@ -31,6 +31,7 @@
 #include "prepull_job.h"
 #include "pullq.h"
 #include "pullerr.h"
+#include "strbuf.h"
 
 typedef struct ds_view {
     const kobj *ds;
@@ -1069,6 +1070,52 @@ static void ipj_event(pass *p, const kobj *cr, const char *reason, const char *t
                     key);
 }
 
+/* A podSelector's list query: "labelSelector=<selector, escaped>", in
+ * arena memory, or NULL when out of memory. */
+static const char *pod_list_query(pass *p, const ipj_selector *sel)
+{
+    const char *selector = ipj_selector_string(sel, &p->arena);
+    if (selector == NULL)
+        return NULL;
+    strbuf b = {0};
+    strbuf_printf(&b, "labelSelector=");
+    kapi_escape(&b, selector);
+    const char *query = !b.failed && b.data != NULL ? arena_strndup(&p->arena, b.data, b.len) : NULL;
+    strbuf_free(&b);
+    return query;
+}
+
+/* D10: the nodes of a podSelector's pods, as listed for the selector as
+ * it is now; when there is no such answer (not asked, or asked for an
+ * older selector), the list is asked for (a read: any replica, no bound)
+ * and *answer left NULL.  0, or -1 when out of memory. */
+static int pod_nodes_of(pass *p, const ipj_run *run, const kobj **answer)
+{
+    *answer = NULL;
+    const char *query = pod_list_query(p, &run->spec.pod_selector);
+    if (query == NULL)
+        return -1;
+    const kobj *got = p->in->ipj_pod_nodes != NULL
+                          ? store_get(p->in->ipj_pod_nodes, run->cr->meta.uid) : NULL;
+    if (got != NULL && same(got->u.pod_nodes.query, query)) {
+        *answer = got;
+        return 0;
+    }
+    char key[1200];
+    snprintf(key, sizeof(key), "list-pods:%s?%.1000s", run->cr->meta.uid, query);
+    if (skipped(p, key))
+        return 0;
+    size_t before = p->out->n;
+    emit(p, ACTION_LIST_PODS, run->cr->meta.namespace, run->cr->meta.uid, NULL, key,
+         ACTION_OUTCOME_NONE);
+    if (p->out->n > before) {
+        p->out->v[before].query = strdup(query);
+        if (p->out->v[before].query == NULL)
+            p->failed = 1;
+    }
+    return 0;
+}
+
 static int cmp_node_name(const void *a, const void *b)
 {
     return strcmp((*(const kobj *const *)a)->meta.name, (*(const kobj *const *)b)->meta.name);
@@ -1096,8 +1143,11 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
         return -1;
     for (size_t i = 0; i < n; i++)
         waiting[i] = waiting_pod_of(p, p->ipj_jobs[first + i]);
+    const kobj *pod_nodes = NULL;
+    if (run->spec.pod_selector.present && pod_nodes_of(p, run, &pod_nodes) != 0)
+        return -1;
     ipj_input in = {cr, &run->spec, nodes, n_nodes, p->ipj_jobs + first, waiting, n,
-                    p->in->now, p->in->now_epoch};
+                    pod_nodes, p->in->now, p->in->now_epoch};
     if (ipj_decide(&in, &p->arena, &run->plan) != 0)
         return -1;
     const char *queued = cr->u.ipj.creation_time != NULL ? cr->u.ipj.creation_time : "";
@@ -1234,9 +1284,6 @@ static void ipj_writes(pass *p, const ipj_run *run)
     const ipj_plan *plan = &run->plan;
     const char *ns = cr->meta.namespace, *image = run->spec.image.ptr;
     char key[600], text[1600], what[400];
-    if (plan->pod_selector)
-        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning",
-                  "spec.podSelector is not served yet: no node is selected", "podSelector");
     for (size_t k = 0; k < plan->n_nodes; k++) {
         const ipj_node *node = &plan->nodes[k];
         if (node->give_up) {

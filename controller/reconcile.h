@@ -137,7 +137,7 @@ typedef struct reconcile_input {
 
 /* The key of an Event on an ImagePullJob: "event-ipj:<uid>|<what>", what
  * being "<node>|<spec hash>:PullImageFailed", "<node>:PrePullQueued",
- * "podSelector", "spec" or "render|<spec hash>". */
+ * "spec" or "render|<spec hash>". */
 #define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
 
 /* Whether the OTA state of a cached DaemonSet pod can be served, and if

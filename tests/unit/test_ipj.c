@@ -103,6 +103,22 @@ static void join(char *buf, size_t size, const char *const *v, size_t n)
 
 /* ---- selection ---------------------------------------------------------------- */
 
+/* A pod list's answer, as the controller keeps it for IPJ_UID. */
+static kobj *pod_nodes_answer(const char *query, const char *const *names, size_t n)
+{
+    kobj draft;
+    memset(&draft, 0, sizeof(draft));
+    draft.kind = KOBJ_POD_NODES;
+    draft.meta.name = C(IPJ_UID);
+    draft.meta.uid = C(IPJ_UID);
+    draft.u.pod_nodes.query = C(query);
+    draft.u.pod_nodes.nodes = (char **)(uintptr_t)names;
+    draft.u.pod_nodes.n_nodes = n;
+    kobj *o = kobj_pack(&draft);
+    assert_non_null(o);
+    return o;
+}
+
 static void test_select(void **state)
 {
     (void)state;
@@ -140,24 +156,31 @@ static void test_select(void **state)
                                             "\"zone\":\"north\"},\"matchExpressions\":[{\"key\":\"gpu\","
                                             "\"operator\":\"DoesNotExist\"}]}}",
          "n-d,n-x"},
-        {"podSelector: none yet (D10)",
-         "{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"a\"}}}", ""},
+        {"podSelector: the nodes of its pods that are nodes (D10)",
+         "{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"a\"}}}", "n-a,n-c"},
+        {"podSelector, no answer: none",
+         "{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"b\"}}}", ""},
     };
     nodes ns;
     nodes_make(&ns);
+    /* the pods of app=a run on n-c, n-a (twice) and a node that is gone */
+    kobj *pods = pod_nodes_answer("labelSelector=app%3Da",
+                                  (const char *[]){"n-c", "n-a", "ghost", "n-a"}, 4);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         arena a;
         arena_init(&a);
         ipj_spec s;
         decode_spec(&s, rows[i].spec, &a);
         const char **out = NULL;
-        size_t n = ipj_select_nodes(&s, (const kobj *const *)ns.v, N_NODES, &a, &out);
+        const kobj *answer = strstr(rows[i].spec, "\"a\"") != NULL ? pods : NULL;
+        size_t n = ipj_select_nodes(&s, (const kobj *const *)ns.v, N_NODES, answer, &a, &out);
         char got[200];
         join(got, sizeof(got), out, n);
         ROW_CHECK(rows[i].name, strcmp(got, rows[i].want) == 0, "got \"%s\", want \"%s\"", got,
                   rows[i].want);
         arena_free(&a);
     }
+    kobj_free(pods);
     nodes_free(&ns);
 }
 
@@ -684,7 +707,7 @@ static const decide_row decide_rows[] = {
      {SPEC_NAMES("\"n-a\"", ""), 1, NULL, AGO("00:01"), NULL, 1, 1},
      {{"n-a", 0, J_RUN, 0, 0, NULL, NULL, 0, 0}}, 1,
      0, 0, 0, 0, 0, "", NULL, "", "", "", 0, 0, NULL, 1, 0},
-    {"podSelector: nothing yet",
+    {"podSelector, pods not listed yet: nothing decided",
      {"{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"a\"}}}", 1, NULL, NULL, NULL, 0,
       0}, {{0}}, 0,
      0, 0, 0, 0, 0, "", NULL, "", "", "", 0, 0, NULL, 0, 0},
@@ -719,7 +742,7 @@ static void pass_run(pass_fixture *f, const cr_def *cr, const job_def *jobs, siz
     }
     ipj_input in = {f->cr, &f->spec, (const kobj *const *)f->ns.v, N_NODES,
                     (const kobj *const *)f->jobs, (const kobj *const *)f->waiting, n_jobs,
-                    IPJ_NOW, now_epoch()};
+                    NULL, IPJ_NOW, now_epoch()};
     assert_int_equal(ipj_decide(&in, &f->a, &f->plan), 0);
     assert_string_equal(f->plan.spec_hash, hash);
 }
@@ -853,7 +876,7 @@ static void test_status_written_when_changed(void **state)
     kobj *written = kobj_pack(&draft);
     assert_non_null(written);
     ipj_input in = {written, &f.spec, (const kobj *const *)f.ns.v, N_NODES,
-                    (const kobj *const *)f.jobs, (const kobj *const *)f.waiting, 2, IPJ_NOW,
+                    (const kobj *const *)f.jobs, (const kobj *const *)f.waiting, 2, NULL, IPJ_NOW,
                     now_epoch() + 5};
     ipj_plan again;
     assert_int_equal(ipj_decide(&in, &f.a, &again), 0);
@@ -1286,34 +1309,81 @@ static void test_completion_writes(void **state)
     ipj_world_free(&iw);
 }
 
-/* What is not run says so, once: a podSelector (D10), a spec that does
- * not decode. */
+/* D10: a podSelector's pods are listed (a read, under the CR's uid, with
+ * the selector as query) before anything is decided; the answer for the
+ * selector as it is selects the nodes; an answer for another selector is
+ * asked again. */
+static void test_pod_selector(void **state)
+{
+    (void)state;
+    ipj_world iw;
+    ipj_world_init(&iw);
+    world *w = &iw.w;
+    store answers;
+    store_init(&answers, kobj_free_any, kobj_uid);
+    w->in.max_writes = 1; /* a read is not a write */
+    w->cfg.max_concurrent_pulls = 0;
+    add_ipj(&iw, "{\"image\":\"x\",\"parallelism\":5,\"podSelector\":{\"matchLabels\":{"
+                 "\"app\":\"a\"},\"matchExpressions\":[{\"key\":\"tier\",\"operator\":"
+                 "\"In\",\"values\":[\"x\",\"y\"]}]}}",
+            IPJ_CREATED);
+#define APP_QUERY "labelSelector=app%3Da%2Ctier%20in%20%28x%2Cy%29"
+    run(w);
+    expect_total(w, 1);
+    const action *l = the(w, ACTION_LIST_PODS, IPJ_UID);
+    assert_string_equal(l->namespace, IPJ_NS);
+    assert_string_equal(l->query, APP_QUERY);
+    assert_string_equal(l->key, "list-pods:" IPJ_UID "?" APP_QUERY);
+    assert_true(action_is_read(l->kind));
+    /* in flight: not asked again */
+    strset inflight;
+    strset_init(&inflight);
+    assert_int_equal(strset_add(&inflight, l->key), 0);
+    w->in.skip[0] = &inflight;
+    run(w);
+    expect_total(w, 0);
+    w->in.skip[0] = NULL;
+    strset_free(&inflight);
+    /* the answer for another selector: asked again */
+    w->in.ipj_pod_nodes = &answers;
+    assert_int_equal(store_put(&answers, IPJ_UID,
+                               pod_nodes_answer("labelSelector=app%3Db", (const char *[]){"n-a"},
+                                                1)),
+                     0);
+    run(w);
+    expect_count(w, ACTION_LIST_PODS, 1);
+    expect_count(w, ACTION_PATCH_IPJ_STATUS, 0);
+    /* the answer: n-b and n-c are selected, n-x (NotReady) waits */
+    assert_int_equal(store_put(&answers, IPJ_UID,
+                               pod_nodes_answer(APP_QUERY,
+                                                (const char *[]){"n-c", "n-x", "gone", "n-b"}, 4)),
+                     0);
+    w->in.max_writes = 0;
+    run(w);
+    expect_count(w, ACTION_LIST_PODS, 0);
+    const action *st = the(w, ACTION_PATCH_IPJ_STATUS, "pull");
+    assert_contains(st->body, "\"desired\":3,\"active\":3");
+    assert_non_null(find_event(w, OTA_EVENT_QUEUED, "pull"));
+    store_free(&answers);
+    ipj_world_free(&iw);
+}
+
+/* A spec that does not decode says so, once. */
 static void test_not_served(void **state)
 {
     (void)state;
     ipj_world iw;
     ipj_world_init(&iw);
     world *w = &iw.w;
-    add_ipj(&iw, "{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"a\"}}}",
-            IPJ_CREATED);
+    add_ipj(&iw, "{\"image\":7}", IPJ_CREATED);
     run(w);
     const action *e = find_event(w, OTA_EVENT_IPJ_NOT_SERVED, "pull");
     assert_non_null(e);
-    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|podSelector");
-    assert_contains(e->body, "spec.podSelector is not served yet: no node is selected");
-    /* no status: it is not running (desired 0 would complete it) */
+    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|spec");
     expect_total(w, 1);
     assert_int_equal(strset_add(&w->events_sent, e->key), 0);
     run(w);
     expect_total(w, 0);
-    store_free(&iw.ipjs);
-    store_init(&iw.ipjs, kobj_free_any, kobj_uid);
-    add_ipj(&iw, "{\"image\":7}", IPJ_CREATED);
-    run(w);
-    e = find_event(w, OTA_EVENT_IPJ_NOT_SERVED, "pull");
-    assert_non_null(e);
-    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|spec");
-    expect_total(w, 1);
     ipj_world_free(&iw);
 }
 
@@ -1341,6 +1411,7 @@ int main(void)
         cmocka_unit_test(test_no_crd),
         cmocka_unit_test(test_writes),
         cmocka_unit_test(test_completion_writes),
+        cmocka_unit_test(test_pod_selector),
         cmocka_unit_test(test_not_served),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
