@@ -1197,8 +1197,8 @@ static void test_no_crd(void **state)
 }
 
 /* The writes of a pass: a give-up patch, the failure's Event, a NotReady
- * node's Event, the completion's metadata patch; none twice once sent,
- * none past max_writes. */
+ * node's Event, the status; none twice once sent or while in flight, none
+ * past max_writes. */
 static void test_writes(void **state)
 {
     (void)state;
@@ -1368,7 +1368,8 @@ static void test_pod_selector(void **state)
     ipj_world_free(&iw);
 }
 
-/* A spec that does not decode says so, once. */
+/* A spec that does not decode says so, once; so does an image no Job can
+ * be made for (the node waits for an edit). */
 static void test_not_served(void **state)
 {
     (void)state;
@@ -1384,6 +1385,19 @@ static void test_not_served(void **state)
     assert_int_equal(strset_add(&w->events_sent, e->key), 0);
     run(w);
     expect_total(w, 0);
+    store_free(&iw.ipjs);
+    store_init(&iw.ipjs, kobj_free_any, kobj_uid);
+    const char *bad = "{\"image\":\"Nginx:1\",\"selector\":{\"names\":[\"n-a\"]}}";
+    add_ipj(&iw, bad, IPJ_CREATED);
+    run(w);
+    expect_count(w, ACTION_CREATE_JOB, 0);
+    e = find_event(w, OTA_EVENT_IPJ_FAILED, "pull");
+    assert_non_null(e);
+    char hash[9], key[200];
+    snprintf(key, sizeof(key), RECONCILE_IPJ_EVENT_KEY IPJ_UID "|render|%s",
+             spec_hash_of(bad, hash));
+    assert_string_equal(e->key, key);
+    assert_contains(e->body, "Nginx:1");
     ipj_world_free(&iw);
 }
 
