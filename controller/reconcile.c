@@ -1141,10 +1141,16 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
     const kobj **waiting = arena_alloc(&p->arena, (n + 1) * sizeof(*waiting));
     if (waiting == NULL)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        waiting[i] = waiting_pod_of(p, p->ipj_jobs[first + i]);
+    /* what is done or deleted reads neither its Jobs' pods nor its pods */
+    int live = !cr->meta.deleting && ipj_done_of(cr) != IPJ_DONE;
+    for (size_t i = 0; i < n; i++) {
+        const kobj *job = p->ipj_jobs[first + i];
+        /* a Job that succeeded needs no words: most of a large job's, and
+         * each lookup may walk every pull pod */
+        waiting[i] = live && !job->u.job.complete ? waiting_pod_of(p, job) : NULL;
+    }
     const kobj *pod_nodes = NULL;
-    if (run->spec.pod_selector.present && pod_nodes_of(p, run, &pod_nodes) != 0)
+    if (live && run->spec.pod_selector.present && pod_nodes_of(p, run, &pod_nodes) != 0)
         return -1;
     ipj_input in = {cr, &run->spec, nodes, n_nodes, p->ipj_jobs + first, waiting, n,
                     pod_nodes, p->in->now, p->in->now_epoch};

@@ -1364,6 +1364,17 @@ static void test_pod_selector(void **state)
     const action *st = the(w, ACTION_PATCH_IPJ_STATUS, "pull");
     assert_contains(st->body, "\"desired\":3,\"active\":3");
     assert_non_null(find_event(w, OTA_EVENT_QUEUED, "pull"));
+    /* completed: its pods are not listed again */
+    store_free(&answers);
+    store_init(&answers, kobj_free_any, kobj_uid);
+    store_free(&iw.ipjs);
+    store_init(&iw.ipjs, kobj_free_any, kobj_uid);
+    cr_def done = {"{\"image\":\"x\",\"podSelector\":{\"matchLabels\":{\"app\":\"a\"}}}", 1,
+                   "1", IPJ_CREATED, IPJ_NOW, 0, 0};
+    kobj *cr = cr_of(&done);
+    assert_int_equal(store_put(&iw.ipjs, cr->meta.uid, cr), 0);
+    run(w);
+    expect_total(w, 0);
     store_free(&answers);
     ipj_world_free(&iw);
 }
