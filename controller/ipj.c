@@ -424,6 +424,11 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
             out->nodes[k].offer = 0;
     }
     qsort(st->failed_nodes, st->n_failed_nodes, sizeof(char *), cmp_cstr);
+    if (phase == IPJ_DEADLINE) {
+        /* and counted failed (docs/design.md): nothing is active any more */
+        st->failed = (long long)st->n_failed_nodes;
+        st->active = st->desired - st->succeeded - st->failed;
+    }
     char message[100];
     ipj_message(message, sizeof(message), phase, st->desired, st->succeeded, st->failed);
     st->message = arena_strndup(a, message, strlen(message));

@@ -657,7 +657,7 @@ static const decide_row decide_rows[] = {
      {SPEC_NAMES("\"n-a\",\"n-b\",\"n-c\"", ",\"completionPolicy\":{\"activeDeadlineSeconds\":600}"),
       1, NULL, AGO("10:00"), NULL, 0, 0},
      {{"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}, {"n-b", 0, J_RUN, 0, 0, NULL, NULL, 0, 0}}, 2,
-     1, 3, 2, 1, 0, "n-b,n-c", "job exceeds activeDeadlineSeconds", "", "n-b", "", 1, 1, "1", 0, 0},
+     1, 3, 0, 1, 2, "n-b,n-c", "job exceeds activeDeadlineSeconds", "", "n-b", "", 1, 1, "1", 0, 0},
     {"activeDeadlineSeconds not reached",
      {SPEC_NAMES("\"n-a\",\"n-b\"", ",\"completionPolicy\":{\"activeDeadlineSeconds\":3600}"),
       1, NULL, AGO("10:00"), NULL, 0, 0},
