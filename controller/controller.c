@@ -52,6 +52,11 @@ static void *decode_node_state(yajl_val obj)
     return kobj_decode(KOBJ_NODE_STATE, obj);
 }
 
+static void *decode_imagepulljob(yajl_val obj)
+{
+    return kobj_decode(KOBJ_IMAGEPULLJOB, obj);
+}
+
 static void keep_pull_error(const void *old_obj, void *fresh_obj);
 
 /* DaemonSet pods carry both labels; nothing else does */
@@ -61,16 +66,19 @@ static const kapi_requirement ours[] = {{OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VA
 
 static const informer_spec informer_specs[INF_COUNT] = {
     [INF_DAEMONSETS] = {"daemonsets", KAPI_DAEMONSETS, NULL, NULL, decode_daemonset,
-                        kobj_free_any, kobj_uid, NULL},
+                        kobj_free_any, kobj_uid, NULL, 0},
     [INF_REVISIONS] = {"controllerrevisions", KAPI_CONTROLLERREVISIONS, NULL, NULL,
-                       decode_revision, kobj_free_any, kobj_uid, NULL},
+                       decode_revision, kobj_free_any, kobj_uid, NULL, 0},
     [INF_PODS] = {"pods", KAPI_PODS, NULL, daemonset_pods, decode_pod, kobj_free_any, kobj_uid,
-                  NULL},
-    [INF_JOBS] = {"jobs", KAPI_JOBS, NULL, ours, decode_job, kobj_free_any, kobj_uid, NULL},
+                  NULL, 0},
+    [INF_JOBS] = {"jobs", KAPI_JOBS, NULL, ours, decode_job, kobj_free_any, kobj_uid, NULL, 0},
     [INF_JOB_PODS] = {"prepull-pods", KAPI_PODS, NULL, ours, decode_job_pod, kobj_free_any,
-                      kobj_uid, keep_pull_error},
+                      kobj_uid, keep_pull_error, 0},
     [INF_NODES] = {"nodes", KAPI_NODES, NULL, NULL, decode_node_state, kobj_free_any, kobj_name,
-                   NULL},
+                   NULL, 0},
+    /* served only where a Kruise CRD or ours is installed */
+    [INF_IMAGEPULLJOBS] = {"imagepulljobs", KAPI_IMAGEPULLJOBS, NULL, NULL, decode_imagepulljob,
+                           kobj_free_any, kobj_uid, NULL, 1},
 };
 
 static void mark_dirty(void *data)
@@ -90,9 +98,10 @@ static void keep_pull_error(const void *old_obj, void *fresh_obj)
     const kobj_job_pod *o = &old->u.job_pod;
     kobj_job_pod *n = &fresh->u.job_pod;
     pullerr_seen before = {o->waiting_reason, o->waiting_message, o->backing_off,
-                           o->failed_attempts, 0};
+                           o->failed_attempts, 0, o->pull_errors};
     pullerr_seen now = pullerr_next(&before, n->waiting_reason, n->waiting_message);
     n->failed_attempts = now.attempts;
+    n->pull_errors = now.errors;
     /* out of memory: the back-off is all we say */
     if (now.kept)
         (void)kobj_job_pod_set_waiting(fresh, now.reason, now.message);
@@ -117,8 +126,13 @@ int controller_init(controller *c, kube_client *client, const controller_config 
         rc |= informer_init(&c->informers[i], client, &informer_specs[i], mark_dirty, c);
     for (int i = 0; i < INF_COUNT; i++)
         c->informers[i].trouble = &c->trouble;
+    if (!cfg->imagepulljobs) {
+        c->informers[INF_IMAGEPULLJOBS].absent = 1;
+        c->informers[INF_IMAGEPULLJOBS].synced = 1;
+    }
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
+    store_init(&c->ipj_pod_nodes, kobj_free_any, NULL);
     workset_init(&c->work);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
@@ -139,6 +153,7 @@ void controller_free(controller *c)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
     store_free(&c->job_waiting);
+    store_free(&c->ipj_pod_nodes);
     workset_free(&c->work);
 }
 
@@ -157,6 +172,7 @@ typedef struct exec_ctx {
     action_kind kind;
     action_outcome outcome;
     char *key, *name, *namespace;
+    char *query;      /* a read's, to say what its answer answers */
     action_note note; /* moved from the action */
 } exec_ctx;
 
@@ -165,6 +181,7 @@ static void exec_ctx_free(exec_ctx *x)
     free(x->key);
     free(x->name);
     free(x->namespace);
+    free(x->query);
     free(x->note.subject);
     free(x->note.node);
     free(x->note.reason);
@@ -245,6 +262,7 @@ static void tell_done(controller *c, const exec_ctx *x)
     case ACTION_PATCH_IPJ_STATUS:
     case ACTION_PATCH_IPJ:
     case ACTION_GET_NODE:
+    case ACTION_LIST_PODS:
         break;
     }
 }
@@ -295,15 +313,42 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     store_put(&c->nodes, name, node);
 }
 
+/* The pods an ImagePullJob's podSelector picked: their nodes, kept under
+ * its uid with the query that asked (kobj_pod_nodes_of).  A failed list
+ * keeps nothing: the pass asks again. */
+static void on_pod_nodes(controller *c, const exec_ctx *x, const kube_result *r)
+{
+    if (r->status != 200 || x->name == NULL)
+        return;
+    char err[128];
+    yajl_val tree = json_parse_tree(r->body, r->body_len, 64, err, sizeof(err));
+    kobj *o = tree != NULL ? kobj_pod_nodes_of(tree, x->name, x->query != NULL ? x->query : "")
+                           : NULL;
+    if (tree != NULL)
+        yajl_tree_free(tree);
+    if (o == NULL) {
+        log_msg(LOG_WARN, "unreadable pod list", "for ImagePullJob %s: %s", x->name,
+                tree == NULL ? err : "out of memory");
+        return;
+    }
+    if (store_put(&c->ipj_pod_nodes, o->meta.uid, o) != 0)
+        kobj_free(o);
+}
+
 exec_outcome controller_exec_outcome(action_kind kind, long status)
 {
     if (status >= 200 && status < 300)
         return EXEC_DONE;
     if (kind == ACTION_CREATE_JOB && status == 409)
         return EXEC_MADE_BEFORE;
-    if ((kind == ACTION_DELETE_JOB || kind == ACTION_PATCH_POD_STATUS) && status == 404)
+    /* every write but a create is to an object that may have gone */
+    if (kind != ACTION_CREATE_EVENT && kind != ACTION_CREATE_JOB && !action_is_read(kind) &&
+        status == 404)
         return EXEC_GONE;
-    if (kind == ACTION_PATCH_POD_STATUS && status == 409)
+    /* a precondition (resourceVersion, uid) did its job: read again */
+    if ((kind == ACTION_PATCH_POD_STATUS || kind == ACTION_PATCH_IPJ ||
+         kind == ACTION_DELETE_IPJ) &&
+        status == 409)
         return EXEC_CONFLICT;
     return EXEC_FAILED;
 }
@@ -350,6 +395,8 @@ const char *controller_object_key(action_kind kind)
         return "event_namespace";
     case ACTION_GET_NODE:
         return "node";
+    case ACTION_LIST_PODS:
+        return "namespace";
     case ACTION_PATCH_JOB:
         return "job";
     case ACTION_PATCH_IPJ_STATUS:
@@ -378,16 +425,24 @@ static void on_executed(void *data, const kube_result *r)
     controller *c = x->c;
     uint64_t now = clock_mono_ns();
     workset_done(&c->work, x->key);
-    if (x->kind != ACTION_GET_NODE && c->writes_queued > 0)
+    if (!action_is_read(x->kind) && c->writes_queued > 0)
         c->writes_queued--;
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
+    } else if (x->kind == ACTION_LIST_PODS) {
+        on_pod_nodes(c, x, r);
+        if (outcome != EXEC_DONE) /* 403, 5xx: asked again after the hold */
+            workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome == EXEC_CONFLICT) {
-        /* not a failure: the precondition did its job (a newer pod) */
-        char pod[512];
-        log_kv(LOG_INFO, "status write refused: the pod changed since the cache saw it",
-               "pod", controller_object_ref(x->kind, x->namespace, x->name, pod, sizeof(pod)),
+        /* not a failure: the precondition did its job (a newer version) */
+        char object[512];
+        log_kv(LOG_INFO,
+               x->kind == ACTION_PATCH_POD_STATUS
+                   ? "status write refused: the pod changed since the cache saw it"
+                   : "write refused: the object changed since the cache saw it",
+               controller_object_key(x->kind),
+               controller_object_ref(x->kind, x->namespace, x->name, object, sizeof(object)),
                "next", "decided again once the watch shows it", NULL);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     } else if (outcome != EXEC_FAILED) {
@@ -486,8 +541,18 @@ int controller_timeout_event_key_live(const char *key, const store *daemonsets)
     return ds != NULL && ds->u.ds.bad_timeout != NULL && strncmp(ds->u.ds.bad_timeout, value, 300) == 0;
 }
 
+int controller_ipj_event_key_live(const char *key, const store *imagepulljobs)
+{
+    char id[256];
+    const char *what;
+    if (!event_key_split(key, RECONCILE_IPJ_EVENT_KEY, sizeof(RECONCILE_IPJ_EVENT_KEY) - 1, id,
+                         &what))
+        return 1;
+    return store_get(imagepulljobs, id) != NULL;
+}
+
 typedef struct event_caches {
-    const store *pods, *daemonsets, *revisions;
+    const store *pods, *daemonsets, *revisions, *imagepulljobs;
 } event_caches;
 
 static int event_key_live(const char *key, void *data)
@@ -495,12 +560,13 @@ static int event_key_live(const char *key, void *data)
     const event_caches *in = data;
     return controller_event_key_live(key, in->pods) &&
            controller_revision_event_key_live(key, in->daemonsets, in->revisions) &&
-           controller_timeout_event_key_live(key, in->daemonsets);
+           controller_timeout_event_key_live(key, in->daemonsets) &&
+           controller_ipj_event_key_live(key, in->imagepulljobs);
 }
 
 int controller_may_send(action_kind kind, int leading)
 {
-    return kind == ACTION_GET_NODE || leading;
+    return action_is_read(kind) || leading;
 }
 
 /* Asked by the client before each attempt: leadership as it is now. */
@@ -530,6 +596,8 @@ static const action_call_spec action_calls[] = {
     [ACTION_DELETE_JOB] = {"DELETE", KAPI_JOBS, NULL, "propagationPolicy=Background", NULL, 1, 1},
     [ACTION_CREATE_EVENT] = {"POST", KAPI_EVENTS, NULL, NULL, KAPI_CT_JSON, 0, 0},
     [ACTION_GET_NODE] = {"GET", KAPI_NODES, NULL, NULL, NULL, 1, 0},
+    /* the namespace's pods (the action's query: the podSelector) */
+    [ACTION_LIST_PODS] = {"GET", KAPI_PODS, NULL, NULL, NULL, 0, 1},
     /* setting the same annotations and deadline again changes nothing */
     [ACTION_PATCH_JOB] = {"PATCH", KAPI_JOBS, NULL, NULL, KAPI_CT_MERGE, 1, 1},
     /* the whole status the pass computed: the latest wins */
@@ -549,6 +617,8 @@ int controller_action_call(const action *a, strbuf *path, kube_call *call)
         return -1;
     if (t->query != NULL)
         strbuf_printf(path, "?%s", t->query);
+    if (a->query != NULL && a->query[0] != '\0')
+        strbuf_printf(path, "%c%s", t->query != NULL ? '&' : '?', a->query);
     call->method = t->method;
     call->content_type = t->content_type;
     call->idempotent = t->idempotent;
@@ -583,6 +653,7 @@ static void execute(controller *c, action *a)
     x->key = strdup(a->key);
     x->name = a->name != NULL ? strdup(a->name) : NULL;
     x->namespace = a->namespace != NULL ? strdup(a->namespace) : NULL;
+    x->query = a->query != NULL ? strdup(a->query) : NULL;
     /* the note moves: the action list is freed after the pass */
     x->note = a->note;
     a->note = (action_note){0};
@@ -597,7 +668,7 @@ static void execute(controller *c, action *a)
         strbuf_free(&path);
         return;
     }
-    if (a->kind != ACTION_GET_NODE)
+    if (!action_is_read(a->kind))
         c->writes_queued++;
     log_msg(LOG_DEBUG, "executing", "%s %s", action_kind_name(a->kind), path.data);
     strbuf_free(&path); /* the client copied it */
@@ -681,7 +752,8 @@ static void run_pass(controller *c, uint64_t now)
     if (controller_synced(c)) {
         event_caches caches = {&c->informers[INF_PODS].objects,
                                &c->informers[INF_DAEMONSETS].objects,
-                               &c->informers[INF_REVISIONS].objects};
+                               &c->informers[INF_REVISIONS].objects,
+                               &c->informers[INF_IMAGEPULLJOBS].objects};
         workset_forget(&c->work, event_key_live, &caches);
     }
     reconcile_input in = {
@@ -692,6 +764,10 @@ static void run_pass(controller *c, uint64_t now)
         .job_pods = &c->informers[INF_JOB_PODS].objects,
         .nodes = &c->nodes,
         .node_states = &c->informers[INF_NODES].objects,
+        .imagepulljobs = c->informers[INF_IMAGEPULLJOBS].absent
+                             ? NULL
+                             : &c->informers[INF_IMAGEPULLJOBS].objects,
+        .ipj_pod_nodes = &c->ipj_pod_nodes,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
         .cfg = &c->cfg.reconcile,
@@ -714,7 +790,8 @@ static void run_pass(controller *c, uint64_t now)
 void controller_tick(controller *c, uint64_t now)
 {
     for (int i = 0; i < INF_COUNT; i++)
-        informer_tick(&c->informers[i], now);
+        if (i != INF_IMAGEPULLJOBS || c->cfg.imagepulljobs)
+            informer_tick(&c->informers[i], now);
     if (c->cfg.leader_elect)
         leader_tick(&c->election, now);
     if (c->drop_queued) {
@@ -737,8 +814,10 @@ void controller_tick(controller *c, uint64_t now)
         now - c->last_pass >= PASS_MIN_INTERVAL_NS &&
         controller_pass_may_run(c->cfg.max_queued_writes, c->writes_queued, c->held_back)) {
         if (resync) {
-            /* what nodes hold changes: read them again when next needed */
+            /* what nodes hold changes, and which pods a podSelector
+             * picks: read them again when next needed */
             store_free(&c->nodes);
+            store_free(&c->ipj_pod_nodes);
         }
         c->dirty = 0;
         c->last_pass = now;

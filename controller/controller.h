@@ -23,13 +23,25 @@ typedef struct controller_config {
     int leader_elect;
     leader_config leader;
     uint64_t resync_ns; /* a full pass at least this often */
+    /* --imagepulljobs: read and serve ImagePullJobs; off, their informer
+     * never starts (and counts as synced, with nothing in it) */
+    int imagepulljobs;
     /* Writes the executor keeps queued or in flight at most (the bound on
      * a pass's writes, reconcile_input.max_writes); 0: no bound.  main
      * sets controller_write_cap(). */
     size_t max_queued_writes;
 } controller_config;
 
-enum { INF_DAEMONSETS, INF_REVISIONS, INF_PODS, INF_JOBS, INF_JOB_PODS, INF_NODES, INF_COUNT };
+enum {
+    INF_DAEMONSETS,
+    INF_REVISIONS,
+    INF_PODS,
+    INF_JOBS,
+    INF_JOB_PODS,
+    INF_NODES,
+    INF_IMAGEPULLJOBS, /* optional: no CRD, no ImagePullJobs */
+    INF_COUNT
+};
 
 /* Pulls by outcome, for /metrics. */
 typedef enum pull_outcome {
@@ -64,6 +76,7 @@ typedef struct controller {
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
     store job_waiting;  /* see reconcile_input.job_waiting */
+    store ipj_pod_nodes; /* see reconcile_input.ipj_pod_nodes */
     workset work;       /* action keys in flight, held back after their call, Events sent */
     int dirty;
     size_t writes_queued; /* writes handed to the client and not ended */
@@ -137,6 +150,11 @@ int controller_revision_event_key_live(const char *key, const store *daemonsets,
  * annotation no longer has that bad value.  Keys of another shape are
  * kept. */
 int controller_timeout_event_key_live(const char *key, const store *daemonsets);
+
+/* The same for the key of an Event on an ImagePullJob
+ * (RECONCILE_IPJ_EVENT_KEY): forgotten once the ImagePullJob (by uid) is
+ * gone.  Keys of another shape are kept. */
+int controller_ipj_event_key_live(const char *key, const store *imagepulljobs);
 
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);

@@ -37,6 +37,9 @@ static const flagtab_row rows[] = {
      "static busybox that provides /ota-bin/true\n", AT(ctl.reconcile.helper_image)},
     {"job-backoff-limit", FLAGTAB_NUMBER, "N", "0", "0..2", AT(ctl.reconcile.backoff_limit),
      .real_min = 0, .real_max = 2},
+    {"imagepulljobs", FLAGTAB_BOOL, NULL, "false",
+     "serve OpenKruise's ImagePullJobs (needs their\nCRD and manifests/components/imagepulljob's\nRBAC; off: they are not read)",
+     AT(ctl.imagepulljobs)},
     {"leader-elect", FLAGTAB_BOOL, NULL, "true", NULL, AT(ctl.leader_elect)},
     {"leader-elect-resource-namespace", FLAGTAB_STRING, "NS", NULL,
      "the Lease's namespace (default: the pod's\nown, from the service account mount, else\n"

@@ -40,9 +40,9 @@
 #define HELPER_BUSYBOX "/bin/busybox"
 #define NON_ROOT_ID 65534 /* "nobody"; emptyDir directories are 0777, so cp still works */
 
-uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const char *request_time)
+uint32_t pull_job_hash3(const char *a, const char *b, const char *c)
 {
-    const char *fields[3] = {pod_uid, revision_hash, request_time};
+    const char *fields[3] = {a, b, c};
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 offset basis */
     for (size_t f = 0; f < 3; f++) {
         const unsigned char *p = (const unsigned char *)(fields[f] != NULL ? fields[f] : "");
@@ -56,44 +56,62 @@ uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const 
     return (uint32_t)(h ^ (h >> 32));
 }
 
-void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
-                      const char *revision_hash, const char *request_time)
+uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const char *request_time)
 {
-    enum {
-        PREFIX_LEN = sizeof(PREPULL_JOB_NAME_PREFIX) - 1,
-        ROOM = PREPULL_JOB_NAME_MAX - PREFIX_LEN - 1 - 8, /* the pod name's share: 42 */
-    };
-    memcpy(out, PREPULL_JOB_NAME_PREFIX, PREFIX_LEN);
+    return pull_job_hash3(pod_uid, revision_hash, request_time);
+}
+
+/* "<prefix><base cut to fit>-<8 hex of hash>" (prepull_job.h's rules). */
+static void job_name(char *out, const char *prefix, const char *base, uint32_t hash)
+{
+    size_t prefix_len = strlen(prefix), room = PREPULL_JOB_NAME_MAX - prefix_len - 1 - 8;
+    memcpy(out, prefix, prefix_len);
     size_t n = 0;
-    for (const char *c = pod_name != NULL ? pod_name : ""; *c != '\0' && n < ROOM; c++) {
+    for (const char *c = base != NULL ? base : ""; *c != '\0' && n < room; c++) {
         char ch = *c;
         if (ch >= 'A' && ch <= 'Z')
             ch = (char)(ch - 'A' + 'a');
         else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
             ch = '-';
-        out[PREFIX_LEN + n++] = ch;
+        out[prefix_len + n++] = ch;
     }
-    while (n > 0 && out[PREFIX_LEN + n - 1] == '-')
+    while (n > 0 && out[prefix_len + n - 1] == '-')
         n--;
-    char *o = out + PREFIX_LEN + n;
+    char *o = out + prefix_len + n;
     if (n > 0)
         *o++ = '-';
-    snprintf(o, 9, "%08x", (unsigned)prepull_job_hash(pod_uid, revision_hash, request_time));
+    snprintf(o, 9, "%08x", (unsigned)hash);
+}
+
+void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
+                      const char *revision_hash, const char *request_time)
+{
+    job_name(out, PREPULL_JOB_NAME_PREFIX, pod_name,
+             prepull_job_hash(pod_uid, revision_hash, request_time));
+}
+
+void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const char *node,
+                  const char *spec_hash)
+{
+    job_name(out, IPJ_JOB_NAME_PREFIX, ipj_name, pull_job_hash3(ipj_uid, node, spec_hash));
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
 /* Labels and annotations go on the Job and on its pod template alike. */
-static void object_meta_marks(json_writer *w, const prepull_job_spec *s)
+static void object_meta_marks(json_writer *w, const pull_job_spec *s)
 {
     json_map_open(w, "labels");
     json_kv_str(w, OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VALUE);
-    json_kv_str(w, OTA_LABEL_POD_UID, s->pod_uid);
+    for (size_t i = 0; i < s->n_labels; i++)
+        json_kv_str(w, s->labels[2 * i], s->labels[2 * i + 1]);
     json_map_close(w);
-    json_map_open(w, "annotations");
-    json_kv_str(w, OTA_ANN_JOB_REVISION, s->revision_hash);
-    json_kv_str(w, OTA_ANN_JOB_REQUEST_TIME, s->request_time != NULL ? s->request_time : "");
-    json_map_close(w);
+    if (s->n_annotations > 0) {
+        json_map_open(w, "annotations");
+        for (size_t i = 0; i < s->n_annotations; i++)
+            json_kv_str(w, s->annotations[2 * i], s->annotations[2 * i + 1]);
+        json_map_close(w);
+    }
 }
 
 /* The parts every container shares: tiny resources, no privileges, a
@@ -156,7 +174,7 @@ typedef struct target {
 
 /* Collects the distinct images, init images first, into t; returns their
  * number or -1 with err set. */
-static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char *err, size_t errlen)
+static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *err, size_t errlen)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->n_init_images + s->n_images; i++) {
@@ -177,33 +195,41 @@ static int collect_targets(const prepull_job_spec *s, arena *a, target *t, char 
             continue; /* same image under another spelling: pulled once */
         if (n == PREPULL_JOB_MAX_IMAGES)
             return errmsg_set(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
-        t[n++] = (target){image, normal, imageref_pull_policy(&r)};
+        t[n++] = (target){image, normal,
+                          s->pull_policy != NULL ? s->pull_policy : imageref_pull_policy(&r)};
     }
     if (n == 0)
         return errmsg_set(err, errlen, "no image to pull");
     return (int)n;
 }
 
-static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
+static int check_required(const char *const (*fields)[2], size_t n, char *err, size_t errlen)
 {
-    const struct {
-        const char *name, *value;
-    } required[] = {
-        {"pod namespace", s->pod_namespace},
-        {"pod name", s->pod_name},
-        {"pod uid", s->pod_uid},
-        {"node name", s->node_name},
-        {"revision hash", s->revision_hash},
-        {"helper image", s->helper_image},
+    for (size_t i = 0; i < n; i++)
+        if (fields[i][1] == NULL || fields[i][1][0] == '\0')
+            return errmsg_set(err, errlen, "%s is missing", fields[i][0]);
+    return 0;
+}
+
+static int check_spec(const pull_job_spec *s, char *err, size_t errlen)
+{
+    const char *const required[][2] = {
+        {"namespace", s->namespace},       {"job name", s->name},
+        {"node name", s->node_name},       {"owner apiVersion", s->owner.api_version},
+        {"owner kind", s->owner.kind},     {"owner name", s->owner.name},
+        {"owner uid", s->owner.uid},       {"helper image", s->helper_image},
     };
-    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-        if (required[i].value == NULL || required[i].value[0] == '\0')
-            return errmsg_set(err, errlen, "%s is missing", required[i].name);
+    if (check_required(required, sizeof(required) / sizeof(required[0]), err, errlen) != 0)
+        return -1;
     if (s->backoff_limit < 0 || s->backoff_limit > 2)
         return errmsg_set(err, errlen, "backoff limit %d is not within 0..2", s->backoff_limit);
     if (s->active_deadline_seconds <= 0)
         return errmsg_set(err, errlen, "active deadline %ld s is not above 0",
                           s->active_deadline_seconds);
+    if (s->pull_policy != NULL && strcmp(s->pull_policy, "Always") != 0 &&
+        strcmp(s->pull_policy, "IfNotPresent") != 0)
+        return errmsg_set(err, errlen, "pull policy %s is neither Always nor IfNotPresent",
+                          s->pull_policy);
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         if (s->pull_secrets[i] == NULL || s->pull_secrets[i][0] == '\0')
             return errmsg_set(err, errlen, "pull secret %zu has no name", i);
@@ -212,7 +238,7 @@ static int check_spec(const prepull_job_spec *s, char *err, size_t errlen)
 
 /* ---- the Job --------------------------------------------------------------- */
 
-static void pod_spec(json_writer *w, const prepull_job_spec *s, const target *helper,
+static void pod_spec(json_writer *w, const pull_job_spec *s, const target *helper,
                      const target *t, size_t n, arena *a)
 {
     static const char *const copy[] = {HELPER_BUSYBOX, "cp", HELPER_BUSYBOX, PREPULL_JOB_TRUE};
@@ -274,8 +300,8 @@ static void pod_spec(json_writer *w, const prepull_job_spec *s, const target *he
     json_map_close(w);
 }
 
-int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, size_t *len,
-                       char *err, size_t errlen)
+int pull_job_render(const pull_job_spec *s, arena *a, const char **json, size_t *len, char *err,
+                    size_t errlen)
 {
     target t[PREPULL_JOB_MAX_IMAGES];
     int n = -1;
@@ -292,9 +318,6 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
     if (n < 0)
         goto cleanup;
 
-    char name[PREPULL_JOB_NAME_MAX + 1];
-    prepull_job_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
-
     if (json_writer_init(&w, a) != 0) {
         errmsg_set(err, errlen, "out of memory");
         goto cleanup;
@@ -305,16 +328,16 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
     json_kv_str(&w, "apiVersion", "batch/v1");
     json_kv_str(&w, "kind", "Job");
     json_map_open(&w, "metadata");
-    json_kv_str(&w, "name", name);
-    json_kv_str(&w, "namespace", s->pod_namespace);
+    json_kv_str(&w, "name", s->name);
+    json_kv_str(&w, "namespace", s->namespace);
     object_meta_marks(&w, s);
     json_array_open(&w, "ownerReferences");
     json_map_open(&w, NULL);
-    json_kv_str(&w, "apiVersion", "v1");
-    json_kv_str(&w, "kind", "Pod");
-    json_kv_str(&w, "name", s->pod_name);
-    json_kv_str(&w, "uid", s->pod_uid);
-    json_kv_bool(&w, "controller", 0);
+    json_kv_str(&w, "apiVersion", s->owner.api_version);
+    json_kv_str(&w, "kind", s->owner.kind);
+    json_kv_str(&w, "name", s->owner.name);
+    json_kv_str(&w, "uid", s->owner.uid);
+    json_kv_bool(&w, "controller", s->owner.controller);
     json_kv_bool(&w, "blockOwnerDeletion", 0);
     json_map_close(&w);
     json_array_close(&w);
@@ -344,4 +367,42 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
 cleanup:
     json_writer_free(&w);
     return rc;
+}
+
+int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, size_t *len,
+                       char *err, size_t errlen)
+{
+    const char *const required[][2] = {
+        {"pod namespace", s->pod_namespace}, {"pod name", s->pod_name},
+        {"pod uid", s->pod_uid},             {"node name", s->node_name},
+        {"revision hash", s->revision_hash},
+    };
+    if (check_required(required, sizeof(required) / sizeof(required[0]), err, errlen) != 0)
+        return -1;
+    char name[PREPULL_JOB_NAME_MAX + 1];
+    prepull_job_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
+    const char *labels[] = {OTA_LABEL_POD_UID, s->pod_uid};
+    const char *annotations[] = {OTA_ANN_JOB_REVISION, s->revision_hash, OTA_ANN_JOB_REQUEST_TIME,
+                                 s->request_time != NULL ? s->request_time : ""};
+    /* The pod does not manage the Job (this controller does): see the top. */
+    pull_job_spec p = {
+        .namespace = s->pod_namespace,
+        .name = name,
+        .node_name = s->node_name,
+        .owner = {"v1", "Pod", s->pod_name, s->pod_uid, 0},
+        .labels = labels,
+        .n_labels = 1,
+        .annotations = annotations,
+        .n_annotations = 2,
+        .init_images = s->init_images,
+        .n_init_images = s->n_init_images,
+        .images = s->images,
+        .n_images = s->n_images,
+        .pull_secrets = s->pull_secrets,
+        .n_pull_secrets = s->n_pull_secrets,
+        .helper_image = s->helper_image,
+        .backoff_limit = s->backoff_limit,
+        .active_deadline_seconds = s->active_deadline_seconds,
+    };
+    return pull_job_render(&p, a, json, len, err, errlen);
 }

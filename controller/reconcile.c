@@ -6,7 +6,10 @@
  *   3. start the waiting requests as the pull queue admits them
  *      (controller/pullq.h: the global cap, FIFO within a class, one pull
  *      per node, no Job for a node that is not Ready);
- *   4. mark the pods of a new revision PodNeedUpgrade, last: under a bound
+ *   4. the ImagePullJobs' writes (controller/ipj.h decides them; their
+ *      nodes were offered to the queue in step 3 with the OTA requests,
+ *      which go first);
+ *   5. mark the pods of a new revision PodNeedUpgrade, last: under a bound
  *      on writes (max_writes) a rollout's thousands of marks never hold
  *      back a pull's Job or its result by more than one bounded batch.
  */
@@ -19,6 +22,7 @@
 
 #include "arena.h"
 #include "imageref.h"
+#include "ipj.h"
 #include "json.h"
 #include "kapi.h"
 #include "ota_daemonset.h"
@@ -27,6 +31,7 @@
 #include "prepull_job.h"
 #include "pullq.h"
 #include "pullerr.h"
+#include "strbuf.h"
 
 typedef struct ds_view {
     const kobj *ds;
@@ -34,10 +39,21 @@ typedef struct ds_view {
     size_t marked;   /* pods this pass marks PendingUpgrade for rev */
 } ds_view;
 
+/* An ImagePullJob of this pass: its spec and its plan (arena memory). */
+typedef struct ipj_run {
+    const kobj *cr;
+    ipj_spec spec;
+    ipj_plan plan;
+} ipj_run;
+
+/* A pull unit waiting for a Job: an OTA request (pod set) or an
+ * ImagePullJob's node (ipj set). */
 typedef struct candidate {
     const kobj *pod;
     const ds_view *view;
     const char *request_time;
+    const ipj_run *ipj;
+    const ipj_node *node;
     pullq_unit unit; /* its place in the pull queue */
 } candidate;
 
@@ -59,6 +75,11 @@ typedef struct pass {
     size_t n_cands;
     mark *marks;
     size_t n_marks;
+    ipj_run *ipjs;
+    size_t n_ipjs;
+    const kobj **ipj_jobs; /* Jobs with no pod uid, sorted by owner uid */
+    size_t n_ipj_jobs;
+    arena arena;           /* the ImagePullJobs' plans */
     size_t writes;  /* write actions emitted (all but ACTION_GET_NODE) */
     int failed;
 } pass;
@@ -78,6 +99,8 @@ const char *action_kind_name(action_kind k)
         return "create-event";
     case ACTION_GET_NODE:
         return "get-node";
+    case ACTION_LIST_PODS:
+        return "list-pods";
     case ACTION_PATCH_JOB:
         return "patch-job";
     case ACTION_PATCH_IPJ_STATUS:
@@ -90,9 +113,15 @@ const char *action_kind_name(action_kind k)
     return "unknown";
 }
 
+int action_is_read(action_kind k)
+{
+    return k == ACTION_GET_NODE || k == ACTION_LIST_PODS;
+}
+
 void action_list_free(action_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].query);
         free(l->v[i].namespace);
         free(l->v[i].name);
         free(l->v[i].body);
@@ -147,7 +176,8 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         l->cap = cap;
     }
     action *a = &l->v[l->n];
-    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome, {0}};
+    *a = (action){kind, dup_or_null(ns), dup_or_null(name), body, dup_or_null(key), outcome, {0},
+                  NULL};
     if ((ns != NULL && a->namespace == NULL) || (name != NULL && a->name == NULL) ||
         a->key == NULL) {
         free(a->namespace);
@@ -158,7 +188,7 @@ static void emit(pass *p, action_kind kind, const char *ns, const char *name, ch
         return;
     }
     l->n++;
-    if (kind != ACTION_GET_NODE)
+    if (!action_is_read(kind))
         p->writes++;
 }
 
@@ -218,6 +248,21 @@ static char *event_body(const kobj *pod, const char *api_version, const char *ki
     return json_writer_take(&w);
 }
 
+/* An Event about obj (of api_version and kind), once per key. */
+static void emit_event_once(pass *p, const kobj *obj, const char *api_version, const char *kind,
+                            const char *reason, const char *type, const char *message,
+                            const char *key)
+{
+    if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
+        return;
+    char *body = event_body(obj, api_version, kind, reason, type, message, p->in->now);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    emit(p, ACTION_CREATE_EVENT, obj->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
+}
+
 static void emit_event(pass *p, const kobj *pod, const char *reason, const char *type,
                        const char *message, const char *key_suffix)
 {
@@ -228,14 +273,7 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
     char key[600];
     snprintf(key, sizeof(key), RECONCILE_EVENT_KEY "%s|%s|%s:%s", pod->meta.uid,
              asked != NULL ? asked : "", reason, key_suffix);
-    if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
-        return;
-    char *body = event_body(pod, "v1", "Pod", reason, type, message, p->in->now);
-    if (body == NULL) {
-        p->failed = 1;
-        return;
-    }
-    emit(p, ACTION_CREATE_EVENT, pod->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
+    emit_event_once(p, pod, "v1", "Pod", reason, type, message, key);
 }
 
 static void emit_status(pass *p, const kobj *pod, const kapi_condition *conds, size_t n,
@@ -303,21 +341,13 @@ static void bad_timeout_event(pass *p, const kobj *ds)
     const char *bad = ds->u.ds.bad_timeout;
     char key[600];
     snprintf(key, sizeof(key), RECONCILE_TIMEOUT_EVENT_KEY "%s|%.300s", ds->meta.uid, bad);
-    if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
-        return;
     char message[700];
     snprintf(message, sizeof(message),
              "annotation " OTA_ANN_PREPULL_TIMEOUT " is %.300s, not a whole number of seconds "
              "from %d to %d: pre-pull Jobs get the default deadline of %ld s (--pull-timeout)",
              bad, OTA_PREPULL_TIMEOUT_MIN, OTA_PREPULL_TIMEOUT_MAX, p->in->cfg->pull_timeout_s);
-    char *body = event_body(ds, "apps/v1", "DaemonSet", OTA_EVENT_BAD_TIMEOUT, "Warning", message,
-                            p->in->now);
-    if (body == NULL) {
-        p->failed = 1;
-        return;
-    }
     size_t before = p->out->n;
-    emit(p, ACTION_CREATE_EVENT, ds->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
+    emit_event_once(p, ds, "apps/v1", "DaemonSet", OTA_EVENT_BAD_TIMEOUT, "Warning", message, key);
     note_last(p, before, ds, NULL, message, NULL, 0);
     if (p->out->n > before)
         p->out->v[p->out->n - 1].note.warn = 1;
@@ -333,44 +363,75 @@ static ds_view *view_of(const pass *p, const kobj *pod)
     return NULL;
 }
 
+/* What a Job is found by: an OTA request's, its pod's uid (label); an
+ * ImagePullJob's, its controller's uid (ownerReference). */
+static const char *job_pod_key(const kobj *job)
+{
+    return job->u.job.pod_uid;
+}
+
+static const char *job_owner_key(const kobj *job)
+{
+    return job->u.job.pod_uid == NULL ? job->meta.owner_uid : NULL;
+}
+
 static int cmp_job_pod_uid(const void *a, const void *b)
 {
     const kobj *x = *(const kobj *const *)a, *y = *(const kobj *const *)b;
-    return strcmp(x->u.job.pod_uid, y->u.job.pod_uid);
+    return strcmp(job_pod_key(x), job_pod_key(y));
 }
 
-static int index_jobs(pass *p)
+static int cmp_job_owner_uid(const void *a, const void *b)
 {
-    const store *jobs = p->in->jobs;
-    p->jobs = calloc(jobs->len + 1, sizeof(*p->jobs));
-    if (p->jobs == NULL)
+    const kobj *x = *(const kobj *const *)a, *y = *(const kobj *const *)b;
+    return strcmp(job_owner_key(x), job_owner_key(y));
+}
+
+/* The Jobs that have a key, sorted by it, into *out. */
+static int index_jobs_by(const store *jobs, const char *(*key_of)(const kobj *),
+                         int (*cmp)(const void *, const void *), const kobj ***out, size_t *n)
+{
+    *out = calloc(jobs->len + 1, sizeof(**out));
+    if (*out == NULL)
         return -1;
     kobj *job;
-    for (size_t i = 0; (job = store_next(jobs, &i)) != NULL;) {
-        if (job->u.job.pod_uid == NULL)
-            continue;
-        p->jobs[p->n_jobs++] = job;
-    }
-    qsort(p->jobs, p->n_jobs, sizeof(*p->jobs), cmp_job_pod_uid);
+    for (size_t i = 0; (job = store_next(jobs, &i)) != NULL;)
+        if (key_of(job) != NULL)
+            (*out)[(*n)++] = job;
+    qsort(*out, *n, sizeof(**out), cmp);
     return 0;
 }
 
-/* The Jobs of one pod: [*first, *first + n). */
-static size_t jobs_of(const pass *p, const char *pod_uid, size_t *first)
+/* OTA requests' Jobs by pod; an ImagePullJob's Jobs (no pod uid label)
+ * are never an OTA request's, stale or not. */
+static int index_jobs(pass *p)
 {
-    size_t lo = 0, hi = p->n_jobs;
+    return index_jobs_by(p->in->jobs, job_pod_key, cmp_job_pod_uid, &p->jobs, &p->n_jobs);
+}
+
+/* The Jobs in v (sorted by key_of) whose key is key: [*first, *first + n). */
+static size_t jobs_keyed(const kobj *const *v, size_t len, const char *(*key_of)(const kobj *),
+                         const char *key, size_t *first)
+{
+    size_t lo = 0, hi = len;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (strcmp(p->jobs[mid]->u.job.pod_uid, pod_uid) < 0)
+        if (strcmp(key_of(v[mid]), key) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t n = 0;
-    while (lo + n < p->n_jobs && strcmp(p->jobs[lo + n]->u.job.pod_uid, pod_uid) == 0)
+    while (lo + n < len && strcmp(key_of(v[lo + n]), key) == 0)
         n++;
     *first = lo;
     return n;
+}
+
+/* The Jobs of one pod: [*first, *first + n). */
+static size_t jobs_of(const pass *p, const char *pod_uid, size_t *first)
+{
+    return jobs_keyed(p->jobs, p->n_jobs, job_pod_key, pod_uid, first);
 }
 
 /* ---- per pod ------------------------------------------------------------ */
@@ -611,7 +672,7 @@ static void add_candidate(pass *p, const kobj *pod, const ds_view *v, const char
                           pullq_node node_state)
 {
     p->cands[p->n_cands++] = (candidate){
-        pod, v, request_time,
+        pod, v, request_time, NULL, NULL,
         {PULLQ_INTERACTIVE, pod->u.pod.node_name, request_time, pod->meta.uid, node_state}};
 }
 
@@ -872,8 +933,10 @@ static int cmp_candidates(const void *a, const void *b)
     return pullq_cmp(&x->unit, &y->unit);
 }
 
-/* What holds pull slots already: each Job not finished holds a global
- * slot and its node's (the node of its pod's request); a Job being deleted
+/* What holds pull slots already: each Job not finished, an OTA request's
+ * or an ImagePullJob's, holds a global slot and its node's (its pod's
+ * spec.nodeName; an OTA Job decoded without one: its request pod's node);
+ * a Job being deleted
  * and a terminating pull pod hold their node's slot alone, as the runtime
  * goes on pulling until the pod is gone (a deleted pod does not cancel an
  * in-flight CRI pull).  One Job is counted once. */
@@ -883,12 +946,16 @@ static int occupy_slots(pass *p, pullq *q)
     strset_init(&counted);
     int rc = 0;
     char key[512];
-    for (size_t i = 0; i < p->n_jobs; i++) {
-        const kobj *job = p->jobs[i];
+    kobj *job;
+    for (size_t i = 0; (job = store_next(p->in->jobs, &i)) != NULL;) {
         if (job->u.job.complete || job->u.job.failed)
             continue;
-        const kobj *pod = store_get(p->in->pods, job->u.job.pod_uid);
-        pullq_occupy(q, pod != NULL ? pod->u.pod.node_name : NULL, !job->meta.deleting);
+        const char *node = job->u.job.node_name;
+        if (node == NULL && job->u.job.pod_uid != NULL) {
+            const kobj *pod = store_get(p->in->pods, job->u.job.pod_uid);
+            node = pod != NULL ? pod->u.pod.node_name : NULL;
+        }
+        pullq_occupy(q, node, !job->meta.deleting);
         snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
         if (strset_add(&counted, key) != 0)
             rc = -1;
@@ -908,6 +975,22 @@ static int occupy_slots(pass *p, pullq *q)
     return rc != 0 || q->failed ? -1 : 0;
 }
 
+/* Emits the create of a Job from its rendered text: 0, or -1 when out
+ * of memory. */
+static int emit_create(pass *p, const char *ns, const char *name, const char *json, size_t len,
+                       const char *key)
+{
+    char *body = malloc(len + 1);
+    if (body == NULL) {
+        p->failed = 1;
+        return -1;
+    }
+    memcpy(body, json, len);
+    body[len] = '\0';
+    emit(p, ACTION_CREATE_JOB, ns, name, body, key, ACTION_OUTCOME_NONE);
+    return 0;
+}
+
 /* Emits the create of a candidate's Job: 0; 1 when its body cannot be
  * rendered (reported failed instead); -1 when out of memory. */
 static int create_job(pass *p, const candidate *c, const char *name, const char *key)
@@ -925,16 +1008,11 @@ static int create_job(pass *p, const candidate *c, const char *name, const char 
         rc = 1;
         goto cleanup;
     }
-    char *body = malloc(len + 1);
-    if (body == NULL) {
-        p->failed = 1;
+    size_t before = p->out->n;
+    if (emit_create(p, c->pod->meta.namespace, name, json, len, key) != 0) {
         rc = -1;
         goto cleanup;
     }
-    memcpy(body, json, len);
-    body[len] = '\0';
-    size_t before = p->out->n;
-    emit(p, ACTION_CREATE_JOB, c->pod->meta.namespace, name, body, key, ACTION_OUTCOME_NONE);
     note_last(p, before, c->pod, c->pod->u.pod.node_name, NULL, c->request_time, 0);
     if (p->out->n > before) {
         reconcile_deadline_source source;
@@ -978,6 +1056,280 @@ static void queued_event(pass *p, const candidate *c, pullq_verdict verdict, con
     emit_event(p, c->pod, OTA_EVENT_QUEUED, "Normal", text, qkey);
 }
 
+/* ---- ImagePullJobs (controller/ipj.h) ------------------------------------------ */
+
+#define IPJ_API_VERSION OTA_KRUISE_GROUP "/" OTA_KRUISE_V1ALPHA1
+
+/* An Event on an ImagePullJob, once per what (RECONCILE_IPJ_EVENT_KEY). */
+static void ipj_event(pass *p, const kobj *cr, const char *reason, const char *type,
+                      const char *message, const char *what)
+{
+    char key[700];
+    snprintf(key, sizeof(key), RECONCILE_IPJ_EVENT_KEY "%s|%.500s", cr->meta.uid, what);
+    emit_event_once(p, cr, IPJ_API_VERSION, OTA_KRUISE_KIND_IMAGEPULLJOB, reason, type, message,
+                    key);
+}
+
+/* A podSelector's list query: "labelSelector=<selector, escaped>", in
+ * arena memory, or NULL when out of memory. */
+static const char *pod_list_query(pass *p, const ipj_selector *sel)
+{
+    const char *selector = ipj_selector_string(sel, &p->arena);
+    if (selector == NULL)
+        return NULL;
+    strbuf b = {0};
+    strbuf_printf(&b, "labelSelector=");
+    kapi_escape(&b, selector);
+    const char *query = !b.failed && b.data != NULL ? arena_strndup(&p->arena, b.data, b.len) : NULL;
+    strbuf_free(&b);
+    return query;
+}
+
+/* D10: the nodes of a podSelector's pods, as listed for the selector as
+ * it is now; when there is no such answer (not asked, or asked for an
+ * older selector), the list is asked for (a read: any replica, no bound)
+ * and *answer left NULL.  0, or -1 when out of memory. */
+static int pod_nodes_of(pass *p, const ipj_run *run, const kobj **answer)
+{
+    *answer = NULL;
+    const char *query = pod_list_query(p, &run->spec.pod_selector);
+    if (query == NULL)
+        return -1;
+    const kobj *got = p->in->ipj_pod_nodes != NULL
+                          ? store_get(p->in->ipj_pod_nodes, run->cr->meta.uid) : NULL;
+    if (got != NULL && same(got->u.pod_nodes.query, query)) {
+        *answer = got;
+        return 0;
+    }
+    char key[1200];
+    snprintf(key, sizeof(key), "list-pods:%s?%.1000s", run->cr->meta.uid, query);
+    if (skipped(p, key))
+        return 0;
+    size_t before = p->out->n;
+    emit(p, ACTION_LIST_PODS, run->cr->meta.namespace, run->cr->meta.uid, NULL, key,
+         ACTION_OUTCOME_NONE);
+    if (p->out->n > before) {
+        p->out->v[before].query = strdup(query);
+        if (p->out->v[before].query == NULL)
+            p->failed = 1;
+    }
+    return 0;
+}
+
+static int cmp_node_name(const void *a, const void *b)
+{
+    return strcmp((*(const kobj *const *)a)->meta.name, (*(const kobj *const *)b)->meta.name);
+}
+
+/* An ImagePullJob's pass: its Jobs and what their pods wait on, its plan,
+ * and its offered nodes as bulk candidates.  0; 1 when its spec does not
+ * decode (said in an Event; nothing else is done for it); -1 when out of
+ * memory. */
+static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, size_t n_nodes)
+{
+    const kobj *cr = run->cr;
+    const char *text = cr->u.ipj.spec != NULL ? cr->u.ipj.spec : "";
+    char err[300];
+    if (ipj_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0) {
+        /* the webhook refuses these; one written around it waits for an edit */
+        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning", err, "spec");
+        return 1;
+    }
+    size_t first = 0, n = 0;
+    if (p->ipj_jobs != NULL)
+        n = jobs_keyed(p->ipj_jobs, p->n_ipj_jobs, job_owner_key, cr->meta.uid, &first);
+    const kobj **waiting = arena_alloc(&p->arena, (n + 1) * sizeof(*waiting));
+    if (waiting == NULL)
+        return -1;
+    /* what is done or deleted reads neither its Jobs' pods nor its pods */
+    int live = !cr->meta.deleting && ipj_done_of(cr) != IPJ_DONE;
+    for (size_t i = 0; i < n; i++) {
+        const kobj *job = p->ipj_jobs[first + i];
+        /* a Job that succeeded needs no words: most of a large job's, and
+         * each lookup may walk every pull pod */
+        waiting[i] = live && !job->u.job.complete ? waiting_pod_of(p, job) : NULL;
+    }
+    const kobj *pod_nodes = NULL;
+    if (live && run->spec.pod_selector.present && pod_nodes_of(p, run, &pod_nodes) != 0)
+        return -1;
+    ipj_input in = {cr, &run->spec, nodes, n_nodes, p->ipj_jobs + first, waiting, n,
+                    pod_nodes, p->in->now, p->in->now_epoch};
+    if (ipj_decide(&in, &p->arena, &run->plan) != 0)
+        return -1;
+    const char *queued = cr->u.ipj.creation_time != NULL ? cr->u.ipj.creation_time : "";
+    for (size_t k = 0; k < run->plan.n_nodes; k++) {
+        const ipj_node *node = &run->plan.nodes[k];
+        if (!node->offer)
+            continue;
+        const char *id = arena_printf(&p->arena, "%s/%s", cr->meta.uid, node->name);
+        if (id == NULL)
+            return -1;
+        /* a bulk unit: every OTA request, a node user waiting, goes first */
+        p->cands[p->n_cands++] = (candidate){
+            NULL, NULL, NULL, run, node, {PULLQ_BULK, node->name, queued, id, PULLQ_NODE_READY}};
+    }
+    return 0;
+}
+
+/* Every ImagePullJob's plan (none without the CRD, or before the Nodes
+ * are known: every CR would select nothing and complete). */
+static int plan_imagepulljobs(pass *p)
+{
+    const reconcile_input *in = p->in;
+    if (in->imagepulljobs == NULL || in->node_states == NULL || in->imagepulljobs->len == 0)
+        return 0;
+    const kobj **nodes = calloc(in->node_states->len + 1, sizeof(*nodes));
+    p->ipjs = calloc(in->imagepulljobs->len + 1, sizeof(*p->ipjs));
+    int rc = -1;
+    if (nodes == NULL || p->ipjs == NULL ||
+        index_jobs_by(in->jobs, job_owner_key, cmp_job_owner_uid, &p->ipj_jobs, &p->n_ipj_jobs) != 0)
+        goto cleanup;
+    size_t n_nodes = 0;
+    kobj *o;
+    for (size_t i = 0; (o = store_next(in->node_states, &i)) != NULL;)
+        nodes[n_nodes++] = o;
+    qsort(nodes, n_nodes, sizeof(*nodes), cmp_node_name);
+    /* room for every CR's offers: at most one per node */
+    size_t room = in->pods->len + 1 + in->imagepulljobs->len * n_nodes;
+    candidate *grown = realloc(p->cands, room * sizeof(*grown));
+    if (grown == NULL)
+        goto cleanup;
+    p->cands = grown;
+    for (size_t i = 0; (o = store_next(in->imagepulljobs, &i)) != NULL;) {
+        ipj_run *run = &p->ipjs[p->n_ipjs];
+        *run = (ipj_run){.cr = o};
+        int planned = plan_imagepulljob(p, run, nodes, n_nodes);
+        if (planned < 0)
+            goto cleanup;
+        if (planned == 0)
+            p->n_ipjs++;
+    }
+    rc = 0;
+cleanup:
+    free(nodes);
+    return rc;
+}
+
+/* Emits the create of an ImagePullJob node's Job: 0; 1 when it cannot be
+ * rendered (said in an Event; the node waits for an edit); -1 when out of
+ * memory. */
+static int create_ipj_job(pass *p, const candidate *c, const char *name, const char *key)
+{
+    const ipj_run *run = c->ipj;
+    pull_job_spec spec;
+    if (ipj_job_spec(&spec, run->cr, &run->spec, &run->plan, c->node->name, name,
+                     p->in->cfg->helper_image, &p->arena) != 0) {
+        p->failed = 1;
+        return -1;
+    }
+    char err[512];
+    const char *json = NULL;
+    size_t len = 0;
+    if (pull_job_render(&spec, &p->arena, &json, &len, err, sizeof(err)) != 0) {
+        char what[100];
+        snprintf(what, sizeof(what), "render|%s", run->plan.spec_hash);
+        ipj_event(p, run->cr, OTA_EVENT_IPJ_FAILED, "Warning", err, what);
+        return 1;
+    }
+    size_t before = p->out->n;
+    if (emit_create(p, run->cr->meta.namespace, name, json, len, key) != 0)
+        return -1;
+    note_last(p, before, run->cr, c->node->name, NULL, NULL, 0);
+    if (p->out->n > before)
+        p->out->v[p->out->n - 1].note.deadline_s = spec.active_deadline_seconds;
+    return 0;
+}
+
+/* An action about an ImagePullJob with a body built only when it is to be
+ * emitted (not skipped, within max_writes). */
+static void ipj_write(pass *p, action_kind kind, const char *ns, const char *name,
+                      const char *key, char *(*build)(const ipj_run *, const void *),
+                      const ipj_run *run, const void *arg)
+{
+    if (skipped(p, key) || !may_write(p))
+        return;
+    char *body = build != NULL ? build(run, arg) : NULL;
+    if (build != NULL && body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    size_t before = p->out->n;
+    emit(p, kind, ns, name, body, key, ACTION_OUTCOME_NONE);
+    note_last(p, before, run->cr, NULL, NULL, NULL, 0);
+}
+
+static char *build_status(const ipj_run *run, const void *arg)
+{
+    (void)arg;
+    return ipj_status_patch(&run->plan.status, &run->cr->u.ipj);
+}
+
+static char *build_give_up(const ipj_run *run, const void *arg)
+{
+    (void)run;
+    const ipj_node *node = arg;
+    return ipj_give_up_patch(node->reason, node->message);
+}
+
+static char *build_meta(const ipj_run *run, const void *arg)
+{
+    (void)arg;
+    return ipj_meta_patch(run->cr, run->plan.completed_generation, run->plan.drop_finalizer);
+}
+
+static char *build_delete(const ipj_run *run, const void *arg)
+{
+    (void)arg;
+    return ipj_delete_options(run->cr->meta.uid);
+}
+
+/* What one ImagePullJob's plan writes besides its Jobs' creates. */
+static void ipj_writes(pass *p, const ipj_run *run)
+{
+    const kobj *cr = run->cr;
+    const ipj_plan *plan = &run->plan;
+    const char *ns = cr->meta.namespace, *image = run->spec.image.ptr;
+    char key[600], text[1600], what[400];
+    for (size_t k = 0; k < plan->n_nodes; k++) {
+        const ipj_node *node = &plan->nodes[k];
+        if (node->give_up) {
+            snprintf(key, sizeof(key), "give-up:%s/%s", ns, node->job->meta.name);
+            ipj_write(p, ACTION_PATCH_JOB, ns, node->job->meta.name, key, build_give_up, run,
+                      node);
+        }
+        if (node->state == IPJ_NODE_FAILED) {
+            /* Kruise's controller's words, with the kubelet's */
+            snprintf(text, sizeof(text), "Failed to pull image %.*s on node %s for %s: %.1000s",
+                     (int)run->spec.image.len, image != NULL ? image : "", node->name,
+                     node->reason, node->message);
+            snprintf(what, sizeof(what), "%s|%s:" OTA_EVENT_IPJ_FAILED, node->name,
+                     plan->spec_hash);
+            ipj_event(p, cr, OTA_EVENT_IPJ_FAILED, "Warning", text, what);
+        } else if (node->state == IPJ_NODE_WAITING) {
+            snprintf(text, sizeof(text),
+                     "pull of %.*s waits for node %s to be Ready (it is NotReady or unreachable)",
+                     (int)run->spec.image.len, image != NULL ? image : "", node->name);
+            snprintf(what, sizeof(what), "%s:" OTA_EVENT_QUEUED, node->name);
+            ipj_event(p, cr, OTA_EVENT_QUEUED, "Normal", text, what);
+        }
+    }
+    for (size_t i = 0; i < plan->n_deletes; i++)
+        delete_job(p, plan->deletes[i]);
+    if (plan->write_status) {
+        snprintf(key, sizeof(key), "ipj-status:%s", cr->meta.uid);
+        ipj_write(p, ACTION_PATCH_IPJ_STATUS, ns, cr->meta.name, key, build_status, run, NULL);
+    }
+    if (plan->completed_generation != NULL || plan->drop_finalizer) {
+        snprintf(key, sizeof(key), "ipj-meta:%s:%s", cr->meta.uid,
+                 cr->meta.resource_version != NULL ? cr->meta.resource_version : "");
+        ipj_write(p, ACTION_PATCH_IPJ, ns, cr->meta.name, key, build_meta, run, NULL);
+    }
+    if (plan->delete_cr) {
+        snprintf(key, sizeof(key), "ipj-delete:%s", cr->meta.uid);
+        ipj_write(p, ACTION_DELETE_IPJ, ns, cr->meta.name, key, build_delete, run, NULL);
+    }
+}
+
 static void start_jobs(pass *p)
 {
     qsort(p->cands, p->n_cands, sizeof(*p->cands), cmp_candidates);
@@ -991,9 +1343,6 @@ static void start_jobs(pass *p)
     }
     for (size_t i = 0; i < p->n_cands; i++) {
         const candidate *c = &p->cands[i];
-        const char *hash = c->view->rev->u.rev.hash;
-        char qkey[300];
-        snprintf(qkey, sizeof(qkey), "%s/%s", c->pod->meta.uid, c->request_time);
         pullq_verdict verdict = pullq_admit(&q, &c->unit);
         if (verdict == PULLQ_HOLD) {
             pullq_take(&q, &c->unit); /* the slots are kept for it */
@@ -1001,12 +1350,19 @@ static void start_jobs(pass *p)
         }
         if (verdict != PULLQ_START) {
             p->out->waiting++;
-            queued_event(p, c, verdict, &q);
+            if (c->pod != NULL)
+                queued_event(p, c, verdict, &q);
             continue;
         }
         char name[PREPULL_JOB_NAME_MAX + 1], key[400];
-        prepull_job_name(name, c->pod->meta.name, c->pod->meta.uid, hash, c->request_time);
-        snprintf(key, sizeof(key), "create-job:%s/%s", c->pod->meta.namespace, name);
+        const char *ns = c->pod != NULL ? c->pod->meta.namespace : c->ipj->cr->meta.namespace;
+        if (c->pod != NULL)
+            prepull_job_name(name, c->pod->meta.name, c->pod->meta.uid, c->view->rev->u.rev.hash,
+                             c->request_time);
+        else
+            ipj_job_name(name, c->ipj->cr->meta.name, c->ipj->cr->meta.uid, c->node->name,
+                         c->ipj->plan.spec_hash);
+        snprintf(key, sizeof(key), "create-job:%s/%s", ns, name);
         int made = skipped(p, key); /* in flight, or done and the cache lags */
         if (!made && !may_write(p)) {
             /* held back: its slot is taken all the same, and no later
@@ -1015,12 +1371,19 @@ static void start_jobs(pass *p)
             continue;
         }
         if (!made) {
-            int rc = create_job(p, c, name, key);
+            int rc = c->pod != NULL ? create_job(p, c, name, key) : create_ipj_job(p, c, name, key);
             if (rc < 0)
                 goto cleanup;
             if (rc > 0)
                 continue; /* not renderable: reported failed */
         }
+        if (c->pod == NULL) {
+            pullq_take(&q, &c->unit);
+            continue;
+        }
+        const char *hash = c->view->rev->u.rev.hash;
+        char qkey[300];
+        snprintf(qkey, sizeof(qkey), "%s/%s", c->pod->meta.uid, c->request_time);
         /* Said once the create is handed over; again (its own key is
          * skipped or in events_sent) while the create is in flight, so a
          * bound that held back the Event alone does not lose it. */
@@ -1037,6 +1400,7 @@ cleanup:
 int reconcile(const reconcile_input *in, action_list *out)
 {
     pass p = {.in = in, .out = out};
+    arena_init(&p.arena);
     int rc = -1;
     if (index_daemonsets(&p) != 0 || index_jobs(&p) != 0)
         goto cleanup;
@@ -1047,7 +1411,13 @@ int reconcile(const reconcile_input *in, action_list *out)
     kobj *pod;
     for (size_t i = 0; (pod = store_next(in->pods, &i)) != NULL;)
         reconcile_pod(&p, pod);
+    if (plan_imagepulljobs(&p) != 0)
+        goto cleanup;
     start_jobs(&p);
+    /* after every Job's create: an ImagePullJob's status, events and
+     * patches wait behind an OTA request's pull under max_writes */
+    for (size_t i = 0; i < p.n_ipjs; i++)
+        ipj_writes(&p, &p.ipjs[i]);
     /* Marks in store order, which does not change between passes while
      * the pods stay: those in flight or done lately are skipped, so under
      * a bound each pass marks the next pods and every pod gets its turn. */
@@ -1065,5 +1435,8 @@ cleanup:
     free(p.jobs);
     free(p.cands);
     free(p.marks);
+    free(p.ipjs);
+    free(p.ipj_jobs);
+    arena_free(&p.arena);
     return rc;
 }

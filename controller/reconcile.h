@@ -24,6 +24,9 @@ typedef enum action_kind {
     ACTION_DELETE_JOB,       /* propagationPolicy Background */
     ACTION_CREATE_EVENT,
     ACTION_GET_NODE,         /* read a node's status.images for the shortcut */
+    ACTION_LIST_PODS,        /* read the pods an ImagePullJob's podSelector picks: in namespace,
+                                with query "labelSelector=..."; name is the ImagePullJob's uid,
+                                the key its answer is kept under (ipj_pod_nodes) */
     /* An ImagePullJob's (apps.kruise.io, written as v1alpha1, which every
      * Kruise CRD and ours serve; conversion is None): */
     ACTION_PATCH_JOB,        /* merge patch of a pull Job: end it early (given up) */
@@ -63,6 +66,7 @@ typedef struct action {
     char *key;              /* what this action is about: equal keys are duplicates */
     action_outcome outcome;
     action_note note;
+    char *query;            /* a read's query string (without '?'), or NULL */
 } action;
 
 typedef struct action_list {
@@ -89,6 +93,10 @@ typedef struct reconcile_input {
      * installed).  Their Jobs are in jobs (controller ownerReference:
      * meta.owner_uid), their pods in job_pods. */
     const store *imagepulljobs;
+    /* ImagePullJob uid -> kobj (KOBJ_POD_NODES): the nodes its podSelector
+     * picked when last listed (ACTION_LIST_PODS), with the query asked;
+     * emptied every resync, so pods that come and go are followed. */
+    const store *ipj_pod_nodes;
     /* node name -> kobj (KOBJ_NODE_STATE) from the informer on Nodes: a
      * node there that is NotReady or unreachable gets no Job (pullq.h).
      * NULL, or a node not there: Ready. */
@@ -110,8 +118,10 @@ typedef struct reconcile_input {
      * stays bounded, and the next pass (level-triggered) emits the rest.
      * Writes come in this order, so a bound serves the urgent first: what
      * each pod's pull needs (results, Events, stale Jobs deleted) in pod
-     * order, then Job creates (FIFO), then PodNeedUpgrade marks in pod
-     * order.  The one Event per DaemonSet and revision ("marked N pods")
+     * order, then Job creates (FIFO; ImagePullJob nodes after every OTA
+     * request), then each ImagePullJob's writes (give-ups, Events, Jobs
+     * deleted, status, metadata, TTL delete), then PodNeedUpgrade marks
+     * in pod order.  The one Event per DaemonSet and revision ("marked N pods")
      * is not bounded: it is sent once, and at most one per DaemonSet. */
     size_t max_writes;
     const char *now;      /* RFC 3339 */
@@ -124,6 +134,11 @@ typedef struct reconcile_input {
 /* The key of the Event on a DaemonSet for a new revision:
  * "event-ds:<daemonset uid>|<revision hash>". */
 #define RECONCILE_REVISION_EVENT_KEY "event-ds:"
+
+/* The key of an Event on an ImagePullJob: "event-ipj:<uid>|<what>", what
+ * being "<node>|<spec hash>:PullImageFailed", "<node>:PrePullQueued",
+ * "spec" or "render|<spec hash>". */
+#define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
 
 /* Whether the OTA state of a cached DaemonSet pod can be served, and if
  * not, why (issue 19: a request nobody answers sits in WaitPullImage
@@ -162,6 +177,10 @@ long reconcile_deadline(const kobj *ds, const reconcile_config *cfg,
                         reconcile_deadline_source *source);
 const char *reconcile_deadline_source_name(reconcile_deadline_source s);
 
+/* The key of an Event on an ImagePullJob (a node's failure, a node waited
+ * for): "event-ipj:<ImagePullJob uid>|<what>". */
+#define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
+
 /* The key of the Warning Event on a DaemonSet whose timeout annotation is
  * not valid: "event-ds-timeout:<daemonset uid>|<value>". */
 #define RECONCILE_TIMEOUT_EVENT_KEY "event-ds-timeout:"
@@ -170,6 +189,9 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s);
 int reconcile(const reconcile_input *in, action_list *out);
 
 void action_list_free(action_list *l);
+/* A read (GET_NODE, LIST_PODS): not a write, sent by any replica, not
+ * bounded by max_writes. */
+int action_is_read(action_kind k);
 const char *action_kind_name(action_kind k);
 
 #endif

@@ -219,6 +219,35 @@ static int on_list_chunk(void *data, const char *chunk, size_t n)
     return listsplit_feed(&inf->list, chunk, n) == 0;
 }
 
+/* An optional resource is not served: an empty cache, synced, and a look
+ * again later (informer_spec.optional). */
+static void not_served(informer *inf, const kube_result *r)
+{
+    listsplit_free(&inf->list);
+    store_free(&inf->fresh);
+    store_init(&inf->fresh, inf->spec->free, inf->spec->key);
+    int changed = inf->objects.len > 0;
+    store_free(&inf->objects);
+    store_init(&inf->objects, inf->spec->free, inf->spec->key);
+    unsigned long long every = (unsigned long long)(INFORMER_ABSENT_RETRY_NS / 1000000000ull);
+    if (!inf->absent && r->status == 403) {
+        char words[500];
+        http_words(r, words, sizeof(words));
+        log_msg(LOG_WARN, "not allowed to read", "%s: the list answered %s; grant list and "
+                "watch on it; looking again every %llu s", inf->name, words, every);
+    } else if (!inf->absent) {
+        log_msg(LOG_INFO, "not served", "%s: the apiserver does not serve it (no CRD?); "
+                "looking again every %llu s", inf->name, every);
+    }
+    inf->absent = 1;
+    inf->synced = 1;
+    inf->want_relist = 1;
+    inf->state = INFORMER_WAITING;
+    inf->retry_at = clock_mono_ns() + INFORMER_ABSENT_RETRY_NS;
+    if (changed && inf->on_changed != NULL)
+        inf->on_changed(inf->data);
+}
+
 /* The fresh list replaces the cache. */
 static void commit_list(informer *inf)
 {
@@ -228,6 +257,9 @@ static void commit_list(informer *inf)
     snprintf(inf->resource_version, sizeof(inf->resource_version), "%s",
              inf->list.resource_version);
     inf->synced = 1;
+    if (inf->absent)
+        log_msg(LOG_INFO, "served now", "%s", inf->name);
+    inf->absent = 0;
     inf->want_relist = 0;
     inf->relist_why = NULL;
     metrics_add(&inf->relists, 1);
@@ -240,6 +272,10 @@ static void commit_list(informer *inf)
 static void on_list_done(void *data, const kube_result *r)
 {
     informer *inf = data;
+    if ((r->status == 404 || r->status == 403) && inf->spec->optional && !inf->stopping) {
+        not_served(inf, r);
+        return;
+    }
     int complete = r->status == 200 && listsplit_finish(&inf->list) == 0;
     int quiet = say_trouble(inf, r);
     if (!complete) {
@@ -408,6 +444,12 @@ static void on_watch_done(void *data, const kube_result *r)
     linesplit_free(&inf->lines);
     uint64_t now = clock_mono_ns();
     uint64_t lasted = now > inf->watch_started ? now - inf->watch_started : 0;
+    if ((r->status == 404 || r->status == 403) && inf->spec->optional && !inf->stopping) {
+        /* the CRD or the grant went away: the list says so (not_served) */
+        inf->want_relist = 1;
+        inf->state = INFORMER_IDLE;
+        return;
+    }
     informer_next next = informer_after_watch(r->status, r->error != NULL, inf->want_relist,
                                               inf->watch_got_event, lasted);
     if (next == INFORMER_NEXT_RELIST) {

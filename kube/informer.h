@@ -54,7 +54,16 @@ typedef struct informer_spec {
      * before it replaces the old one: what the old version knew that the
      * new one no longer says can be carried over. */
     void (*merge)(const void *old, void *fresh);
+    /* A resource that may not be served (a CRD's, installed or not): a 404
+     * on its list means it is not there, a 403 that it is not ours to
+     * read.  The cache is then empty and counts as synced (nothing of it
+     * holds the rest back), that is said once (a 403 as a warning), and
+     * the list is tried again every INFORMER_ABSENT_RETRY_NS, quietly. */
+    int optional;
 } informer_spec;
+
+/* How often an optional resource that is not served is looked for. */
+#define INFORMER_ABSENT_RETRY_NS (30ull * 1000000000ull)
 
 typedef enum informer_state {
     INFORMER_IDLE,
@@ -102,6 +111,7 @@ typedef struct informer {
     char resource_version[128];
     informer_state state;
     int synced;                 /* a first list has completed */
+    int absent;                 /* an optional resource answered 404 or 403: not read */
     int want_relist;            /* set by 410: the next start lists */
     const char *relist_why;     /* static text: why want_relist was set, for the log */
     int watch_got_event;        /* the running watch delivered something */

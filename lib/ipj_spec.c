@@ -872,3 +872,33 @@ int ipj_selector_matches(const ipj_selector *sel, char *const *keys, char *const
     }
     return 1;
 }
+
+/* ---- the selector as a query ---------------------------------------------- */
+
+const char *ipj_selector_string(const ipj_selector *sel, arena *a)
+{
+    const char *out = "";
+    for (size_t i = 0; i < sel->n_labels && out != NULL; i++)
+        out = arena_printf(a, "%s%s%.*s=%.*s", out, out[0] != '\0' ? "," : "",
+                           (int)sel->label_keys[i].len, sel->label_keys[i].ptr,
+                           (int)sel->label_values[i].len, sel->label_values[i].ptr);
+    for (size_t i = 0; i < sel->n_exprs && out != NULL; i++) {
+        const ipj_requirement *r = &sel->exprs[i];
+        const char *sep = out[0] != '\0' ? "," : "";
+        if (sv_eq(r->op, "Exists") || sv_eq(r->op, "DoesNotExist")) {
+            out = arena_printf(a, "%s%s%s%.*s", out, sep, sv_eq(r->op, "Exists") ? "" : "!",
+                               (int)r->key.len, r->key.ptr);
+            continue;
+        }
+        const char *values = "";
+        for (size_t j = 0; j < r->n_values && values != NULL; j++)
+            values = arena_printf(a, "%s%s%.*s", values, j > 0 ? "," : "",
+                                  (int)r->values[j].len, r->values[j].ptr);
+        if (values != NULL)
+            out = arena_printf(a, "%s%s%.*s %s (%s)", out, sep, (int)r->key.len, r->key.ptr,
+                               sv_eq(r->op, "In") ? "in" : "notin", values);
+        else
+            out = NULL;
+    }
+    return out;
+}

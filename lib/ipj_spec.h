@@ -94,4 +94,10 @@ int ipj_sv_cmp(const void *x, const void *y);
 int ipj_selector_matches(const ipj_selector *sel, char *const *keys, char *const *values,
                          size_t n);
 
+/* sel's matchLabels and matchExpressions as a labelSelector query value
+ * in Kubernetes' selector syntax ("k=v,k in (a,b),k notin (c),k,!k"), in
+ * arena memory; "" for a selector that selects everything.  sel must
+ * parse (ipj_selector_error NULL). */
+const char *ipj_selector_string(const ipj_selector *sel, arena *a);
+
 #endif

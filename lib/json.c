@@ -75,6 +75,12 @@ void json_bool(json_writer *w, int value)
         check(w, yajl_gen_bool(w->g, value));
 }
 
+void json_null(json_writer *w)
+{
+    if (!w->failed)
+        check(w, yajl_gen_null(w->g));
+}
+
 /* Opens a map or an array, noting which: yajl itself would close either
  * with '}' or ']' alike. */
 static void open_container(json_writer *w, const char *key, int array)
@@ -141,6 +147,12 @@ void json_kv_bool(json_writer *w, const char *key, int value)
 {
     json_str(w, key);
     json_bool(w, value);
+}
+
+void json_kv_null(json_writer *w, const char *key)
+{
+    json_str(w, key);
+    json_null(w);
 }
 
 void json_write_failure_status(json_writer *w, int code, const char *reason, const char *message)
@@ -234,4 +246,33 @@ yajl_val json_parse_tree(const char *json, size_t len, int max_depth, char *err,
     yajl_val v = yajl_tree_parse(text, err, errlen);
     free(text);
     return v;
+}
+
+void json_tree(json_writer *w, yajl_val v)
+{
+    if (w->failed)
+        return;
+    if (v == NULL || YAJL_IS_NULL(v)) {
+        json_null(w);
+    } else if (YAJL_IS_STRING(v)) {
+        json_str(w, YAJL_GET_STRING(v));
+    } else if (YAJL_IS_NUMBER(v)) {
+        /* the text as it came: an integer stays exact, a float unrounded */
+        const char *raw = YAJL_GET_NUMBER(v);
+        check(w, yajl_gen_number(w->g, raw, strlen(raw)));
+    } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+        json_bool(w, YAJL_IS_TRUE(v));
+    } else if (YAJL_IS_OBJECT(v)) {
+        json_map_open(w, NULL);
+        for (size_t i = 0; i < v->u.object.len && !w->failed; i++) {
+            json_str(w, v->u.object.keys[i]);
+            json_tree(w, v->u.object.values[i]);
+        }
+        json_map_close(w);
+    } else if (YAJL_IS_ARRAY(v)) {
+        json_array_open(w, NULL);
+        for (size_t i = 0; i < v->u.array.len && !w->failed; i++)
+            json_tree(w, v->u.array.values[i]);
+        json_array_close(w);
+    }
 }

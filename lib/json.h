@@ -51,6 +51,10 @@ void json_strn(json_writer *w, const char *s, size_t len);
 void json_sv(json_writer *w, sv s);
 void json_int(json_writer *w, long long value);
 void json_bool(json_writer *w, int value);
+void json_null(json_writer *w);
+/* A parsed tree (json_parse_tree) as it came, numbers in their own text;
+ * NULL writes null.  Depth is the writer's bound (JSON_MAX_DEPTH). */
+void json_tree(json_writer *w, yajl_val v);
 
 /* Containers.  key is the member name the container is the value of, or
  * NULL for a container at the top or in an array. */
@@ -63,6 +67,8 @@ void json_array_close(json_writer *w);
 void json_kv_str(json_writer *w, const char *key, const char *value);
 void json_kv_int(json_writer *w, const char *key, long long value);
 void json_kv_bool(json_writer *w, const char *key, int value);
+/* null: a merge patch's way to remove a field (RFC 7386). */
+void json_kv_null(json_writer *w, const char *key);
 
 /* A whole meta/v1 Status of a failure, as the apiserver answers errors:
  * {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",

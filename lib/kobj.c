@@ -181,7 +181,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
     fn(&o->meta.name, 0, ctx);
     fn(&o->meta.uid, 0, ctx);
     fn(&o->meta.owner_uid, 1, ctx);
-    fn(&o->meta.resource_version, 0, ctx); /* pods only */
+    fn(&o->meta.resource_version, 0, ctx); /* pods and ImagePullJobs only */
     switch (o->kind) {
     case KOBJ_REVISION:
         fn(&o->u.rev.hash, 0, ctx);
@@ -202,6 +202,10 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.job.pod_uid, 0, ctx);
         fn(&o->u.job.revision_hash, 1, ctx);
         fn(&o->u.job.request_time, 0, ctx);
+        fn(&o->u.job.node_name, 1, ctx); /* many Jobs per node over time */
+        fn(&o->u.job.spec_hash, 1, ctx);  /* one per ImagePullJob version */
+        fn(&o->u.job.given_up_reason, 1, ctx);
+        fn(&o->u.job.given_up_message, 0, ctx);
         fn(&o->u.job.failed_reason, 1, ctx);
         fn(&o->u.job.failed_message, 0, ctx);
         break;
@@ -213,6 +217,24 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         break;
     case KOBJ_NODE:
         each_list(o->u.node.images, o->u.node.n_images, 1, fn, ctx); /* same images on many nodes */
+        break;
+    case KOBJ_NODE_STATE: /* a fleet's nodes share most labels */
+        each_list(o->u.node.label_keys, o->u.node.n_labels, 1, fn, ctx);
+        each_list(o->u.node.label_values, o->u.node.n_labels, 1, fn, ctx);
+        break;
+    case KOBJ_IMAGEPULLJOB:
+        fn(&o->u.ipj.spec, 0, ctx);
+        fn(&o->u.ipj.creation_time, 0, ctx);
+        fn(&o->u.ipj.completed_generation, 0, ctx);
+        each_list(o->u.ipj.finalizers, o->u.ipj.n_finalizers, 1, fn, ctx);
+        fn(&o->u.ipj.start_time, 0, ctx);
+        fn(&o->u.ipj.completion_time, 0, ctx);
+        fn(&o->u.ipj.message, 1, ctx);
+        each_list(o->u.ipj.failed_nodes, o->u.ipj.n_failed_nodes, 1, fn, ctx);
+        break;
+    case KOBJ_POD_NODES:
+        fn(&o->u.pod_nodes.query, 0, ctx);
+        each_list(o->u.pod_nodes.nodes, o->u.pod_nodes.n_nodes, 1, fn, ctx);
         break;
     default:
         break;
@@ -234,6 +256,22 @@ static size_t lists_of(kobj *o, char ****lists, size_t *counts)
     case KOBJ_NODE:
         lists[0] = &o->u.node.images;
         counts[0] = o->u.node.n_images;
+        return 1;
+    case KOBJ_NODE_STATE:
+        lists[0] = &o->u.node.label_keys;
+        counts[0] = o->u.node.n_labels;
+        lists[1] = &o->u.node.label_values;
+        counts[1] = o->u.node.n_labels;
+        return 2;
+    case KOBJ_IMAGEPULLJOB:
+        lists[0] = &o->u.ipj.finalizers;
+        counts[0] = o->u.ipj.n_finalizers;
+        lists[1] = &o->u.ipj.failed_nodes;
+        counts[1] = o->u.ipj.n_failed_nodes;
+        return 2;
+    case KOBJ_POD_NODES:
+        lists[0] = &o->u.pod_nodes.nodes;
+        counts[0] = o->u.pod_nodes.n_nodes;
         return 1;
     default:
         return 0;
@@ -507,6 +545,12 @@ static void decode_job(yajl_val obj, kobj_job *job)
     job->pod_uid = borrow(kobj_member_str(labels_of(obj), OTA_LABEL_POD_UID));
     job->revision_hash = borrow(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REVISION));
     job->request_time = borrow(kobj_member_str(annotations_of(obj), OTA_ANN_JOB_REQUEST_TIME));
+    yajl_val ann = annotations_of(obj);
+    job->spec_hash = borrow(kobj_member_str(ann, OTA_ANN_JOB_SPEC_HASH));
+    job->given_up_reason = borrow(kobj_member_str(ann, OTA_ANN_JOB_GIVEN_UP_REASON));
+    job->given_up_message = borrow(kobj_member_str(ann, OTA_ANN_JOB_GIVEN_UP_MESSAGE));
+    static const char *const p_node[] = {"spec", "template", "spec", "nodeName", NULL};
+    job->node_name = borrow(get_str(obj, p_node));
     static const char *const p_start[] = {"status", "startTime", NULL};
     job->start_epoch = kobj_parse_time(get_str(obj, p_start));
     yajl_val conds = get(obj, p_conds);
@@ -519,8 +563,10 @@ static void decode_job(yajl_val obj, kobj_job *job)
             continue;
         if (strcmp(type, "Complete") == 0) {
             job->complete = 1;
+            job->finish_epoch = kobj_parse_time(kobj_member_str(c, "lastTransitionTime"));
         } else if (strcmp(type, "Failed") == 0 && !job->failed) {
             job->failed = 1;
+            job->finish_epoch = kobj_parse_time(kobj_member_str(c, "lastTransitionTime"));
             job->failed_reason = borrow(kobj_member_str(c, "reason"));
             job->failed_message = borrow(kobj_member_str(c, "message"));
         }
@@ -601,6 +647,104 @@ static int decode_node(yajl_val obj, kobj_node *node)
     return 0;
 }
 
+/* Pairs of label keys and values, sorted by key. */
+typedef struct label_pair {
+    const char *key, *value;
+} label_pair;
+
+static int cmp_label(const void *a, const void *b)
+{
+    return strcmp(((const label_pair *)a)->key, ((const label_pair *)b)->key);
+}
+
+static int decode_labels(yajl_val obj, kobj_node *node)
+{
+    yajl_val labels = labels_of(obj);
+    if (!YAJL_IS_OBJECT(labels) || labels->u.object.len == 0)
+        return 0;
+    size_t n = labels->u.object.len, k = 0;
+    label_pair *pairs = malloc(n * sizeof(*pairs));
+    node->label_keys = malloc(n * sizeof(char *));
+    node->label_values = malloc(n * sizeof(char *));
+    if (pairs == NULL || node->label_keys == NULL || node->label_values == NULL) {
+        free(pairs);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (YAJL_IS_STRING(labels->u.object.values[i]))
+            pairs[k++] = (label_pair){labels->u.object.keys[i],
+                                      YAJL_GET_STRING(labels->u.object.values[i])};
+    qsort(pairs, k, sizeof(*pairs), cmp_label);
+    for (size_t i = 0; i < k; i++) {
+        node->label_keys[i] = borrow(pairs[i].key);
+        node->label_values[i] = borrow(pairs[i].value);
+    }
+    node->n_labels = k;
+    free(pairs);
+    return 0;
+}
+
+static int push_strings(yajl_val list, char ***out, size_t *n)
+{
+    for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+        yajl_val v = list->u.array.values[i];
+        if (!YAJL_IS_STRING(v))
+            continue;
+        char **grown = realloc(*out, (*n + 1) * sizeof(char *));
+        if (grown == NULL)
+            return -1;
+        *out = grown;
+        grown[(*n)++] = borrow(YAJL_GET_STRING(v));
+    }
+    return 0;
+}
+
+static long long member_int(yajl_val obj, const char *key)
+{
+    yajl_val v = kobj_member(obj, key);
+    return YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+}
+
+/* The spec's text is written into a (an arena of the caller's, freed once
+ * the kobj is packed). */
+static int decode_imagepulljob(yajl_val obj, kobj_imagepulljob *ipj, arena *a)
+{
+    static const char *const p_gen[] = {"metadata", "generation", NULL};
+    static const char *const p_created[] = {"metadata", "creationTimestamp", NULL};
+    static const char *const p_fin[] = {"metadata", "finalizers", NULL};
+    yajl_val spec = kobj_member(obj, "spec");
+    if (spec != NULL && !YAJL_IS_NULL(spec)) {
+        json_writer w;
+        size_t len;
+        if (json_writer_init(&w, a) != 0)
+            return -1;
+        json_tree(&w, spec);
+        const char *text = json_writer_finish(&w, &len);
+        if (text == NULL)
+            return -1;
+        ipj->spec = borrow(text);
+    }
+    yajl_val gen = get(obj, p_gen);
+    ipj->generation = YAJL_IS_INTEGER(gen) ? YAJL_GET_INTEGER(gen) : 0;
+    ipj->creation_time = borrow(get_str(obj, p_created));
+    ipj->completed_generation =
+        borrow(kobj_member_str(annotations_of(obj), OTA_ANN_IPJ_COMPLETED_GENERATION));
+    if (push_strings(get(obj, p_fin), &ipj->finalizers, &ipj->n_finalizers) != 0)
+        return -1;
+    yajl_val st = kobj_member(obj, "status");
+    if (!YAJL_IS_OBJECT(st))
+        return 0;
+    ipj->has_status = 1;
+    ipj->desired = member_int(st, "desired");
+    ipj->active = member_int(st, "active");
+    ipj->succeeded = member_int(st, "succeeded");
+    ipj->failed = member_int(st, "failed");
+    ipj->start_time = borrow(kobj_member_str(st, "startTime"));
+    ipj->completion_time = borrow(kobj_member_str(st, "completionTime"));
+    ipj->message = borrow(kobj_member_str(st, "message"));
+    return push_strings(kobj_member(st, "failedNodes"), &ipj->failed_nodes, &ipj->n_failed_nodes);
+}
+
 kobj *kobj_decode(kobj_kind kind, yajl_val obj)
 {
     if (!YAJL_IS_OBJECT(obj))
@@ -609,6 +753,8 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     memset(&d, 0, sizeof(d));
     d.kind = kind;
     decode_meta(obj, &d.meta);
+    arena a;
+    arena_init(&a);
     int rc = 0;
     switch (kind) {
     case KOBJ_DAEMONSET:
@@ -635,11 +781,46 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         break;
     case KOBJ_NODE_STATE:
         decode_node_ready(obj, &d.u.node);
+        rc = decode_labels(obj, &d.u.node);
         break;
+    case KOBJ_IMAGEPULLJOB: {
+        static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
+        d.meta.resource_version = borrow(get_str(obj, p_rv));
+        rc = decode_imagepulljob(obj, &d.u.ipj, &a);
+        break;
+    }
     default:
         rc = -1;
     }
     kobj *o = rc == 0 && d.meta.name != NULL && d.meta.uid != NULL ? kobj_pack(&d) : NULL;
+    free_draft(&d);
+    arena_free(&a);
+    return o;
+}
+
+kobj *kobj_pod_nodes_of(yajl_val list, const char *key, const char *query)
+{
+    static const char *const p_node[] = {"spec", "nodeName", NULL};
+    static const char *const p_phase[] = {"status", "phase", NULL};
+    static const char *const p_del[] = {"metadata", "deletionTimestamp", NULL};
+    yajl_val items = kobj_member(list, "items");
+    if (!YAJL_IS_ARRAY(items) || key == NULL)
+        return NULL;
+    kobj d;
+    memset(&d, 0, sizeof(d));
+    d.kind = KOBJ_POD_NODES;
+    d.meta.name = d.meta.uid = borrow(key);
+    d.u.pod_nodes.query = borrow(query);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < items->u.array.len; i++) {
+        yajl_val pod = items->u.array.values[i];
+        const char *node = get_str(pod, p_node), *phase = get_str(pod, p_phase);
+        if (node == NULL || node[0] == '\0' || get(pod, p_del) != NULL ||
+            (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            continue;
+        rc = push_unique(&d.u.pod_nodes.nodes, &d.u.pod_nodes.n_nodes, node);
+    }
+    kobj *o = rc == 0 ? kobj_pack(&d) : NULL;
     free_draft(&d);
     return o;
 }

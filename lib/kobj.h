@@ -38,6 +38,7 @@ typedef enum kobj_kind {
     KOBJ_NODE,
     KOBJ_NODE_STATE, /* a Node in the controller's informer: not_ready and labels, no images */
     KOBJ_IMAGEPULLJOB, /* apps.kruise.io ImagePullJob (any served version) */
+    KOBJ_POD_NODES,    /* the nodes of the pods a list answered (kobj_pod_nodes_of) */
     KOBJ_N_KINDS
 } kobj_kind;
 
@@ -140,6 +141,15 @@ typedef struct kobj_imagepulljob {
     size_t n_failed_nodes;
 } kobj_imagepulljob;
 
+/* The nodes that the active, scheduled pods of one pod list run on: what
+ * an ImagePullJob's podSelector selects.  meta.name and meta.uid are the
+ * key the answer is kept under (the ImagePullJob's uid). */
+typedef struct kobj_pod_nodes {
+    char *query;  /* the list's query: which selector this answers */
+    char **nodes; /* distinct, in the list's order */
+    size_t n_nodes;
+} kobj_pod_nodes;
+
 typedef struct kobj {
     kobj_kind kind;
     unsigned block_size; /* bytes of the one allocation (struct + packed data) */
@@ -152,6 +162,7 @@ typedef struct kobj {
         kobj_job_pod job_pod;
         kobj_node node;
         kobj_imagepulljob ipj;
+        kobj_pod_nodes pod_nodes;
     } u;
 } kobj;
 
@@ -199,6 +210,13 @@ const char *kobj_uid(const void *o);
 /* The object's name: the cache key of a cluster-scoped object (a Node),
  * which is looked up by the name a pod's spec.nodeName gives. */
 const char *kobj_name(const void *o);
+
+/* From a PodList (a list call's answer): the distinct nodes of its pods
+ * that are scheduled (spec.nodeName), not finished (phase neither
+ * Succeeded nor Failed) and not being deleted, as Kruise counts a pod
+ * "active".  key names the answer (meta.name and meta.uid), query is kept
+ * as given.  NULL when list has no items array or memory runs out. */
+kobj *kobj_pod_nodes_of(yajl_val list, const char *key, const char *query);
 
 /* Seconds since 1970 of an RFC 3339 time as clock_parse_rfc3339 reads it
  * ("2026-11-21T21:00:00Z"), or 0 when it does not parse. */

@@ -86,5 +86,8 @@
 #define OTA_ANN_IPJ_COMPLETED_GENERATION "ota-prepull/completed-generation"
 /* Kruise's Event reasons on an ImagePullJob */
 #define OTA_EVENT_IPJ_FAILED "PullImageFailed"
+/* Ours: an ImagePullJob the controller does not run (a spec it cannot
+ * read) */
+#define OTA_EVENT_IPJ_NOT_SERVED "ImagePullJobNotServed"
 
 #endif

@@ -125,10 +125,22 @@ static int attempts_after(const pullerr_seen *before, const char *reason, const 
     return 1;
 }
 
+static int errors_after(const pullerr_seen *before, const char *reason, const char *message)
+{
+    int had = before != NULL ? before->errors : 0;
+    if (pullerr_backing_off(reason) || pullerr_classify(reason, message) == PULLERR_NONE)
+        return had;
+    if (before == NULL || before->backing_off || before->reason == NULL ||
+        strcmp(before->reason, reason) != 0)
+        return had + 1;
+    return had > 0 ? had : 1; /* the same error seen again: the same attempt */
+}
+
 pullerr_seen pullerr_next(const pullerr_seen *before, const char *reason, const char *message)
 {
     pullerr_seen next = {reason, message, pullerr_backing_off(reason),
-                         attempts_after(before, reason, message), 0};
+                         attempts_after(before, reason, message), 0,
+                         errors_after(before, reason, message)};
     if (before != NULL && pullerr_says_less(reason, before->reason)) {
         next.reason = before->reason;
         next.message = before->message;

@@ -76,14 +76,18 @@ typedef struct pullerr_seen {
     int attempts;                 /* pull attempts in a row that ended in a
                                      PULLERR_PERMANENT answer */
     int kept;                     /* reason and message are before's (pullerr_says_less) */
+    int errors;                   /* pull attempts that ended in an error of any kind, in
+                                     all (an ImagePullJob's backoffLimit counts these) */
 } pullerr_seen;
 
 /* The pull after the kubelet's fresh words (reason, message: the first
  * waiting container's), given what was seen of it before (NULL: nothing).
  * A new attempt is an error that follows a back-off; the same reason seen
  * again is the same attempt; a transient error, or anything that is no
- * pull error, starts the count over; a back-off keeps it.  Strings are
- * borrowed from the arguments. */
+ * pull error, starts the count of permanent answers over; a back-off keeps
+ * it.  The count of errors of any kind never starts over: an error that
+ * follows a back-off, or another error, is one more.  Strings are borrowed
+ * from the arguments. */
 pullerr_seen pullerr_next(const pullerr_seen *before, const char *reason, const char *message);
 
 /* What a reconciler does about a pull as seen (reason and message as

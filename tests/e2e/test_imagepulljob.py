@@ -4,8 +4,7 @@ kubectl (classes ImagePullJobOwnCrd, ImagePullJobUpstreamCrds).
 ImagePullJobOwnCrd: certs/render-manifests.sh with manifests/overlays/
 imagepulljob (the base plus components/imagepulljob: our CRD and the two
 webhook entries) applied as an admin would; then the examples of
-docs/examples/imagepulljob-*.yaml (written like Kruise's documentation
-samples) applied: the defaults are filled in, with and without
+docs/examples/imagepulljob-*.yaml (our own, docs/kruise-users.md) applied: the defaults are filled in, with and without
 completionPolicy, for both versions; a job with names and labels is refused
 with Kruise's message as kubectl shows it (`admission webhook "<name>"
 denied the request: <msg>`), a pullSecrets edit with 403's; `kubectl get
@@ -87,15 +86,22 @@ class ImagePullJobBase(Base):
 
 class ImagePullJobOwnCrd(ImagePullJobBase):
     def test_examples_defaults_and_denials(self):
-        for f in sorted(os.listdir(EXAMPLES)):
-            if f.startswith("imagepulljob-"):
-                res = self.kubectl("apply", "-n", "default", "-f", os.path.join(EXAMPLES, f))
-                self.assertEqual(res.returncode, 0, "%s: %s" % (f, res.stderr))
-        always = self.spec_of("job-with-always")["spec"]
+        examples = [f for f in sorted(os.listdir(EXAMPLES)) if f.startswith("imagepulljob-")]
+        for f in examples:
+            res = self.kubectl("apply", "-n", "default", "-f", os.path.join(EXAMPLES, f))
+            self.assertEqual(res.returncode, 0, "%s: %s" % (f, res.stderr))
+        always = self.spec_of("agent-2-4-stores")["spec"]
         self.assertEqual(always["completionPolicy"],
-                         {"type": "Always", "activeDeadlineSeconds": 1200, "ttlSecondsAfterFinished": 300})
-        self.assertEqual(always["pullPolicy"], {"backoffLimit": 3, "timeoutSeconds": 300})
+                         {"type": "Always", "activeDeadlineSeconds": 7200, "ttlSecondsAfterFinished": 86400})
+        self.assertEqual(always["pullPolicy"], DEFAULTS["pullPolicy"])
         self.assertEqual(always["imagePullPolicy"], "IfNotPresent")
+        self.assertEqual(always["parallelism"], 3)
+        pool = self.spec_of("runtime-base-hangzhou")["spec"]
+        self.assertEqual(pool["completionPolicy"], {"type": "Never"})
+        self.assertEqual(pool["pullPolicy"], {"timeoutSeconds": 1800, "backoffLimit": 2})
+        secrets = self.spec_of("vision-model-3-1")["spec"]
+        self.assertEqual(secrets["pullSecrets"], ["vendor-registry"])
+        self.assertEqual(secrets["imagePullPolicy"], "Always")
         self.assertEqual(self.spec_of("job-minimal")["spec"], dict({"image": "nginx:1.25"}, **DEFAULTS))
         never = self.spec_of("job-never")["spec"]
         self.assertEqual(never["parallelism"], "2")
@@ -122,7 +128,8 @@ class ImagePullJobOwnCrd(ImagePullJobBase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertEqual(res.stdout.splitlines()[0].split(),
                          ["NAME", "TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"])
-        self.assertEqual(len(res.stdout.splitlines()), 1 + 5, res.stdout)
+        # the examples, and job-minimal-v1alpha1 and -v1beta1 of check_admission
+        self.assertEqual(len(res.stdout.splitlines()), 1 + len(examples) + 2, res.stdout)
         m = self.webhook.metrics() or {}
         self.assertGreaterEqual(m.get('ota_webhook_denials_total{rule="imagepulljob-names-and-labels"}', 0), 2)
 

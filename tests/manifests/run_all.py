@@ -28,7 +28,7 @@ import harness  # noqa: E402
 from manifests import CONTROLLER_BIN, WEBHOOK_BIN  # noqa: E402
 from test_apply import Apply  # noqa: E402,F401
 from test_rbac import RbacEvaluator, ControllerRbac  # noqa: E402,F401
-from test_render import Base, CertsRender, Images, Overlays, Render  # noqa: E402,F401
+from test_render import Base, CertsRender, ImagePullJob, Images, Overlays, Render  # noqa: E402,F401
 
 
 def main(argv):
@@ -37,7 +37,7 @@ def main(argv):
             print("no binary at %s (make all)" % b)
             print("0 passed, 1 failed")
             return 1
-    names = argv or ["Render", "Base", "CertsRender", "Overlays", "Images", "Apply", "RbacEvaluator",
+    names = argv or ["Render", "Base", "CertsRender", "Overlays", "ImagePullJob", "Images", "Apply", "RbacEvaluator",
                      "ControllerRbac"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -309,8 +309,21 @@ class ImagePullJob(unittest.TestCase):
         self.assertEqual(find(self.base, "CustomResourceDefinition"), [])
         added = [o for o in self.objs if o not in self.base]
         self.assertEqual(sorted(o["kind"] for o in added),
-                         ["CustomResourceDefinition", "MutatingWebhookConfiguration",
-                          "ValidatingWebhookConfiguration"])
+                         ["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+                          "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
+        # the controller is told to serve them, and is given the rights to
+        ctl = one(self.objs, "Deployment", "ota-controller")["spec"]["template"]["spec"]["containers"][0]
+        base_ctl = one(self.base, "Deployment", "ota-controller")["spec"]["template"]["spec"]["containers"][0]
+        self.assertEqual(ctl["args"], base_ctl["args"] + ["--imagepulljobs=true"])
+        self.assertNotIn("--imagepulljobs=true", base_ctl["args"])
+        role = one(self.objs, "ClusterRole", "ota-prepull-controller-imagepulljobs")
+        self.assertEqual([(r["apiGroups"], r["resources"], r["verbs"]) for r in role["rules"]],
+                         [(["apps.kruise.io"], ["imagepulljobs"], ["list", "watch", "patch", "delete"]),
+                          (["apps.kruise.io"], ["imagepulljobs/status"], ["patch"]),
+                          (["batch"], ["jobs"], ["patch"])])
+        binding = one(self.objs, "ClusterRoleBinding", "ota-prepull-controller-imagepulljobs")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "ota-controller",
+                                                "namespace": NS}])
         base_hooks, hooks = webhooks(self.base), webhooks(self.objs)
         self.assertEqual(set(hooks) - set(base_hooks), set(IPJ_WEBHOOKS))
         for name in base_hooks:

@@ -60,6 +60,21 @@ static const exec_row exec_rows[] = {
     {"create-event 409", ACTION_CREATE_EVENT, 409, EXEC_FAILED, HELD},
     {"get-node 200", ACTION_GET_NODE, 200, EXEC_DONE, OK},
     {"get-node 404", ACTION_GET_NODE, 404, EXEC_FAILED, HELD},
+    /* an ImagePullJob's writes: gone is done, a precondition is a conflict */
+    {"patch-job 200", ACTION_PATCH_JOB, 200, EXEC_DONE, OK},
+    {"patch-job 404: Job gone", ACTION_PATCH_JOB, 404, EXEC_GONE, OK},
+    {"patch-job 409", ACTION_PATCH_JOB, 409, EXEC_FAILED, HELD},
+    {"patch-imagepulljob-status 404", ACTION_PATCH_IPJ_STATUS, 404, EXEC_GONE, OK},
+    {"patch-imagepulljob-status 422", ACTION_PATCH_IPJ_STATUS, 422, EXEC_FAILED, HELD},
+    {"patch-imagepulljob 409: resourceVersion", ACTION_PATCH_IPJ, 409, EXEC_CONFLICT, HELD},
+    {"patch-imagepulljob 404", ACTION_PATCH_IPJ, 404, EXEC_GONE, OK},
+    {"delete-imagepulljob 409: another uid", ACTION_DELETE_IPJ, 409, EXEC_CONFLICT, HELD},
+    {"delete-imagepulljob 404: gone already", ACTION_DELETE_IPJ, 404, EXEC_GONE, OK},
+    {"delete-imagepulljob 200", ACTION_DELETE_IPJ, 200, EXEC_DONE, OK},
+    /* a read for a podSelector: not a write; a failure is asked again later */
+    {"list-pods 200", ACTION_LIST_PODS, 200, EXEC_DONE, OK},
+    {"list-pods 403", ACTION_LIST_PODS, 403, EXEC_FAILED, HELD},
+    {"list-pods 404", ACTION_LIST_PODS, 404, EXEC_FAILED, HELD},
     /* the 2xx range, exactly */
     {"create-job 199", ACTION_CREATE_JOB, 199, EXEC_FAILED, HELD},
     {"create-job 299", ACTION_CREATE_JOB, 299, EXEC_DONE, OK},
@@ -296,6 +311,30 @@ static void test_timeout_event_key_gc(void **state)
     store_free(&daemonsets);
 }
 
+/* An ImagePullJob's Event keys are forgotten once it is gone (a CR made
+ * again under the same name has another uid, and its Events are new). */
+static void test_ipj_event_key_gc(void **state)
+{
+    (void)state;
+    store ipjs;
+    store_init(&ipjs, kobj_free_any, kobj_uid);
+    kobj *cr = kf_decode_text(KOBJ_IMAGEPULLJOB,
+                              "{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\",\"uid\":\"ipj-1\"}}");
+    assert_non_null(cr);
+    assert_int_equal(store_put(&ipjs, "ipj-1", cr), 0);
+    static const gc_row rows[] = {
+        {"its ImagePullJob is there", RECONCILE_IPJ_EVENT_KEY "ipj-1|failed:n1/abc", 1},
+        {"its ImagePullJob is gone", RECONCILE_IPJ_EVENT_KEY "ipj-2|failed:n1/abc", 0},
+        {"no bar (kept)", RECONCILE_IPJ_EVENT_KEY "ipj-2", 1},
+        {"a pod's Event key (not this rule's)", RECONCILE_EVENT_KEY "pod|t|r:x", 1},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        int got = controller_ipj_event_key_live(rows[i].key, &ipjs);
+        ROW_CHECK(rows[i].name, got == rows[i].live, "live %d, want %d", got, rows[i].live);
+    }
+    store_free(&ipjs);
+}
+
 /* The log names an action's object as the README promises, pod=ns/name
  * (issue 19: "API call failed" wrote name=x without the namespace). */
 static void test_object_ref(void **state)
@@ -399,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_event_key_gc_table),
         cmocka_unit_test(test_revision_event_key_gc),
         cmocka_unit_test(test_timeout_event_key_gc),
+        cmocka_unit_test(test_ipj_event_key_gc),
         cmocka_unit_test(test_object_ref),
         cmocka_unit_test(test_write_cap_table),
         cmocka_unit_test(test_queue_table),

@@ -94,7 +94,7 @@ static void toy_merge(const void *old, void *fresh)
 
 static const kapi_requirement tier_edge[] = {{"tier", "edge"}, {NULL, NULL}};
 static const informer_spec toy_spec = {"toys", KAPI_PODS, NULL, tier_edge,
-                                       toy_decode, toy_free, toy_key, toy_merge};
+                                       toy_decode, toy_free, toy_key, toy_merge, 0};
 
 static int changes;
 
@@ -157,7 +157,7 @@ static void test_lost_object_relists(void **state)
         assert_non_null(client);
         informer inf;
         static const informer_spec pods = {"pods", KAPI_PODS, NULL, NULL, toy_decode,
-                                           toy_free, toy_key, NULL};
+                                           toy_free, toy_key, NULL, 0};
         assert_int_equal(informer_init(&inf, client, &pods, NULL, NULL), 0);
         inf.synced = r->synced;
         for (int k = 0; k < r->lost; k++) {
@@ -431,6 +431,7 @@ static void test_controller_specs(void **state)
         {INF_JOB_PODS, "prepull-pods", "/api/v1/pods",
          "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
         {INF_NODES, "nodes", "/api/v1/nodes", ""},
+        {INF_IMAGEPULLJOBS, "imagepulljobs", "/apis/apps.kruise.io/v1alpha1/imagepulljobs", ""},
     };
     controller c;
     kube_client *client = controller_up(&c);

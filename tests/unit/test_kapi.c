@@ -284,6 +284,14 @@ static void test_action_calls(void **state)
         {ACTION_CREATE_EVENT, "ns1", NULL, "POST", "/api/v1/namespaces/ns1/events", KAPI_CT_JSON,
          0},
         {ACTION_GET_NODE, NULL, "edge-1", "GET", "/api/v1/nodes/edge-1", NULL, 0},
+        {ACTION_PATCH_JOB, "ns1", "ota-ipj-p-1", "PATCH",
+         "/apis/batch/v1/namespaces/ns1/jobs/ota-ipj-p-1", KAPI_CT_MERGE, 1},
+        {ACTION_PATCH_IPJ_STATUS, "ns1", "p", "PATCH",
+         "/apis/apps.kruise.io/v1alpha1/namespaces/ns1/imagepulljobs/p/status", KAPI_CT_MERGE, 1},
+        {ACTION_PATCH_IPJ, "ns1", "p", "PATCH",
+         "/apis/apps.kruise.io/v1alpha1/namespaces/ns1/imagepulljobs/p", KAPI_CT_MERGE, 0},
+        {ACTION_DELETE_IPJ, "ns1", "p", "DELETE",
+         "/apis/apps.kruise.io/v1alpha1/namespaces/ns1/imagepulljobs/p", KAPI_CT_JSON, 1},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         const action_row *r = &rows[i];
@@ -309,6 +317,15 @@ static void test_action_calls(void **state)
     kube_call call = {0};
     assert_int_equal(controller_action_call(&a, &path, &call), -1);
     strbuf_free(&path);
+    /* a read carries its own query: a podSelector's pods */
+    action list = {.kind = ACTION_LIST_PODS, .namespace = "ns1", .name = "ipj-uid",
+                   .query = "labelSelector=app%3Dweb"};
+    strbuf lp = {0};
+    kube_call lc = {0};
+    assert_int_equal(controller_action_call(&list, &lp, &lc), 0);
+    assert_string_equal(lp.data, "/api/v1/namespaces/ns1/pods?labelSelector=app%3Dweb");
+    assert_string_equal(lc.method, "GET");
+    strbuf_free(&lp);
 }
 
 int main(void)

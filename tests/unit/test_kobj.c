@@ -632,6 +632,8 @@ static void test_name_and_uid_required(void **state)
 {
     (void)state;
     for (int kind = 0; kind < KOBJ_N_KINDS; kind++) {
+        if (kind == KOBJ_POD_NODES)
+            continue; /* made from a list by kobj_pod_nodes_of, never decoded */
         for (size_t i = 0; i < sizeof(idents) / sizeof(idents[0]); i++) {
             kobj *o = kf_decode_text((kobj_kind)kind, idents[i].json);
             if ((o != NULL) != idents[i].decodes)
@@ -904,6 +906,138 @@ static void test_set_waiting(void **state)
     assert_int_equal(kobj_interned(), base);
 }
 
+/* ---- ImagePullJobs, node labels, pull Jobs' client fields ----------------- */
+
+static void test_imagepulljob(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_text(
+        KOBJ_IMAGEPULLJOB,
+        "{\"apiVersion\":\"apps.kruise.io/v1beta1\",\"kind\":\"ImagePullJob\","
+        "\"metadata\":{\"name\":\"pull\",\"namespace\":\"default\",\"uid\":\"u1\","
+        "\"resourceVersion\":\"42\",\"generation\":3,"
+        "\"creationTimestamp\":\"2026-11-27T08:00:00Z\","
+        "\"annotations\":{\"ota-prepull/completed-generation\":\"2\"},"
+        "\"finalizers\":[\"apps.kruise.io/deletion-protection\",\"x/y\"]},"
+        "\"spec\":{\"image\":\"nginx:1.25\",\"parallelism\":2.5e0,\"selector\":{\"names\":[\"a\"]},"
+        "\"completionPolicy\":{\"type\":\"Always\"},\"x\":null,\"t\":true},"
+        "\"status\":{\"desired\":4,\"active\":1,\"succeeded\":2,\"failed\":1,"
+        "\"failedNodes\":[\"n2\"],\"startTime\":\"2026-11-27T08:00:01Z\","
+        "\"message\":\"job is running, progress 75.0%\"}}");
+    const kobj_imagepulljob *j = &o->u.ipj;
+    assert_string_equal(o->meta.resource_version, "42");
+    assert_int_equal(j->generation, 3);
+    assert_string_equal(j->creation_time, "2026-11-27T08:00:00Z");
+    assert_string_equal(j->completed_generation, "2");
+    assert_int_equal(j->n_finalizers, 2);
+    assert_string_equal(j->finalizers[1], "x/y");
+    /* the spec's text, numbers as written, for ipj_decode */
+    assert_string_equal(j->spec, "{\"image\":\"nginx:1.25\",\"parallelism\":2.5e0,"
+                                 "\"selector\":{\"names\":[\"a\"]},"
+                                 "\"completionPolicy\":{\"type\":\"Always\"},\"x\":null,\"t\":true}");
+    assert_int_equal(j->has_status, 1);
+    assert_int_equal(j->desired, 4);
+    assert_int_equal(j->active, 1);
+    assert_int_equal(j->succeeded, 2);
+    assert_int_equal(j->failed, 1);
+    assert_int_equal(j->n_failed_nodes, 1);
+    assert_string_equal(j->failed_nodes[0], "n2");
+    assert_string_equal(j->start_time, "2026-11-27T08:00:01Z");
+    assert_null(j->completion_time);
+    assert_string_equal(j->message, "job is running, progress 75.0%");
+    kobj_free(o);
+
+    /* no spec, no status: nothing invented */
+    o = kf_decode_text(KOBJ_IMAGEPULLJOB, "{\"metadata\":{\"name\":\"p\",\"uid\":\"u2\"}}");
+    assert_null(o->u.ipj.spec);
+    assert_int_equal(o->u.ipj.has_status, 0);
+    assert_int_equal(o->u.ipj.n_finalizers, 0);
+    kobj_free(o);
+    assert_int_equal(kobj_interned(), 0);
+}
+
+static void test_node_state_labels(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_text(
+        KOBJ_NODE_STATE,
+        "{\"metadata\":{\"name\":\"edge-1\",\"uid\":\"n1\",\"labels\":{\"zone\":\"b\","
+        "\"kubernetes.io/hostname\":\"edge-1\",\"bad\":7,\"arch\":\"arm64\"}},"
+        "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+    const kobj_node *n = &o->u.node;
+    assert_int_equal(n->not_ready, 1);
+    /* sorted by key; a value that is not a string is no label */
+    assert_int_equal(n->n_labels, 3);
+    assert_string_equal(n->label_keys[0], "arch");
+    assert_string_equal(n->label_keys[1], "kubernetes.io/hostname");
+    assert_string_equal(n->label_keys[2], "zone");
+    assert_string_equal(n->label_values[2], "b");
+    kobj_free(o);
+    assert_int_equal(kobj_interned(), 0);
+}
+
+static void test_pull_job_client_fields(void **state)
+{
+    (void)state;
+    kobj *o = kf_decode_text(
+        KOBJ_JOB,
+        "{\"metadata\":{\"name\":\"ota-ipj-p-1\",\"namespace\":\"default\",\"uid\":\"j1\","
+        "\"ownerReferences\":[{\"uid\":\"u1\",\"controller\":true}],"
+        "\"annotations\":{\"ota-prepull/spec-hash\":\"abcd0123\","
+        "\"ota-prepull/given-up-reason\":\"ErrImagePull\","
+        "\"ota-prepull/given-up-message\":\"not found\"}},"
+        "\"spec\":{\"template\":{\"spec\":{\"nodeName\":\"edge-1\"}}},"
+        "\"status\":{\"startTime\":\"2026-11-27T08:00:00Z\",\"conditions\":[{\"type\":\"Failed\","
+        "\"status\":\"True\",\"reason\":\"DeadlineExceeded\","
+        "\"lastTransitionTime\":\"2026-11-27T08:00:09Z\"}]}}");
+    const kobj_job *j = &o->u.job;
+    assert_string_equal(o->meta.owner_uid, "u1");
+    assert_null(j->pod_uid);
+    assert_string_equal(j->node_name, "edge-1");
+    assert_string_equal(j->spec_hash, "abcd0123");
+    assert_string_equal(j->given_up_reason, "ErrImagePull");
+    assert_string_equal(j->given_up_message, "not found");
+    assert_int_equal(j->failed, 1);
+    assert_int_equal(j->finish_epoch - j->start_epoch, 9);
+    kobj_free(o);
+    assert_int_equal(kobj_interned(), 0);
+}
+
+/* What a podSelector picks: the nodes of scheduled, unfinished pods that
+ * are not being deleted, each once. */
+static void test_pod_nodes(void **state)
+{
+    (void)state;
+    const char *list =
+        "{\"kind\":\"PodList\",\"items\":["
+        "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}},"
+        "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Pending\"}},"
+        "{\"spec\":{},\"status\":{\"phase\":\"Pending\"}},"
+        "{\"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Succeeded\"}},"
+        "{\"spec\":{\"nodeName\":\"n3\"},\"status\":{\"phase\":\"Failed\"}},"
+        "{\"metadata\":{\"deletionTimestamp\":\"2026-11-27T08:00:00Z\"},"
+        "\"spec\":{\"nodeName\":\"n4\"}},"
+        "{\"spec\":{\"nodeName\":\"n5\"}}]}";
+    char err[128];
+    yajl_val tree = json_parse_tree(list, strlen(list), 64, err, sizeof(err));
+    assert_non_null(tree);
+    kobj *o = kobj_pod_nodes_of(tree, "ipj-uid", "labelSelector=app%3Dweb");
+    yajl_tree_free(tree);
+    assert_non_null(o);
+    assert_int_equal(o->kind, KOBJ_POD_NODES);
+    assert_string_equal(o->meta.uid, "ipj-uid");
+    assert_string_equal(o->u.pod_nodes.query, "labelSelector=app%3Dweb");
+    assert_int_equal(o->u.pod_nodes.n_nodes, 2);
+    assert_string_equal(o->u.pod_nodes.nodes[0], "n1");
+    assert_string_equal(o->u.pod_nodes.nodes[1], "n5");
+    kobj_free(o);
+    /* not a list: no answer */
+    tree = json_parse_tree("{\"kind\":\"Status\"}", 17, 64, err, sizeof(err));
+    assert_null(kobj_pod_nodes_of(tree, "ipj-uid", ""));
+    yajl_tree_free(tree);
+    assert_int_equal(kobj_interned(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -929,6 +1063,10 @@ int main(void)
         cmocka_unit_test(test_packed_lists),
         cmocka_unit_test(test_pack_draft),
         cmocka_unit_test(test_set_waiting),
+        cmocka_unit_test(test_imagepulljob),
+        cmocka_unit_test(test_node_state_labels),
+        cmocka_unit_test(test_pull_job_client_fields),
+        cmocka_unit_test(test_pod_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,8 @@
 
 #include <ctype.h>
 
+#include "kobj.h"
+#include "ota_names.h"
 #include "prepull_job.h"
 
 #define GOLDEN_DIR "tests/fixtures/jobs/"
@@ -573,6 +575,108 @@ static void test_refusals(void **state)
     }
 }
 
+/* ---- an ImagePullJob node's Job: the generic pull_job_spec ----------------- */
+
+static void test_ipj_job_name(void **state)
+{
+    (void)state;
+    char a[PREPULL_JOB_NAME_MAX + 1], b[PREPULL_JOB_NAME_MAX + 1], c[PREPULL_JOB_NAME_MAX + 1];
+    ipj_job_name(a, "Pull.Nginx", "u1", "node-1", "abcd0123");
+    assert_true(strncmp(a, IPJ_JOB_NAME_PREFIX "pull-nginx-", 19) == 0);
+    assert_int_equal(strlen(a), strlen(IPJ_JOB_NAME_PREFIX "pull-nginx-") + 8);
+    /* each of uid, node and spec hash makes another Job */
+    ipj_job_name(b, "Pull.Nginx", "u1", "node-2", "abcd0123");
+    ipj_job_name(c, "Pull.Nginx", "u1", "node-1", "abcd0124");
+    assert_string_not_equal(a, b);
+    assert_string_not_equal(a, c);
+    /* a 253-character name is cut to a label value */
+    char longname[254];
+    memset(longname, 'x', 253);
+    longname[253] = '\0';
+    ipj_job_name(a, longname, "u1", "node-1", "abcd0123");
+    assert_int_equal(strlen(a), PREPULL_JOB_NAME_MAX);
+    assert_int_equal(pull_job_hash3("u1", "node-1", "abcd0123"),
+                     pull_job_hash3("u1", "node-1", "abcd0123"));
+    assert_int_not_equal(pull_job_hash3("u1", "node-1", "x"), pull_job_hash3("u1", "node-", "1x"));
+}
+
+static void test_ipj_job_body(void **state)
+{
+    (void)state;
+    const char *images[] = {"nginx:1.25"};
+    const char *secrets[] = {"regcred"};
+    const char *ann[] = {OTA_ANN_JOB_SPEC_HASH, "abcd0123"};
+    pull_job_spec s = {
+        .namespace = "default",
+        .name = "ota-ipj-pull-nginx-12345678",
+        .node_name = "edge-1",
+        .owner = {"apps.kruise.io/v1alpha1", "ImagePullJob", "pull-nginx", "ipj-uid", 1},
+        .annotations = ann,
+        .n_annotations = 1,
+        .images = images,
+        .n_images = 1,
+        .pull_secrets = secrets,
+        .n_pull_secrets = 1,
+        .pull_policy = "Always",
+        .helper_image = "registry.local/ota-helper:1.0",
+        .backoff_limit = 0,
+        .active_deadline_seconds = 2460,
+    };
+    arena a;
+    arena_init(&a);
+    char err[256];
+    const char *json;
+    size_t len;
+    assert_int_equal(pull_job_render(&s, &a, &json, &len, err, sizeof(err)), 0);
+    yajl_val job = parse(json);
+    const char *p_name[] = {"metadata", "name", NULL};
+    assert_string_equal(str_at(job, p_name), "ota-ipj-pull-nginx-12345678");
+    const char *p_owner[] = {"metadata", "ownerReferences", NULL};
+    yajl_val owner = at(job, p_owner)->u.array.values[0];
+    assert_string_equal(kobj_member_str(owner, "apiVersion"), "apps.kruise.io/v1alpha1");
+    assert_string_equal(kobj_member_str(owner, "kind"), "ImagePullJob");
+    assert_true(YAJL_IS_TRUE(kobj_member(owner, "controller")));
+    assert_true(YAJL_IS_FALSE(kobj_member(owner, "blockOwnerDeletion")));
+    const char *p_hash[] = {"metadata", "annotations", OTA_ANN_JOB_SPEC_HASH, NULL};
+    assert_string_equal(str_at(job, p_hash), "abcd0123");
+    const char *p_tmpl_managed[] = {"spec", "template", "metadata", "labels", OTA_LABEL_MANAGED_BY,
+                                    NULL};
+    assert_string_equal(str_at(job, p_tmpl_managed), OTA_MANAGED_BY_VALUE);
+    const char *p_pod_label[] = {"metadata", "labels", OTA_LABEL_POD_UID, NULL};
+    assert_null(at(job, p_pod_label)); /* OTA's own label: not on another client's Job */
+    const char *p_init[] = {"spec", "template", "spec", "initContainers", NULL};
+    yajl_val init = at(job, p_init);
+    assert_int_equal(init->u.array.len, 2); /* the helper, then pull-0 */
+    assert_string_equal(kobj_member_str(init->u.array.values[1], "image"), "nginx:1.25");
+    /* the spec's policy, where the tag alone would say IfNotPresent */
+    assert_string_equal(kobj_member_str(init->u.array.values[1], "imagePullPolicy"), "Always");
+    const char *p_node[] = {"spec", "template", "spec", "nodeName", NULL};
+    assert_string_equal(str_at(job, p_node), "edge-1");
+    const char *p_secret[] = {"spec", "template", "spec", "imagePullSecrets", NULL};
+    assert_string_equal(kobj_member_str(at(job, p_secret)->u.array.values[0], "name"), "regcred");
+    yajl_tree_free(job);
+
+    /* refusals name the field */
+    static const struct {
+        const char *field;
+        const char *want;
+    } rows[] = {{"owner", "owner uid is missing"},
+                {"policy", "pull policy Never is neither Always nor IfNotPresent"},
+                {"node", "node name is missing"}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        pull_job_spec bad = s;
+        if (strcmp(rows[i].field, "owner") == 0)
+            bad.owner.uid = NULL;
+        else if (strcmp(rows[i].field, "policy") == 0)
+            bad.pull_policy = "Never";
+        else
+            bad.node_name = "";
+        assert_int_equal(pull_job_render(&bad, &a, &json, &len, err, sizeof(err)), -1);
+        assert_string_equal(err, rows[i].want);
+    }
+    arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_golden_files),         cmocka_unit_test(test_full_job_facts),
         cmocka_unit_test(test_helper_policy),        cmocka_unit_test(test_image_limits),
         cmocka_unit_test(test_request_without_time), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_ipj_job_name),         cmocka_unit_test(test_ipj_job_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

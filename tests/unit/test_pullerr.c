@@ -199,7 +199,7 @@ typedef struct next_row {
     int kept, backing_off;
 } next_row;
 
-#define SEEN(reason, message, backing_off, attempts) {reason, message, backing_off, attempts, 0}
+#define SEEN(reason, message, backing_off, attempts) {reason, message, backing_off, attempts, 0, 0}
 #define NONE SEEN(NULL, NULL, 0, 0)
 
 /* clang-format off */
@@ -295,6 +295,36 @@ static void test_next_story(void **state)
     }
 }
 
+/* Errors of any kind counted through a story (an ImagePullJob's
+ * backoffLimit): transient ones too, never started over by a back-off or a
+ * pod that says nothing; the same error seen twice is one attempt. */
+static void test_errors_story(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *reason, *message;
+        int errors;
+    } steps[] = {
+        {NULL, NULL, 0},
+        {"ErrImagePull", "rpc error: code = Unknown desc = i/o timeout", 1},
+        {"ErrImagePull", "rpc error: code = Unknown desc = i/o timeout", 1},
+        {"ImagePullBackOff", BACKOFF, 1},
+        {"ErrImagePull", "rpc error: code = Unknown desc = i/o timeout", 2},
+        {"ImagePullBackOff", BACKOFF, 2},
+        {"ErrImagePull", NOT_FOUND, 3},
+        {"PodInitializing", NULL, 3},
+        {"InvalidImageName", "couldn't parse image reference", 4},
+    };
+    pullerr_seen seen = pullerr_next(NULL, steps[0].reason, steps[0].message);
+    assert_int_equal(seen.errors, 0);
+    for (size_t i = 1; i < N_ROWS(steps); i++) {
+        seen = pullerr_next(&seen, steps[i].reason, steps[i].message);
+        if (seen.errors != steps[i].errors)
+            fail_msg("step %zu %s: %d errors, want %d", i, steps[i].reason, seen.errors,
+                     steps[i].errors);
+    }
+}
+
 /* ---- a back-off says less than the error before it ----------------------------- */
 
 typedef struct less_row {
@@ -381,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_refusal_table),
         cmocka_unit_test(test_next_table),
         cmocka_unit_test(test_next_story),
+        cmocka_unit_test(test_errors_story),
         cmocka_unit_test(test_says_less_table),
         cmocka_unit_test(test_judge_table),
     };

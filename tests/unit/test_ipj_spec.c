@@ -1,0 +1,123 @@
+/*
+ * test_ipj_spec.c - ImagePullJob selectors matched against a node's labels
+ * (lib/ipj_spec.h ipj_selector_matches), as Kubernetes matches a
+ * LabelSelector: matchLabels and each matchExpressions operator, with the
+ * label present, absent or different.  The decoder and the checks are
+ * tested through the webhook (test_admit_imagepulljob.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ipj_spec.h"
+
+/* A node's labels, sorted by key as kobj keeps them. */
+static char *keys[] = {"arch", "pool", "zone"};
+static char *values[] = {"arm64", "edge", "b"};
+
+typedef struct match_row {
+    const char *selector; /* the spec.selector object */
+    int want;
+} match_row;
+
+static const match_row rows[] = {
+    {"{}", 1},
+    {"{\"matchLabels\":{}}", 1},
+    {"{\"matchLabels\":{\"pool\":\"edge\"}}", 1},
+    {"{\"matchLabels\":{\"pool\":\"edge\",\"zone\":\"b\"}}", 1},
+    {"{\"matchLabels\":{\"pool\":\"core\"}}", 0},
+    {"{\"matchLabels\":{\"rack\":\"1\"}}", 0},
+    {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}", 1},
+    {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\"]}]}", 0},
+    {"{\"matchExpressions\":[{\"key\":\"rack\",\"operator\":\"In\",\"values\":[\"a\"]}]}", 0},
+    {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}", 1},
+    {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"b\"]}]}", 0},
+    /* NotIn holds for a missing key */
+    {"{\"matchExpressions\":[{\"key\":\"rack\",\"operator\":\"NotIn\",\"values\":[\"b\"]}]}", 1},
+    {"{\"matchExpressions\":[{\"key\":\"arch\",\"operator\":\"Exists\"}]}", 1},
+    {"{\"matchExpressions\":[{\"key\":\"rack\",\"operator\":\"Exists\"}]}", 0},
+    {"{\"matchExpressions\":[{\"key\":\"rack\",\"operator\":\"DoesNotExist\"}]}", 1},
+    {"{\"matchExpressions\":[{\"key\":\"arch\",\"operator\":\"DoesNotExist\"}]}", 0},
+    /* every requirement must hold */
+    {"{\"matchLabels\":{\"pool\":\"edge\"},\"matchExpressions\":[{\"key\":\"arch\","
+     "\"operator\":\"In\",\"values\":[\"amd64\"]}]}",
+     0},
+    /* a key that is a prefix of a label's, or longer */
+    {"{\"matchLabels\":{\"poo\":\"edge\"}}", 0},
+    {"{\"matchLabels\":{\"pools\":\"edge\"}}", 0},
+};
+
+static void test_matches(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char spec[512];
+        snprintf(spec, sizeof(spec), "{\"image\":\"x\",\"selector\":%s}", rows[i].selector);
+        arena a;
+        arena_init(&a);
+        ipj_spec s;
+        char err[256];
+        if (ipj_decode(&s, spec, strlen(spec), &a, err, sizeof(err)) != 0)
+            fail_msg("row %zu: %s", i, err);
+        assert_null(ipj_selector_error(&s.selector, &a));
+        int got = ipj_selector_matches(&s.selector, keys, values, 3);
+        if (got != rows[i].want)
+            fail_msg("row %zu %s: got %d, want %d", i, rows[i].selector, got, rows[i].want);
+        /* a node without labels: only requirements a missing key meets */
+        int bare = ipj_selector_matches(&s.selector, NULL, NULL, 0);
+        int want_bare = strstr(rows[i].selector, "\"matchLabels\":{\"") == NULL &&
+                        strstr(rows[i].selector, "\"In\"") == NULL &&
+                        strstr(rows[i].selector, "\"Exists\"") == NULL;
+        if (bare != want_bare)
+            fail_msg("row %zu %s on no labels: got %d", i, rows[i].selector, bare);
+        arena_free(&a);
+    }
+}
+
+/* The selector as a labelSelector query, in Kubernetes' syntax. */
+static void test_selector_string(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *selector, *want;
+    } strings[] = {
+        {"{}", ""},
+        {"{\"matchLabels\":{\"b\":\"2\",\"a\":\"1\"}}", "a=1,b=2"},
+        {"{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]},"
+         "{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":[\"x\"]},"
+         "{\"key\":\"gpu\",\"operator\":\"Exists\"},"
+         "{\"key\":\"old\",\"operator\":\"DoesNotExist\"}]}",
+         "zone in (a,b),tier notin (x),gpu,!old"},
+        {"{\"matchLabels\":{\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"k\","
+         "\"operator\":\"Exists\"}]}",
+         "app=web,k"},
+    };
+    for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+        char spec[512];
+        snprintf(spec, sizeof(spec), "{\"image\":\"x\",\"podSelector\":%s}", strings[i].selector);
+        arena a;
+        arena_init(&a);
+        ipj_spec s;
+        char err[256];
+        if (ipj_decode(&s, spec, strlen(spec), &a, err, sizeof(err)) != 0)
+            fail_msg("row %zu: %s", i, err);
+        const char *got = ipj_selector_string(&s.pod_selector, &a);
+        assert_non_null(got);
+        if (strcmp(got, strings[i].want) != 0)
+            fail_msg("row %zu: got \"%s\", want \"%s\"", i, got, strings[i].want);
+        arena_free(&a);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches),
+        cmocka_unit_test(test_selector_string),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
