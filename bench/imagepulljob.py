@@ -4,9 +4,11 @@ node of a kubesim cluster, run by ota-controller.  Loopback only, Python 3
 standard library only.
 
 kubesim with its simulated cluster (--light by default: one thread for every
-kubelet, for 1 000 nodes), the rendered RBAC (benchlib.Kubesim) and our CRD
-(manifests/components/imagepulljob/crd.yaml, applied with kubectl); no
-webhook, so the ImagePullJob is written with every default spelled out.
+kubelet, for 1 000 nodes), the rendered RBAC (benchlib.Kubesim) and, from
+manifests/components/imagepulljob, our CRD and the controller's RBAC for
+ImagePullJobs, applied with kubectl; the controller runs with
+--imagepulljobs.  No webhook, so the ImagePullJob is written with every
+default spelled out.
 Every node pulls one image no node has (--image-mb, at the registry's
 10 MB per simulated second, plus its 0.5 s resolve); the helper image is
 preloaded.  Measured, from watches on the Jobs and the ImagePullJob and from
@@ -57,6 +59,7 @@ HELPER = "busybox:1.36-musl"
 BANDWIDTH = 10_000_000  # the registry's default, bytes per simulated second
 RESOLVE = 0.5           # simulated seconds per pull before the bytes
 CRD = os.path.join(ROOT, "manifests", "components", "imagepulljob", "crd.yaml")
+RBAC = os.path.join(ROOT, "manifests", "components", "imagepulljob", "rbac.yaml")  # on top of base's
 MANAGED = "app.kubernetes.io/managed-by=ota-prepull"
 
 
@@ -101,9 +104,11 @@ def finished(job):
                for c in (job.get("status") or {}).get("conditions") or [])
 
 
-def apply_crd(sim):
+def apply_component(sim):
+    """Our CRD and the controller's ImagePullJob RBAC (base's is applied by
+    benchlib.Kubesim)."""
     kc = ["kubectl", "--kubeconfig", sim.kubeconfig("admin")]
-    for args in (["apply", "-f", CRD],
+    for args in (["apply", "-f", CRD], ["apply", "-f", RBAC],
                  ["wait", "--for=condition=Established", "crd/imagepulljobs.apps.kruise.io", "--timeout=60s"]):
         out = subprocess.run(kc + args, capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
@@ -119,7 +124,7 @@ def run(opts, work, procs):
     sim = Kubesim(work, procs, opts.nodes, registry=registry, extra=extra, scale=opts.time_scale, bookmark=5,
                   wait=600)
     api = sim.api
-    apply_crd(sim)
+    apply_component(sim)
     api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     deadline = time.monotonic() + 300
     while len(api.call("GET", "/api/v1/nodes")["items"]) < opts.nodes:
@@ -129,7 +134,7 @@ def run(opts, work, procs):
     log("kubesim with %d nodes ready in %.1fs" % (opts.nodes, time.monotonic() - t))
 
     ctl = Controller(work, procs, opts.binary, sim, "ctl-ipj", opts.qps, opts.burst,
-                     max_pulls=opts.max_concurrent_pulls, extra=opts.controller_arg)
+                     max_pulls=opts.max_concurrent_pulls, extra=["--imagepulljobs"] + opts.controller_arg)
     lock = threading.Lock()
     st = {"jobs": {}, "created": [], "running": set(), "max_running": 0,
           "status_writes": [], "last_status": None, "done": None, "final": None}
