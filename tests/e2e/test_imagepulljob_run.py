@@ -30,6 +30,8 @@ ImagePullJobRun (our CRD, 6 nodes), one namespace per test:
      Jobs (the old ones deleted), completes again at the new generation
   12 Kruise's finalizer apps.kruise.io/deletion-protection: removed once
      complete; a running ImagePullJob carrying it is deleted without hanging
+  13 completionPolicy.activeDeadlineSeconds: "job exceeds
+     activeDeadlineSeconds", the nodes not done failed, the running Job deleted
 ImagePullJobRunKruise19 / ImagePullJobRunKruise18: Kruise's v1.9.0 CRD (both
   versions served, v1beta1 stored) or v1.8.4's (v1alpha1 only) applied
   unchanged, and that version's documentation sample(s) run to completion
@@ -496,7 +498,8 @@ class ImagePullJobRun(ImagePullJobRunBase):
             self.addCleanup(self.kubectl, "label", "node", node, label + "-")
         res = self.kubectl("label", "node", "node-1", label + "=yes")
         self.assertEqual(res.returncode, 0, res.stderr)
-        obj = self.apply(self.cr("never", QUICK[0], labels={label: "yes"}, never=True, parallelism=2))
+        # parallelism as an integer string (int-or-string, as docs/examples/imagepulljob-never-pods.yaml)
+        obj = self.apply(self.cr("never", QUICK[0], labels={label: "yes"}, never=True, parallelism="2"))
         self.addCleanup(self.kubectl, "delete", "imagepulljob", "never", "-n", self.ns, "--wait=false")
         self.wait_status("never", lambda s: s.get("desired") == 1 and s.get("succeeded") == 1, 20,
                          "node-1 pulled")
@@ -644,6 +647,33 @@ class ImagePullJobRun(ImagePullJobRunBase):
         log("a running ImagePullJob with Kruise's finalizer deleted in %.1fs" % (time.monotonic() - t0))
         self.assertIsNone(self.ipj("busy"))
         wait_until(lambda: not self.live_jobs(), 20, "its Jobs collected")
+
+    def test_13_active_deadline(self):
+        """completionPolicy.activeDeadlineSeconds (the controller's clock,
+        real seconds, from status.startTime): Kruise's message, every node
+        not succeeded counted failed, the running pull's Job deleted."""
+        nodes = ["node-1", "node-2", "node-3", "node-4"]
+        t0 = time.monotonic()
+        obj = self.apply(self.cr("deadline", SLOW[6], names=nodes, parallelism=1, timeout=5, deadline=5))
+        uid = obj["metadata"]["uid"]
+        done = self.wait_status("deadline", lambda s: s.get("completionTime"), 30, "completed at its deadline")
+        took = time.monotonic() - t0
+        log("deadline reached after %.1fs" % took)
+        st = done["status"]
+        self.assertEqual(st.get("message"), "job exceeds activeDeadlineSeconds")
+        self.assertGreaterEqual(took, 3.0, "completed before its 5 s deadline")
+        ok = st.get("succeeded", 0)
+        self.assertLess(ok, 4, "every node pulled before the deadline: the test proves nothing")
+        self.assertEqual((st["desired"], st.get("active", 0), st.get("failed")), (4, 0, 4 - ok), st)
+        self.assertEqual(len(st.get("failedNodes") or []), 4 - ok, st)
+        self.assertEqual(st["failedNodes"], sorted(st["failedNodes"]))
+        # a pull still running at the deadline: its Job is deleted
+        wait_until(lambda: not [j for j in self.jobs_of(uid) if not finished(j)
+                                and j["metadata"]["uid"] in {x["metadata"]["uid"] for x in self.live_jobs()}],
+                   20, "no Job of it left running")
+        time.sleep(2)  # and no new one starts
+        self.assertEqual(len(self.jobs_of(uid)), len({job_node(j) for j in self.jobs_of(uid)}))
+        self.assertEqual(self.ipj("deadline")["status"]["message"], "job exceeds activeDeadlineSeconds")
 
 
 class UpstreamCrdRun(ImagePullJobRunBase):
