@@ -17,21 +17,24 @@ import subprocess
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 NAMESPACE = "ota-system"  # where the Role (the Lease) and the ServiceAccounts live
-_rendered = []
+_rendered = {}
 
 
-def rendered():
-    """The RBAC objects of the render, as YAML documents."""
-    if not _rendered:
-        out = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "manifests")], capture_output=True,
+def rendered(kustomization="manifests", kinds=KINDS):
+    """The RBAC objects (or those of kinds) of the render of kustomization
+    (a path under the repository: manifests, or an overlay such as
+    manifests/overlays/imagepulljob), as YAML documents."""
+    key = (kustomization, tuple(kinds))
+    if key not in _rendered:
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, kustomization)], capture_output=True,
                              text=True, timeout=120)
         if out.returncode != 0:
-            raise RuntimeError("kubectl kustomize manifests failed: %s" % out.stderr)
+            raise RuntimeError("kubectl kustomize %s failed: %s" % (kustomization, out.stderr))
         docs = [d for d in re.split(r"^---\n", out.stdout, flags=re.M) if d.strip()]
-        _rendered.extend(d for d in docs if re.search(r"^kind: (%s)$" % "|".join(KINDS), d, re.M))
-        if len(_rendered) < 5:
-            raise RuntimeError("no RBAC in the render of manifests/")
-    return list(_rendered)
+        _rendered[key] = [d for d in docs if re.search(r"^kind: (%s)$" % "|".join(kinds), d, re.M)]
+        if kinds == KINDS and len(_rendered[key]) < 5:
+            raise RuntimeError("no RBAC in the render of %s" % kustomization)
+    return list(_rendered[key])
 
 
 def apply(sim, docs):

@@ -27,7 +27,7 @@ sys.path.insert(2, os.path.join(os.path.dirname(HERE), "lib"))  # kubesim_launch
 import harness  # noqa: E402
 from manifests import CONTROLLER_BIN, WEBHOOK_BIN  # noqa: E402
 from test_apply import Apply  # noqa: E402,F401
-from test_rbac import RbacEvaluator, ControllerRbac  # noqa: E402,F401
+from test_rbac import RbacEvaluator, ControllerRbac, ControllerRbacImagePullJob  # noqa: E402,F401
 from test_render import Base, CertsRender, ImagePullJob, Images, Overlays, Render  # noqa: E402,F401
 
 
@@ -38,7 +38,7 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = argv or ["Render", "Base", "CertsRender", "Overlays", "ImagePullJob", "Images", "Apply", "RbacEvaluator",
-                     "ControllerRbac"]
+                     "ControllerRbac", "ControllerRbacImagePullJob"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     bad = result.failures + result.errors

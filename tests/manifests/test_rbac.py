@@ -15,8 +15,17 @@ applied without it (one verb of one resource of one rule), each call of the
 run that grant served, made again with the controller's credentials, gets
 a 403 from kubesim.
 
+ControllerRbacImagePullJob does the same for what
+manifests/components/imagepulljob adds (its ClusterRole, the controller's
+--imagepulljobs): the render of overlays/imagepulljob applied, our CRD
+installed, and ImagePullJobs run to each kind of write: one completes
+(its status written, Kruise's finalizer dropped, its completion marked)
+and is deleted by its TTL; one selects by podSelector (a pod list) and
+pulls an image that is not there (its node given up: a Job patch).
+
 RbacEvaluator is the table for the evaluator itself (manifests.py).
 """
+import os
 import json
 import time
 import unittest
@@ -25,6 +34,7 @@ import urllib.parse
 from harness import AGENT, FRESH, MISSING, ApiError, Base as E2EBase, wait_until
 from manifests import (MANIFESTS, NS, allowed, render, request_attributes, role_grants, rule_allows,
                        subject_rules, unused_grants, without_grant)
+import ota_rbac
 
 
 class RbacEvaluator(unittest.TestCase):
@@ -158,13 +168,14 @@ class ControllerRbac(E2EBase):
         out = self.sim.kubectl("admin", "apply", "-f", "-", stdin="\n".join(json.dumps(r) for r in roles))
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
-    def each_grant_needed(self, objs, calls):
-        """For each grant: the roles applied without it, each call of the run
-        it served (one per distinct request kind) gets a 403; at the end the
-        rendered roles are applied again."""
+    def each_grant_needed(self, objs, calls, role=None):
+        """For each grant (of the ClusterRole named role, or of every role):
+        the roles applied without it, each call of the run it served (one
+        per distinct request kind) gets a 403; at the end the rendered roles
+        are applied again."""
         granted = subject_rules(objs, NS, "ota-controller")
-        grants = role_grants(objs)
-        self.assertGreaterEqual(len(grants), 10)
+        grants = [g for g in role_grants(objs) if role is None or g[0][2] == role]
+        self.assertGreaterEqual(len(grants), 10 if role is None else 5)
         try:
             for grant in grants:
                 reduced = without_grant(objs, grant)
@@ -192,3 +203,73 @@ class ControllerRbac(E2EBase):
             attrs = request_attributes(method, path)
             if attrs is not None and attrs[0] in ("get", "list"):
                 self.assertNotEqual(self.replay(method, path), 403, "%s %s" % (method, path))
+
+
+IPJ_OVERLAY = os.path.join(MANIFESTS, "overlays", "imagepulljob")
+IPJ_ROLE = "ota-prepull-controller-imagepulljobs"
+
+
+class ControllerRbacImagePullJob(ControllerRbac):
+    NODES = 2
+    CONTROLLER_ARGS = ("--imagepulljobs=true",)
+
+    @classmethod
+    def rbac(cls):
+        # the overlay's RBAC, and our CRD before the controller lists it
+        path = os.path.relpath(IPJ_OVERLAY, os.path.dirname(MANIFESTS))
+        return ota_rbac.rendered(path) + ota_rbac.rendered(path, ("CustomResourceDefinition",))
+
+    def ipj(self, name, spec, finalizers=()):
+        body = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob",
+                "metadata": {"name": name, "namespace": self.ns}, "spec": spec}
+        if finalizers:
+            body["metadata"]["finalizers"] = list(finalizers)
+        return self.sim.call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/%s/imagepulljobs" % self.ns, body)
+
+    def ipj_status(self, name):
+        try:
+            obj = self.sim.call("GET", "/apis/apps.kruise.io/v1alpha1/namespaces/%s/imagepulljobs/%s"
+                                % (self.ns, name), retry=False, ok=(200,))
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+        return obj.get("status") or {}
+
+    def test_every_call_granted_every_grant_used(self):
+        objs = render(IPJ_OVERLAY)
+        granted = subject_rules(objs, NS, "ota-controller")
+        role_only = subject_rules([o for o in objs if o["metadata"].get("name") == IPJ_ROLE], NS,
+                                  "ota-controller")
+        self.assertTrue(role_only)
+        # one that completes, with Kruise's finalizer, and goes by its TTL
+        self.ipj("done", {"image": FRESH[1], "selector": {"names": ["node-1"]},
+                          "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": 1}},
+                 finalizers=["apps.kruise.io/deletion-protection"])
+        # one by podSelector (the pods of a DaemonSet, in the job's
+        # namespace) whose image is not there: its node is given up
+        self.make_ds(AGENT + "v1", name="sel", nodes=["node-2"])
+        self.ipj("bad", {"image": MISSING, "podSelector": {"matchLabels": {"app": "sel"}},
+                         "completionPolicy": {"type": "Always"}})
+        wait_until(lambda: (self.ipj_status("bad") or {}).get("failed") == 1, 120, "the missing image failed")
+        wait_until(lambda: self.ipj_status("done") is None, 120, "the completed job deleted by its TTL")
+        self.assertEqual(self.ctl.stop(), 0)
+        calls = [(e["method"], e["path"]) for e in self.ctl.proxy.entries()]
+        used, denied = [], []
+        for method, path in calls:
+            attrs = request_attributes(method, path)
+            if attrs is None:
+                continue
+            used.append(attrs)
+            if not allowed(granted, attrs):
+                denied.append("%s %s -> %s" % (method, path, attrs))
+        self.assertEqual(denied, [], "calls the RBAC of overlays/imagepulljob would refuse")
+        self.assertEqual(unused_grants(role_only, used), [], "granted by %s but never used" % IPJ_ROLE)
+        kinds = {(a[0], a[2] + ("/" + a[3] if a[3] else "")) for a in used}
+        for k in [("list", "imagepulljobs"), ("watch", "imagepulljobs"), ("patch", "imagepulljobs/status"),
+                  ("patch", "imagepulljobs"), ("delete", "imagepulljobs"), ("patch", "jobs"),
+                  ("list", "pods"), ("create", "jobs")]:
+            self.assertIn(k, kinds)
+        refused = ["%s %s" % (e["method"], e["path"]) for e in self.ctl.proxy.entries() if e["status"] == 403]
+        self.assertEqual(refused, [], "calls kubesim refused with the rendered RBAC")
+        self.each_grant_needed(objs, calls, role=IPJ_ROLE)
