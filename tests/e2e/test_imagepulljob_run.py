@@ -588,8 +588,10 @@ class ImagePullJobRun(ImagePullJobRunBase):
         self.assertEqual(len(old), 2)
         n_before = len(ipjs.snapshot())
         t_edit = time.monotonic()
-        # a 2 s pull: the re-run outlasts the one status write per second
-        # (D6), so its running status is written
+        # Edited right after the completion's status write, to a 2 s pull:
+        # the re-run ends while that write's key is still held back (the
+        # executor's 3 s), which must not lose the re-run's status (an edit
+        # made 4 s later is written; this one was not, 2026-11-27)
         res = self.kubectl("patch", "imagepulljob", "edit", "-n", self.ns, "--type=merge",
                            "-p", json.dumps({"spec": {"image": SLOW[5]}}))
         self.assertEqual(res.returncode, 0, res.stderr)
