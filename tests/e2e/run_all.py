@@ -53,6 +53,12 @@ This runs them all, in one process; the tests are in
                            messages and columns; ImagePullJobUpstreamCrds:
                            Kruise's CRDs unchanged (skipped without
                            ../shared/upstream)
+  test_imagepulljob_run.py ImagePullJobRun: ImagePullJobs run by the
+                           controller (issue 20): Kruise's sample, a missing
+                           image, parallelism, NotReady, Never, TTL, restart,
+                           kubectl get/describe, edits, Kruise's finalizer;
+                           ImagePullJobRunKruise19/18: on Kruise's CRDs;
+                           ImagePullJobRunLeaders: two replicas
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -97,6 +103,8 @@ from test_observe import Observability
 from test_paging import Paging
 from test_unserved import ConfigTrouble, Unserved
 from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
+from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunKruise18, ImagePullJobRunKruise19,
+                                   ImagePullJobRunLeaders)
 
 
 def main(argv):
@@ -111,7 +119,8 @@ def main(argv):
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
-                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds"]
+                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun",
+                     "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
