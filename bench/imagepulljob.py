@@ -91,14 +91,6 @@ def ipj(parallelism):
                      "pullPolicy": {"timeoutSeconds": 600, "backoffLimit": 3}}}
 
 
-def writes(m):
-    """{method: count} of the controller's requests answered (any code)."""
-    out = {}
-    for verb, code, v in benchlib.calls(m):
-        out[verb] = out.get(verb, 0) + v
-    return out
-
-
 def finished(job):
     return any(c.get("status") == "True" and c.get("type") in ("Complete", "Failed")
                for c in (job.get("status") or {}).get("conditions") or [])
@@ -206,7 +198,7 @@ def run(opts, work, procs):
     took = res["done"] - t0
     pull = RESOLVE + size / BANDWIDTH
     ideal = pull * opts.nodes / opts.parallelism
-    before, after = writes(m0), writes(m1)
+    before, after = benchlib.calls_by_verb(m0), benchlib.calls_by_verb(m1)
     delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
     work_writes = sum(delta.get(k, 0) for k in ("POST", "PATCH", "DELETE"))
     sw = [x - t0 for x in res["status_writes"] if x >= t0]

@@ -53,7 +53,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import MISSING, REG, REGISTRY_CONFIG, ApiError, log, wait_until
+from harness import MISSING, REG, REGISTRY_CONFIG, ApiError, log, wait_until, watch_once
 from test_imagepulljob import ImagePullJobBase, UPSTREAM
 
 try:
@@ -147,29 +147,7 @@ class Watch(threading.Thread):
                 time.sleep(0.1)
 
     def _watch(self, rv):
-        sep = "&" if "?" in self.path else "?"
-        conn = self.sim.connect(30)
-        try:
-            conn.request("GET", self.path + sep + "watch=1&allowWatchBookmarks=true&timeoutSeconds=20"
-                         "&resourceVersion=" + rv, headers={"Authorization": "Bearer " + self.sim.tokens["admin"]})
-            resp = conn.getresponse()
-            if resp.status != 200:
-                resp.read()
-                return None
-            while not self.stopping:
-                line = resp.readline()
-                if not line:
-                    return rv
-                ev = json.loads(line)
-                obj = ev.get("object") or {}
-                if ev["type"] == "ERROR":
-                    return None
-                rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                if ev["type"] in ("ADDED", "MODIFIED", "DELETED"):
-                    self._add(ev["type"], obj)
-            return rv
-        finally:
-            conn.close()
+        return watch_once(self.sim, self.path, rv, lambda: self.stopping, self._add)
 
     def stop(self):
         self.stopping = True
