@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "ota_daemonset.h"
 #include "ota_names.h"
+#include "pullerr.h"
 
 static yajl_val get(yajl_val v, const char *const *path)
 {
@@ -587,7 +588,7 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = borrow(reason);
         jp->waiting_message = borrow(kobj_member_str(waiting, "message"));
-        jp->backing_off = strcmp(reason, "ImagePullBackOff") == 0;
+        jp->backing_off = pullerr_backing_off(reason);
     }
 }
 
