@@ -1085,8 +1085,13 @@ static void test_ota_first(void **state)
     assert_string_equal(st->key, "ipj-status:" IPJ_UID);
     assert_string_equal(st->namespace, IPJ_NS);
     assert_contains(st->body, "\"desired\":1,\"active\":1");
-    /* a second slot: both */
+    /* a cap of 2: the ImagePullJob node still waits, the last slot is
+     * kept for a node user's next request (PULLQ_INTERACTIVE_RESERVE) */
     w->cfg.max_concurrent_pulls = 2;
+    run(w);
+    expect_count(w, ACTION_CREATE_JOB, 1);
+    /* a cap of 3: both, and one slot left */
+    w->cfg.max_concurrent_pulls = 3;
     run(w);
     expect_count(w, ACTION_CREATE_JOB, 2);
     char hash[9];
