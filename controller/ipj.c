@@ -67,7 +67,7 @@ void ipj_effective(const ipj_spec *s, ipj_values *v)
     v->pull_policy = sv_eq(s->image_pull_policy, "Always") ? "Always" : "IfNotPresent";
 }
 
-void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9])
+int ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9])
 {
     char err[200];
     const char *image = imageref_normalize(s->image.ptr != NULL ? s->image.ptr : "", s->image.len,
@@ -78,7 +78,11 @@ void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         len += s->pull_secrets[i].len + 1;
     char *secrets = arena_alloc(a, len);
-    if (secrets != NULL) {
+    /* out of memory: no hash at all, never the hash of another spec (its
+     * Jobs would read as an older version's and be pulled again) */
+    if (image == NULL || secrets == NULL)
+        return -1;
+    {
         size_t at = 0;
         for (size_t i = 0; i < s->n_pull_secrets; i++) {
             if (i > 0)
@@ -92,8 +96,30 @@ void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]
     char policy[100];
     snprintf(policy, sizeof(policy), "%s/%lld/%lld", v->pull_policy, v->timeout_s,
              v->backoff_limit);
-    /* out of memory: NULL reads as "", and the hash is still a hash */
     snprintf(out, 9, "%08" PRIx32, pull_job_hash3(image, secrets, policy));
+    return 0;
+}
+
+const char *ipj_unservable(const ipj_spec *s, arena *a)
+{
+    const char *e = ipj_image_error(s->image, a);
+    if (e != NULL)
+        return arena_printf(a, "invalid image %.*s: %s", (int)s->image.len,
+                            s->image.ptr != NULL ? s->image.ptr : "", e);
+    if (s->selector.present && (s->selector.has_labels || s->selector.has_exprs) &&
+        (e = ipj_selector_error(&s->selector, a)) != NULL)
+        return arena_printf(a, "invalid selector: %s", e);
+    if (s->pod_selector.present) {
+        if ((e = ipj_selector_error(&s->pod_selector, a)) != NULL)
+            return arena_printf(a, "invalid podSelector: %s", e);
+        size_t n = ipj_selector_string_len(&s->pod_selector);
+        if (n > IPJ_SELECTOR_STRING_MAX)
+            return arena_printf(a,
+                                "podSelector is %zu bytes as a labelSelector, more than the %d "
+                                "a pod list may ask with",
+                                n, IPJ_SELECTOR_STRING_MAX);
+    }
+    return NULL;
 }
 
 /* ---- selection --------------------------------------------------------------- */
@@ -488,7 +514,8 @@ int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out)
     const kobj *cr = in->ipj;
     *out = (ipj_plan){0};
     ipj_effective(in->spec, &out->v);
-    ipj_spec_hash(in->spec, &out->v, a, out->spec_hash);
+    if (ipj_spec_hash(in->spec, &out->v, a, out->spec_hash) != 0)
+        return -1;
     /* each Job is deleted once at most */
     out->deletes = arena_alloc(a, (in->n_jobs + 1) * sizeof(*out->deletes));
     if (out->deletes == NULL)

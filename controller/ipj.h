@@ -60,8 +60,17 @@ long long ipj_parallelism(const ipj_spec *s);
 /* D2: 8 lowercase hex of pull_job_hash3 over the normalised image, the
  * pull secrets joined with ",", and "<imagePullPolicy>/<timeoutSeconds>/
  * <backoffLimit>" (defaults applied), into out (9 bytes).  The image as
- * written when it does not normalise (the Job's render then says why). */
-void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]);
+ * written when it does not normalise (the Job's render then says why).
+ * 0, or -1 when out of memory (no hash: never another spec's). */
+int ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]);
+
+/* Why the controller cannot run spec as written, in words (arena
+ * memory), or NULL when it can: an image distribution/reference refuses,
+ * a selector or podSelector that does not parse, a podSelector longer
+ * than a pod list's query may be (IPJ_SELECTOR_STRING_MAX).  The webhook
+ * refuses each of these; a CR written around it, or before it was
+ * installed, may carry them, and the controller trusts no input. */
+const char *ipj_unservable(const ipj_spec *s, arena *a);
 
 /* The selected nodes' names in name order, de-duplicated, into *out (arena
  * memory); their count.  nodes: KOBJ_NODE_STATE sorted by name.

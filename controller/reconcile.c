@@ -72,7 +72,7 @@ typedef struct pass {
     const kobj **jobs; /* sorted by pod uid */
     size_t n_jobs;
     candidate *cands;
-    size_t n_cands;
+    size_t n_cands, cap_cands;
     mark *marks;
     size_t n_marks;
     ipj_run *ipjs;
@@ -1132,10 +1132,20 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
     const kobj *cr = run->cr;
     const char *text = cr->u.ipj.spec != NULL ? cr->u.ipj.spec : "";
     char err[300];
-    if (ipj_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0) {
-        /* the webhook refuses these; one written around it waits for an edit */
-        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning", err, "spec");
-        return 1;
+    const char *why = ipj_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0
+                          ? err
+                          : ipj_unservable(&run->spec, &p->arena);
+    if (why != NULL) {
+        /* the webhook refuses these; one written around it waits for an
+         * edit (said once per generation) */
+        char what[64];
+        snprintf(what, sizeof(what), "spec|%lld", cr->u.ipj.generation);
+        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning", why, what);
+        if (!cr->meta.deleting)
+            return 1;
+        /* being deleted: Kruise's finalizer must not hold it (D9), and
+         * deciding that needs no spec */
+        memset(&run->spec, 0, sizeof(run->spec));
     }
     size_t first = 0, n = 0;
     if (p->ipj_jobs != NULL)
@@ -1159,6 +1169,19 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
     if (ipj_decide(&in, &p->arena, &run->plan) != 0)
         return -1;
     const char *queued = cr->u.ipj.creation_time != NULL ? cr->u.ipj.creation_time : "";
+    /* room for its offers (at most parallelism of them), as they come:
+     * never jobs x nodes at once */
+    size_t offers = 0;
+    for (size_t k = 0; k < run->plan.n_nodes; k++)
+        offers += (size_t)run->plan.nodes[k].offer;
+    if (p->n_cands + offers > p->cap_cands) {
+        size_t cap = p->cap_cands * 2 > p->n_cands + offers ? p->cap_cands * 2 : p->n_cands + offers;
+        candidate *grown = realloc(p->cands, cap * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        p->cands = grown;
+        p->cap_cands = cap;
+    }
     for (size_t k = 0; k < run->plan.n_nodes; k++) {
         const ipj_node *node = &run->plan.nodes[k];
         if (!node->offer)
@@ -1191,12 +1214,6 @@ static int plan_imagepulljobs(pass *p)
     for (size_t i = 0; (o = store_next(in->node_states, &i)) != NULL;)
         nodes[n_nodes++] = o;
     qsort(nodes, n_nodes, sizeof(*nodes), cmp_node_name);
-    /* room for every CR's offers: at most one per node */
-    size_t room = in->pods->len + 1 + in->imagepulljobs->len * n_nodes;
-    candidate *grown = realloc(p->cands, room * sizeof(*grown));
-    if (grown == NULL)
-        goto cleanup;
-    p->cands = grown;
     for (size_t i = 0; (o = store_next(in->imagepulljobs, &i)) != NULL;) {
         ipj_run *run = &p->ipjs[p->n_ipjs];
         *run = (ipj_run){.cr = o};
@@ -1412,7 +1429,8 @@ int reconcile(const reconcile_input *in, action_list *out)
     int rc = -1;
     if (index_daemonsets(&p) != 0 || index_jobs(&p) != 0)
         goto cleanup;
-    p.cands = calloc(in->pods->len + 1, sizeof(*p.cands));
+    p.cap_cands = in->pods->len + 1;
+    p.cands = calloc(p.cap_cands, sizeof(*p.cands));
     p.marks = calloc(in->pods->len + 1, sizeof(*p.marks));
     if (p.cands == NULL || p.marks == NULL)
         goto cleanup;

@@ -875,30 +875,67 @@ int ipj_selector_matches(const ipj_selector *sel, char *const *keys, char *const
 
 /* ---- the selector as a query ---------------------------------------------- */
 
-const char *ipj_selector_string(const ipj_selector *sel, arena *a)
+/* Writes the query into out (NULL: only counts); its length.  One pass,
+ * each piece copied once: a selector with thousands of values costs its
+ * size, not its size squared. */
+static size_t selector_text(const ipj_selector *sel, char *out)
 {
-    const char *out = "";
-    for (size_t i = 0; i < sel->n_labels && out != NULL; i++)
-        out = arena_printf(a, "%s%s%.*s=%.*s", out, out[0] != '\0' ? "," : "",
-                           (int)sel->label_keys[i].len, sel->label_keys[i].ptr,
-                           (int)sel->label_values[i].len, sel->label_values[i].ptr);
-    for (size_t i = 0; i < sel->n_exprs && out != NULL; i++) {
+    size_t n = 0;
+#define PUT(p, len)                                                                                \
+    do {                                                                                           \
+        if (out != NULL && (len) > 0)                                                              \
+            memcpy(out + n, (p), (len));                                                           \
+        n += (len);                                                                                \
+    } while (0)
+#define PUTS(lit) PUT(lit, sizeof(lit) - 1)
+    for (size_t i = 0; i < sel->n_labels; i++) {
+        if (n > 0)
+            PUTS(",");
+        PUT(sel->label_keys[i].ptr, sel->label_keys[i].len);
+        PUTS("=");
+        PUT(sel->label_values[i].ptr, sel->label_values[i].len);
+    }
+    for (size_t i = 0; i < sel->n_exprs; i++) {
         const ipj_requirement *r = &sel->exprs[i];
-        const char *sep = out[0] != '\0' ? "," : "";
+        if (n > 0)
+            PUTS(",");
         if (sv_eq(r->op, "Exists") || sv_eq(r->op, "DoesNotExist")) {
-            out = arena_printf(a, "%s%s%s%.*s", out, sep, sv_eq(r->op, "Exists") ? "" : "!",
-                               (int)r->key.len, r->key.ptr);
+            if (sv_eq(r->op, "DoesNotExist"))
+                PUTS("!");
+            PUT(r->key.ptr, r->key.len);
             continue;
         }
-        const char *values = "";
-        for (size_t j = 0; j < r->n_values && values != NULL; j++)
-            values = arena_printf(a, "%s%s%.*s", values, j > 0 ? "," : "",
-                                  (int)r->values[j].len, r->values[j].ptr);
-        if (values != NULL)
-            out = arena_printf(a, "%s%s%.*s %s (%s)", out, sep, (int)r->key.len, r->key.ptr,
-                               sv_eq(r->op, "In") ? "in" : "notin", values);
+        PUT(r->key.ptr, r->key.len);
+        if (sv_eq(r->op, "In"))
+            PUTS(" in (");
         else
-            out = NULL;
+            PUTS(" notin (");
+        for (size_t j = 0; j < r->n_values; j++) {
+            if (j > 0)
+                PUTS(",");
+            PUT(r->values[j].ptr, r->values[j].len);
+        }
+        PUTS(")");
     }
+#undef PUTS
+#undef PUT
+    return n;
+}
+
+size_t ipj_selector_string_len(const ipj_selector *sel)
+{
+    return selector_text(sel, NULL);
+}
+
+const char *ipj_selector_string(const ipj_selector *sel, arena *a)
+{
+    size_t n = selector_text(sel, NULL);
+    if (n > IPJ_SELECTOR_STRING_MAX)
+        return NULL;
+    char *out = arena_alloc(a, n + 1);
+    if (out == NULL)
+        return NULL;
+    selector_text(sel, out);
+    out[n] = '\0';
     return out;
 }
