@@ -348,7 +348,9 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
 {
     if (status >= 200 && status < 300)
         return EXEC_DONE;
-    if (kind == ACTION_CREATE_JOB && status == 409)
+    /* Jobs and Events are named from what they are for: a 409 is the one
+     * made before a restart (or by the leader before), not a failure */
+    if ((kind == ACTION_CREATE_JOB || kind == ACTION_CREATE_EVENT) && status == 409)
         return EXEC_MADE_BEFORE;
     /* every write but a create is to an object that may have gone */
     if (kind != ACTION_CREATE_EVENT && kind != ACTION_CREATE_JOB && !action_is_read(kind) &&

@@ -15,6 +15,7 @@
  */
 #include "reconcile.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,20 +212,34 @@ static void note_last(pass *p, size_t before, const kobj *subject, const char *n
 
 /* ---- JSON --------------------------------------------------------------- */
 
+/* The Event's name: the object's, then 16 hex of a hash of the Event's
+ * key, so that the same Event asked again (after a restart, or by a new
+ * leader: which Events were sent is kept in memory only) is a 409, not a
+ * second Event. */
+static void event_name(char *out, size_t size, const char *object, const char *key)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++) {
+        h ^= *c;
+        h *= 0x100000001b3ULL;
+    }
+    snprintf(out, size, "%.230s.%016" PRIx64, object, h);
+}
+
 static char *event_body(const kobj *pod, const char *api_version, const char *kind,
                         const char *reason, const char *type, const char *message,
-                        const char *now)
+                        const char *now, const char *key)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
         return NULL;
-    char generate[300];
-    snprintf(generate, sizeof(generate), "%.240s.", pod->meta.name);
+    char name[300];
+    event_name(name, sizeof(name), pod->meta.name, key);
     json_map_open(&w, NULL);
     json_kv_str(&w, "apiVersion", "v1");
     json_kv_str(&w, "kind", "Event");
     json_map_open(&w, "metadata");
-    json_kv_str(&w, "generateName", generate);
+    json_kv_str(&w, "name", name);
     json_kv_str(&w, "namespace", pod->meta.namespace);
     json_map_close(&w);
     json_map_open(&w, "involvedObject");
@@ -255,7 +270,7 @@ static void emit_event_once(pass *p, const kobj *obj, const char *api_version, c
 {
     if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
         return;
-    char *body = event_body(obj, api_version, kind, reason, type, message, p->in->now);
+    char *body = event_body(obj, api_version, kind, reason, type, message, p->in->now, key);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -919,7 +934,7 @@ static void revision_event(pass *p, const ds_view *v)
     char message[300];
     snprintf(message, sizeof(message), "marked %zu pod%s PendingUpgrade for revision %s", v->marked, v->marked == 1 ? "" : "s", hash);
     char *body = event_body(v->ds, "apps/v1", "DaemonSet", OTA_EVENT_REVISION_MARKED, "Normal",
-                            message, p->in->now);
+                            message, p->in->now, key);
     if (body == NULL) {
         p->failed = 1;
         return;
