@@ -8,7 +8,7 @@ ImagePullJobRun (our CRD, 6 nodes), one namespace per test:
   01 Kruise's documentation sample (v1.8, read from ../shared/upstream/kruise
      at run time, its selector's matchLabels dropped: Kruise's own webhook
      refuses names with labels) -> desired/succeeded, "job has completed",
-     one Job per selected node named ota-ipj-<name>-<8 hex>, controlled by
+     one Job per selected node named ota-ipj-<name>-<16 hex>, controlled by
      the ImagePullJob, pod pinned to the node, deadline timeout x (backoff+1)
      + 60; `kubectl get imagepulljobs` shows it
   03 a missing image fails fast: failed = desired, failedNodes sorted, one
@@ -334,7 +334,7 @@ class ImagePullJobRunBase(ImagePullJobBase):
         hashes = set()
         for node, (job,) in sorted(self.jobs_per_node(uid).items()):
             m = job["metadata"]
-            self.assertRegex(m["name"], r"^ota-ipj-%s-[0-9a-f]{8}$" % re.escape(name))
+            self.assertRegex(m["name"], r"^ota-ipj-%s-[0-9a-f]{16}$" % re.escape(name))
             self.assertEqual(m["namespace"], self.ns)
             refs = [r for r in m.get("ownerReferences") or [] if r.get("controller")]
             self.assertEqual(len(refs), 1, m.get("ownerReferences"))
