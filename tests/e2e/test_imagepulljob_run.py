@@ -655,6 +655,19 @@ class ImagePullJobRun(ImagePullJobRunBase):
         self.assertEqual(len(self.jobs_of(uid)), len({job_node(j) for j in self.jobs_of(uid)}))
         self.assertEqual(self.ipj("deadline")["status"]["message"], "job exceeds activeDeadlineSeconds")
 
+    def test_14_pod_selector(self):
+        """podSelector: the nodes of the namespace's active scheduled pods
+        that match, each pulled once (the pods listed a page at a time)."""
+        self.make_ds(QUICK[20], name="web", nodes=["node-2", "node-4", "node-5"])
+        self.make_ds(QUICK[21], name="other", nodes=["node-1"])
+        doc = self.cr("by-pods", QUICK[22], parallelism=3)
+        doc["spec"]["podSelector"] = {"matchLabels": {"app": "web"}}
+        obj = self.apply(doc)
+        done = self.wait_completed("by-pods", 60)
+        st = done["status"]
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0)), (3, 3, 0), st)
+        self.assert_one_job_per_node(obj["metadata"]["uid"], ["node-2", "node-4", "node-5"])
+
 
 class UpstreamCrdRun(ImagePullJobRunBase):
     """Kruise's CRD (CRD_VERSION) instead of ours, applied unchanged before
