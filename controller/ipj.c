@@ -400,8 +400,13 @@ static int nodes_from_jobs(const ipj_input *in, ipj_plan *out, arena *a)
             n->state = IPJ_NODE_FAILED; /* from the pass that ends it (D4) */
             n->give_up = 1;
         }
-        if (n->state == IPJ_NODE_FAILED)
+        if (n->state == IPJ_NODE_FAILED) {
             failure_words(n, n->job, waiting[k]);
+            /* ended by its deadline, its words only in this process's
+             * memory (its pod is gone): kept on the Job */
+            n->keep_words = !n->give_up && n->job->u.job.given_up_reason == NULL &&
+                            waiting[k] != NULL && waiting[k]->u.job_pod.waiting_reason != NULL;
+        }
         if (ipj_reverify_due(&out->v, n->job, in->now_epoch))
             add_delete(out, n->job);
     }
@@ -635,7 +640,7 @@ char *ipj_status_patch(const kobj_imagepulljob *want, const kobj_imagepulljob *c
     return json_writer_take(&w);
 }
 
-char *ipj_give_up_patch(const char *reason, const char *message)
+char *ipj_give_up_patch(const char *reason, const char *message, int end)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
@@ -647,10 +652,12 @@ char *ipj_give_up_patch(const char *reason, const char *message)
     json_kv_str(&w, OTA_ANN_JOB_GIVEN_UP_MESSAGE, message != NULL ? message : "");
     json_map_close(&w);
     json_map_close(&w);
-    /* the Job controller ends the pod (DeadlineExceeded) */
-    json_map_open(&w, "spec");
-    json_kv_int(&w, "activeDeadlineSeconds", 1);
-    json_map_close(&w);
+    if (end) {
+        /* the Job controller ends the pod (DeadlineExceeded) */
+        json_map_open(&w, "spec");
+        json_kv_int(&w, "activeDeadlineSeconds", 1);
+        json_map_close(&w);
+    }
     json_map_close(&w);
     return json_writer_take(&w);
 }

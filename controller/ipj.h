@@ -156,6 +156,9 @@ typedef struct ipj_node {
     const kobj *job;               /* its Job of the current spec hash, or NULL */
     const char *reason, *message;  /* FAILED: the kubelet's words (D3) */
     int give_up;                   /* FAILED from this pass: patch its Job (D4) */
+    int keep_words;                /* FAILED by its own deadline, the kubelet's words known
+                                      only in memory: annotate its Job with them, so a
+                                      restart still says why */
     int offer;                     /* UNSYNCED, offered to the pull queue this pass (D5) */
 } ipj_node;
 
@@ -194,8 +197,10 @@ int ipj_job_spec(pull_job_spec *out, const kobj *ipj, const ipj_spec *s, const i
 /* D6: {"status":{...}}; a field the cached status has and the new one
  * lacks (completionTime, failedNodes) is sent as null. */
 char *ipj_status_patch(const kobj_imagepulljob *want, const kobj_imagepulljob *cached);
-/* D4: the given-up annotations and activeDeadlineSeconds 1. */
-char *ipj_give_up_patch(const char *reason, const char *message);
+/* D4: the given-up annotations (the kubelet's reason and message) and,
+ * when end, activeDeadlineSeconds 1 (the Job ended now); without end the
+ * words alone, kept on a Job its own deadline ended. */
+char *ipj_give_up_patch(const char *reason, const char *message, int end);
 /* D7/D9: resourceVersion, the completed-generation annotation (when
  * generation is not NULL) and the finalizers but Kruise's (when
  * drop_finalizer). */

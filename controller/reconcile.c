@@ -1307,7 +1307,7 @@ static char *build_give_up(const ipj_run *run, const void *arg)
 {
     (void)run;
     const ipj_node *node = arg;
-    return ipj_give_up_patch(node->reason, node->message);
+    return ipj_give_up_patch(node->reason, node->message, node->give_up);
 }
 
 static char *build_meta(const ipj_run *run, const void *arg)
@@ -1331,8 +1331,9 @@ static void ipj_writes(pass *p, const ipj_run *run)
     char key[600], text[1600], what[400];
     for (size_t k = 0; k < plan->n_nodes; k++) {
         const ipj_node *node = &plan->nodes[k];
-        if (node->give_up) {
-            snprintf(key, sizeof(key), "give-up:%s/%s", ns, node->job->meta.name);
+        if (node->give_up || node->keep_words) {
+            snprintf(key, sizeof(key), "%s:%s/%s", node->give_up ? "give-up" : "keep-words", ns,
+                     node->job->meta.name);
             ipj_write(p, ACTION_PATCH_JOB, ns, node->job->meta.name, key, build_give_up, run,
                       node, node);
         }

@@ -945,14 +945,49 @@ static void test_status_patch(void **state)
     free(body);
 }
 
+/* A Job its own deadline ended, whose kubelet's words this process
+ * remembers (its pod is gone): they are written on the Job, once, so a
+ * restarted controller still says why; not for a Job given up (they are
+ * there already) nor without words to keep. */
+static void test_keep_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        job_def job;
+        int keep;
+    } rows[] = {
+        {"deadline, words remembered", {"n-a", 0, J_FAIL, 60, 0, "ImagePullBackOff", "slow", 2, 0}, 1},
+        {"deadline, no words", {"n-a", 0, J_FAIL, 60, 0, NULL, NULL, 0, 0}, 0},
+        {"given up: annotated already", {"n-a", 0, J_GAVE_UP, 60, 0, "ErrImagePull", "not found", 2, 2},
+         0},
+        {"succeeded", {"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        cr_def cr = {SPEC_NAMES("\"n-a\",\"n-b\"", ""), 1, NULL, AGO("00:01"), NULL, 0, 0};
+        pass_fixture f;
+        pass_run(&f, &cr, &rows[i].job, 1);
+        ROW_CHECK(rows[i].name, f.plan.nodes[0].keep_words == rows[i].keep, "keep_words %d",
+                  f.plan.nodes[0].keep_words);
+        ROW_CHECK(rows[i].name, f.plan.nodes[0].give_up == 0, "give_up %d", f.plan.nodes[0].give_up);
+        pass_free(&f);
+    }
+}
+
 static void test_other_bodies(void **state)
 {
     (void)state;
-    char *body = ipj_give_up_patch("ErrImagePull", "nginx:9: \"not\" found");
+    char *body = ipj_give_up_patch("ErrImagePull", "nginx:9: \"not\" found", 1);
     assert_string_equal(body, "{\"metadata\":{\"annotations\":{\"" OTA_ANN_JOB_GIVEN_UP_REASON
                               "\":\"ErrImagePull\",\"" OTA_ANN_JOB_GIVEN_UP_MESSAGE
                               "\":\"nginx:9: \\\"not\\\" found\"}},"
                               "\"spec\":{\"activeDeadlineSeconds\":1}}");
+    free(body);
+    /* the words alone, on a Job its own deadline ended */
+    body = ipj_give_up_patch("ImagePullBackOff", "slow", 0);
+    assert_string_equal(body, "{\"metadata\":{\"annotations\":{\"" OTA_ANN_JOB_GIVEN_UP_REASON
+                              "\":\"ImagePullBackOff\",\"" OTA_ANN_JOB_GIVEN_UP_MESSAGE
+                              "\":\"slow\"}}}");
     free(body);
     cr_def d = {"{}", 3, NULL, NULL, NULL, 0, 1};
     kobj *cr = cr_of(&d);
@@ -1480,6 +1515,7 @@ int main(void)
         cmocka_unit_test(test_failure_words),
         cmocka_unit_test(test_status_written_when_changed),
         cmocka_unit_test(test_status_patch),
+        cmocka_unit_test(test_keep_words),
         cmocka_unit_test(test_other_bodies),
         cmocka_unit_test(test_job_spec),
         cmocka_unit_test(test_ota_first),
