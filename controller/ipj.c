@@ -385,6 +385,8 @@ static int nodes_from_jobs(const ipj_input *in, ipj_plan *out, arena *a)
             continue;
         }
         ipj_node *n = selected(out, job->u.job.node_name);
+        if (n == NULL && !job->u.job.complete && !job->u.job.failed && !job->meta.deleting)
+            out->running_elsewhere++; /* left to finish; it still pulls (D5) */
         if (n != NULL && n->job == NULL) {
             n->job = job;
             waiting[n - out->nodes] = in->waiting != NULL ? in->waiting[i] : NULL;
@@ -451,7 +453,10 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
     st->active = st->desired - st->succeeded - st->failed;
     /* the first pass's time, kept; a run after an edit starts anew (its
      * activeDeadlineSeconds would have passed at once) */
-    st->start_time = cached->start_time != NULL && done != IPJ_RERUN
+    /* (one that does not read as a time is no start: its deadline would
+     * never come) */
+    st->start_time = cached->start_time != NULL && kobj_parse_time(cached->start_time) > 0 &&
+                             done != IPJ_RERUN
                          ? cached->start_time
                          : arena_strndup(a, in->now, strlen(in->now));
     long long start = kobj_parse_time(st->start_time);
@@ -503,7 +508,8 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
 /* D5: the unsynced nodes, in name order, up to parallelism - pulling. */
 static void offer_nodes(ipj_plan *out)
 {
-    long long pulling = 0;
+    /* its Jobs on nodes no longer selected pull as much as any */
+    long long pulling = (long long)out->running_elsewhere;
     for (size_t k = 0; k < out->n_nodes; k++)
         pulling += out->nodes[k].state == IPJ_NODE_PULLING;
     long long room = out->v.parallelism - pulling;

@@ -166,6 +166,8 @@ typedef struct ipj_plan {
     ipj_values v;
     char spec_hash[9];
     int running;          /* the CR is to be worked on: not being deleted, not done */
+    size_t running_elsewhere; /* its unfinished Jobs on nodes no longer selected (they
+                                 count against parallelism) */
     int list_pods;        /* a podSelector CR whose pods are not listed: nothing decided
                              until they are (D10) */
     ipj_node *nodes;      /* the selected nodes, in name order (running only) */

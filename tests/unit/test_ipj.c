@@ -974,6 +974,28 @@ static void test_keep_words(void **state)
     }
 }
 
+/* A selector edit leaves a running Job on a node no longer selected to
+ * finish; it still pulls, so it counts against parallelism.  A startTime
+ * that does not read as a time is no start: its deadline would never
+ * come, so the run starts now. */
+static void test_edge_counts(void **state)
+{
+    (void)state;
+    job_def elsewhere = {"n-a", 0, J_RUN, 0, 0, NULL, NULL, 0, 0};
+    cr_def cr = {SPEC_NAMES("\"n-b\",\"n-c\"", ""), 1, NULL, AGO("00:01"), NULL, 0, 0};
+    pass_fixture f;
+    pass_run(&f, &cr, &elsewhere, 1);
+    assert_int_equal(f.plan.running_elsewhere, 1);
+    for (size_t k = 0; k < f.plan.n_nodes; k++)
+        assert_int_equal(f.plan.nodes[k].offer, 0); /* parallelism 1, taken */
+    pass_free(&f);
+    cr_def garbled = {SPEC_NAMES("\"n-b\"", ""), 1, NULL, "yesterday", NULL, 0, 0};
+    pass_run(&f, &garbled, NULL, 0);
+    assert_string_equal(f.plan.status.start_time, IPJ_NOW);
+    assert_int_equal(f.plan.write_status, 1);
+    pass_free(&f);
+}
+
 static void test_other_bodies(void **state)
 {
     (void)state;
@@ -1516,6 +1538,7 @@ int main(void)
         cmocka_unit_test(test_status_written_when_changed),
         cmocka_unit_test(test_status_patch),
         cmocka_unit_test(test_keep_words),
+        cmocka_unit_test(test_edge_counts),
         cmocka_unit_test(test_other_bodies),
         cmocka_unit_test(test_job_spec),
         cmocka_unit_test(test_ota_first),
