@@ -339,6 +339,22 @@ class ImagePullJob(unittest.TestCase):
                                            "resources": ["imagepulljobs"], "operations": ["CREATE", "UPDATE"],
                                            "scope": "Namespaced"}], name)
 
+    def test_without_our_crd(self):
+        """Where Kruise's CRD is installed, components/imagepulljob alone:
+        webhooks, flag and RBAC, and no CRD of ours to replace theirs."""
+        d = tempfile.mkdtemp(prefix="ota-kz-", dir=os.path.join(ROOT, "build"))
+        try:
+            with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+                f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                        "resources:\n  - %s\ncomponents:\n  - %s\n" % (
+                            os.path.relpath(os.path.join(MANIFESTS, "base"), d),
+                            os.path.relpath(os.path.join(MANIFESTS, "components", "imagepulljob"), d)))
+            objs = render(d)
+        finally:
+            shutil.rmtree(d)
+        self.assertEqual(find(objs, "CustomResourceDefinition"), [])
+        self.assertEqual(sorted(o["kind"] for o in self.objs if o not in objs), ["CustomResourceDefinition"])
+
     def test_crd(self):
         crd = one(self.objs, "CustomResourceDefinition", "imagepulljobs.apps.kruise.io")["spec"]
         self.assertEqual((crd["group"], crd["scope"], crd["names"]["plural"], crd["names"]["kind"]),
