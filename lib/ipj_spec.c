@@ -531,14 +531,6 @@ static const yajl_callbacks ipj_callbacks = {
     cb_start_array, cb_end,
 };
 
-int ipj_sv_cmp(const void *x, const void *y)
-{
-    const sv *a = x, *b = y;
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = memcmp(a->ptr, b->ptr, n);
-    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
-}
-
 /* matchLabels in key order, as the messages need one order and Go's map
  * order is random. */
 static int sort_labels(ipj_selector *sel, arena *a)
@@ -553,7 +545,7 @@ static int sort_labels(ipj_selector *sel, arena *a)
         pairs[2 * i] = sel->label_keys[i];
         pairs[2 * i + 1] = sel->label_values[i];
     }
-    qsort(pairs, sel->n_labels, 2 * sizeof(sv), ipj_sv_cmp);
+    qsort(pairs, sel->n_labels, 2 * sizeof(sv), sv_order);
     for (size_t i = 0; i < sel->n_labels; i++) {
         sel->label_keys[i] = pairs[2 * i];
         sel->label_values[i] = pairs[2 * i + 1];

@@ -121,7 +121,7 @@ ipj_verdict ipj_validate(const ipj_spec *old, const ipj_spec *s, arena *a)
             if (sorted == NULL)
                 return deny(OTA_RULE_IPJ_DUPLICATED_NAMES, 400, NULL);
             memcpy(sorted, sel->names, sel->n_names * sizeof(sv));
-            qsort(sorted, sel->n_names, sizeof(sv), ipj_sv_cmp);
+            qsort(sorted, sel->n_names, sizeof(sv), sv_order);
             for (size_t i = 1; i < sel->n_names; i++)
                 if (sv_same(sorted[i - 1], sorted[i]))
                     return deny(OTA_RULE_IPJ_DUPLICATED_NAMES, 400, "duplicated name in selector names");
