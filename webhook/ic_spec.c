@@ -1,8 +1,8 @@
 /*
  * ic_spec.c - see ic_spec.h.
  *
- * The decoder is yajl's parser over the spec's span with callbacks and a
- * stack of contexts, as lib/ipj_spec.c reads an ImagePullJob's, for a
+ * The decoder is yajl's parser over the spec's span (lib/jspec's frame)
+ * with a stack of contexts, as lib/ipj_spec.c reads an ImagePullJob's, for a
  * smaller object: review_decode() has already held the bytes to its rules
  * (UTF-8, depth, no key twice), so what is left to check is the JSON type
  * of each field kube-fledged's Go types read; anything else is skipped.
@@ -10,13 +10,10 @@
  */
 #include "ic_spec.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <yajl/yajl_parse.h>
-
-#include "errmsg.h"
+#include "jspec.h"
 
 /* What a JSON value is, by where it is. */
 enum ctx {
@@ -41,35 +38,17 @@ static const enum jt ctx_type[] = {
     [X_SECRETS] = T_ARR, [X_SECRET] = T_OBJ, [X_SECRET_NAME] = T_STR,
 };
 
-/* spec, cacheSpec, a list, its images or nodeSelector: no context nests
- * deeper than this */
-#define IC_STACK 4
-
 typedef struct ic_decoder {
     ic_spec *s;
     arena *a;
-    char *err;
-    size_t errlen;
-    int failed;
-    enum ctx stack[IC_STACK];
-    size_t depth;
-    size_t skipped;   /* containers open inside an X_SKIP value */
+    jspec_sink sink;
+    jspec_stack st;   /* spec, cacheSpec, a list, its images: 4 deep at most */
     enum ctx pending; /* the value of the key just read */
     sv label;         /* the nodeSelector key just read */
     size_t lists_cap, images_cap, selector_cap, secrets_cap;
 } ic_decoder;
 
-static int fail(ic_decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(ic_decoder *d, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    errmsg_vset(d->err, d->errlen, fmt, ap);
-    va_end(ap);
-    d->failed = 1;
-    return 0; /* yajl: stop */
-}
+#define fail(d, ...) jspec_fail(&(d)->sink, __VA_ARGS__)
 
 /* Room for `more` more elements of size bytes in *v (n used, *cap held),
  * or -1 when out of memory. */
@@ -145,11 +124,10 @@ static int wrong_type(ic_decoder *d, enum ctx c, const char *got)
  * element's in an array. */
 static enum ctx value_ctx(const ic_decoder *d)
 {
-    if (d->skipped > 0)
-        return X_SKIP;
-    if (d->depth == 0)
+    int top = jspec_top(&d->st);
+    if (top == JSPEC_TOP)
         return X_SPEC;
-    switch (d->stack[d->depth - 1]) {
+    switch ((enum ctx)top) {
     case X_CACHE_SPEC:
         return X_LIST;
     case X_IMAGES:
@@ -193,9 +171,10 @@ static int add_string(ic_decoder *d, enum ctx c, sv v)
     }
 }
 
-/* A scalar arrived.  kind: 's' string, 'n' number, 'b' bool, 'z' null. */
-static int scalar(ic_decoder *d, char kind, const char *p, size_t len)
+/* A scalar arrived (jspec_events.scalar). */
+static int scalar(void *ctx, char kind, const char *p, size_t len)
 {
+    ic_decoder *d = ctx;
     enum ctx c = value_ctx(d);
     if (c == X_SKIP)
         return 1;
@@ -231,33 +210,12 @@ static int scalar(ic_decoder *d, char kind, const char *p, size_t len)
     return wrong_type(d, c, kind == 's' ? "a string" : kind == 'n' ? "a number" : "a boolean");
 }
 
-static int cb_null(void *ctx)
+static int open_container(void *ctx, int is_map)
 {
-    return scalar(ctx, 'z', NULL, 0);
-}
-
-static int cb_bool(void *ctx, int b)
-{
-    (void)b;
-    return scalar(ctx, 'b', NULL, 0);
-}
-
-static int cb_number(void *ctx, const char *s, size_t len)
-{
-    return scalar(ctx, 'n', s, len);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t len)
-{
-    return scalar(ctx, 's', (const char *)s, len);
-}
-
-static int open_container(ic_decoder *d, int is_map)
-{
+    ic_decoder *d = ctx;
     enum ctx c = value_ctx(d);
     if (c == X_SKIP) {
-        if (d->depth > 0 || d->skipped > 0)
-            d->skipped++;
+        jspec_open(&d->st, JSPEC_SKIP);
         return 1;
     }
     enum jt want = ctx_type[c];
@@ -296,40 +254,25 @@ static int open_container(ic_decoder *d, int is_map)
     }
     /* a key twice is refused by review_decode: a list's images or
      * nodeSelector read again cannot happen */
-    d->stack[d->depth++] = c;
+    jspec_open(&d->st, (int)c);
     d->pending = X_SKIP;
     return 1;
 }
 
-static int cb_start_map(void *ctx)
-{
-    return open_container(ctx, 1);
-}
-
-static int cb_start_array(void *ctx)
-{
-    return open_container(ctx, 0);
-}
-
-static int cb_end(void *ctx)
+static int close_container(void *ctx)
 {
     ic_decoder *d = ctx;
-    if (d->skipped > 0)
-        d->skipped--;
-    else if (d->depth > 0)
-        d->depth--;
+    jspec_close(&d->st);
     d->pending = X_SKIP;
     return 1;
 }
 
-static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
+static int on_key(void *ctx, const char *k, size_t len)
 {
     ic_decoder *d = ctx;
     d->pending = X_SKIP;
-    if (d->skipped > 0 || d->depth == 0)
-        return 1;
-    sv key = {(const char *)k, len};
-    switch (d->stack[d->depth - 1]) {
+    sv key = {k, len};
+    switch ((enum ctx)jspec_top(&d->st)) {
     case X_SPEC:
         if (sv_eq(key, "cacheSpec"))
             d->pending = X_CACHE_SPEC;
@@ -360,32 +303,16 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
     return 1;
 }
 
-static const yajl_callbacks ic_callbacks = {
-    cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key, cb_end,
-    cb_start_array, cb_end,
-};
+static const jspec_events ic_events = {scalar, open_container, close_container, on_key};
 
 int ic_decode(ic_spec *s, const char *json, size_t len, arena *a, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     if (len == 0)
         return 0;
-    if (len > IC_MAX_SPEC_BYTES)
-        return errmsg_set(err, errlen, "spec is %zu bytes, more than the %d an object can have", len,
-                          IC_MAX_SPEC_BYTES);
-    ic_decoder d = {.s = s, .a = a, .err = err, .errlen = errlen, .pending = X_SPEC};
-    yajl_alloc_funcs af = arena_yajl_funcs(a);
-    yajl_handle h = yajl_alloc(&ic_callbacks, &af, &d);
-    if (h == NULL)
-        return errmsg_set(err, errlen, "out of memory");
-    yajl_status st = yajl_parse(h, (const unsigned char *)json, len);
-    if (st == yajl_status_ok)
-        st = yajl_complete_parse(h);
-    yajl_free(h);
-    if (d.failed)
+    ic_decoder d = {.s = s, .a = a, .sink = {err, errlen, 0}, .pending = X_SPEC};
+    if (jspec_parse(&ic_events, &d, &d.sink, json, len, IC_MAX_SPEC_BYTES, a) != 0)
         return -1;
-    if (st != yajl_status_ok) /* review_decode read the same bytes: cannot happen */
-        return errmsg_set(err, errlen, "spec is not JSON");
     /* maps as sets: the pairs in key order (keys are unique) */
     for (size_t i = 0; i < s->n_lists; i++)
         if (s->lists[i].n_selector > 1)
@@ -393,31 +320,21 @@ int ic_decode(ic_spec *s, const char *json, size_t len, arena *a, char *err, siz
     return 0;
 }
 
-static int sv_lists_same(const sv *x, size_t nx, const sv *y, size_t ny)
-{
-    if (nx != ny)
-        return 0;
-    for (size_t i = 0; i < nx; i++)
-        if (!sv_same(x[i], y[i]))
-            return 0;
-    return 1;
-}
-
 int ic_selector_equal(const ic_list *x, const ic_list *y)
 {
     return x->has_node_selector == y->has_node_selector &&
-           sv_lists_same(x->selector, 2 * x->n_selector, y->selector, 2 * y->n_selector);
+           sv_list_same(x->selector, 2 * x->n_selector, y->selector, 2 * y->n_selector);
 }
 
 int ic_spec_equal(const ic_spec *x, const ic_spec *y)
 {
     if (x->has_cache_spec != y->has_cache_spec || x->n_lists != y->n_lists ||
         x->has_pull_secrets != y->has_pull_secrets ||
-        !sv_lists_same(x->pull_secrets, x->n_pull_secrets, y->pull_secrets, y->n_pull_secrets))
+        !sv_list_same(x->pull_secrets, x->n_pull_secrets, y->pull_secrets, y->n_pull_secrets))
         return 0;
     for (size_t i = 0; i < x->n_lists; i++) {
         const ic_list *l = &x->lists[i], *m = &y->lists[i];
-        if (l->has_images != m->has_images || !sv_lists_same(l->images, l->n_images, m->images, m->n_images) ||
+        if (l->has_images != m->has_images || !sv_list_same(l->images, l->n_images, m->images, m->n_images) ||
             !ic_selector_equal(l, m))
             return 0;
     }
