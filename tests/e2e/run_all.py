@@ -53,6 +53,13 @@ This runs them all, in one process; the tests are in
                            messages and columns; ImagePullJobUpstreamCrds:
                            Kruise's CRDs unchanged (skipped without
                            ../shared/upstream)
+  test_imagecache.py       ImageCacheOwnCrd: our CRD component applied with
+                           kubectl, docs/examples accepted, kube-fledged's
+                           messages as kubectl prints them, our columns;
+                           ImageCacheUpstreamCrd: kube-fledged's CRD
+                           unchanged; both: its sample CR accepted, the
+                           seed's refused by the schema (skipped without
+                           ../shared/upstream)
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -97,6 +104,7 @@ from test_observe import Observability
 from test_paging import Paging
 from test_unserved import ConfigTrouble, Unserved
 from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
+from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
 
 
 def main(argv):
@@ -111,7 +119,7 @@ def main(argv):
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
-                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds"]
+                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImageCacheOwnCrd", "ImageCacheUpstreamCrd"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
