@@ -275,6 +275,14 @@ def calls(m):
     return out
 
 
+def calls_by_verb(m):
+    """{method: count} of the requests /metrics counts (any code)."""
+    out = {}
+    for verb, _, v in calls(m):
+        out[verb] = out.get(verb, 0) + v
+    return out
+
+
 def patches_ok(m):
     """Status PATCHes answered 2xx."""
     return int(sum(v for verb, code, v in calls(m) if verb == "PATCH" and code.startswith("2")))

@@ -86,13 +86,6 @@ def probe(port, path):
         return None
 
 
-def calls_by_verb(m):
-    out = {}
-    for verb, _, v in benchlib.calls(m):
-        out[verb] = out.get(verb, 0) + v
-    return out
-
-
 def leadership_lost(path):
     with open(path, errors="replace") as f:
         return sum(1 for line in f if "lost leadership" in line)
@@ -171,7 +164,7 @@ def run_scale(opts, work, procs, n):
             m0, t0 = ctl.metrics(), time.monotonic()
             time.sleep(opts.steady_seconds)
             m1, t1 = ctl.metrics(), time.monotonic()
-            c0, c1 = calls_by_verb(m0), calls_by_verb(m1)
+            c0, c1 = benchlib.calls_by_verb(m0), benchlib.calls_by_verb(m1)
             per_min = {v: (c1.get(v, 0) - c0.get(v, 0)) * 60.0 / (t1 - t0) for v in c1}
             total_min = sum(per_min.values())
             rss_steady = rss_kib(ctl.proc.pid)

@@ -209,8 +209,9 @@ static void tell_done(controller *c, const exec_ctx *x)
     case ACTION_CREATE_JOB: {
         char deadline[32];
         snprintf(deadline, sizeof(deadline), "%lds", n->deadline_s);
-        log_kv(LOG_INFO, "pre-pull job created", "pod", n->subject, "job", job, "node", n->node,
-               "deadline", deadline, "deadline_from",
+        log_kv(LOG_INFO, "pre-pull job created",
+               n->deadline_source == RECONCILE_DEADLINE_IMAGEPULLJOB ? "imagepulljob" : "pod",
+               n->subject, "job", job, "node", n->node, "deadline", deadline, "deadline_from",
                reconcile_deadline_source_name((reconcile_deadline_source)n->deadline_source),
                NULL);
         if (n->request_epoch > 0)
@@ -252,8 +253,8 @@ static void tell_done(controller *c, const exec_ctx *x)
         }
         break;
     case ACTION_PATCH_JOB:
-        log_kv(LOG_INFO, "pull job given up", "job", job, "owner", n->subject, "node", n->node,
-               "reason", n->reason, NULL);
+        log_kv(LOG_INFO, "pull job given up", "job", job, "imagepulljob", n->subject, "node",
+               n->node, "reason", n->reason, NULL);
         break;
     case ACTION_DELETE_IPJ:
         log_kv(LOG_INFO, "ImagePullJob deleted: ttlSecondsAfterFinished passed", "imagepulljob",
@@ -318,8 +319,16 @@ static void on_node(controller *c, const char *name, const kube_result *r)
  * keeps nothing: the pass asks again. */
 static void on_pod_nodes(controller *c, const exec_ctx *x, const kube_result *r)
 {
-    if (r->status != 200 || x->name == NULL)
+    if (x->name == NULL)
         return;
+    if (r->status != 200) {
+        char words[512], reason[64];
+        kapi_status_read(r->body, r->body_len, reason, sizeof(reason), words, sizeof(words));
+        log_kv(LOG_WARN, "pod list for a podSelector failed", "imagepulljob_uid", x->name,
+               "namespace", x->namespace, "reason", reason,
+               "message", words[0] != '\0' ? words : (r->error != NULL ? r->error : ""), NULL);
+        return;
+    }
     char err[128];
     yajl_val tree = json_parse_tree(r->body, r->body_len, 64, err, sizeof(err));
     kobj *o = tree != NULL ? kobj_pod_nodes_of(tree, x->name, x->query != NULL ? x->query : "")

@@ -274,6 +274,19 @@ ipj_done ipj_done_of(const kobj *ipj)
     return j->generation > g ? IPJ_RERUN : IPJ_DONE;
 }
 
+/* The annotation ota-prepull/completed-generation says the generation the
+ * object has now. */
+static int marked(const kobj *ipj)
+{
+    const char *g = ipj->u.ipj.completed_generation;
+    char *end = NULL;
+    if (g == NULL)
+        return 0;
+    errno = 0;
+    long long v = strtoll(g, &end, 10);
+    return errno == 0 && end != g && *end == '\0' && v == ipj->u.ipj.generation;
+}
+
 static int has_finalizer(const kobj *ipj)
 {
     for (size_t i = 0; i < ipj->u.ipj.n_finalizers; i++)
@@ -413,6 +426,11 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
     long long start = kobj_parse_time(st->start_time);
     ipj_phase phase = ipj_completion(&out->v, st->active, start > 0 ? start : in->now_epoch,
                                      in->now_epoch);
+    /* A run after an edit first clears the old completion (written as
+     * running, whatever its nodes say): until the cache shows it cleared,
+     * the old completionTime and a new mark would read as done. */
+    if (done == IPJ_RERUN)
+        phase = IPJ_RUNNING;
     for (size_t k = 0; k < out->n_nodes; k++) {
         ipj_node_state s = out->nodes[k].state;
         /* at the deadline, whatever did not succeed failed */
@@ -433,13 +451,19 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
     ipj_message(message, sizeof(message), phase, st->desired, st->succeeded, st->failed);
     st->message = arena_strndup(a, message, strlen(message));
     /* a rerun leaves completion_time NULL: null in the patch */
-    if (phase != IPJ_RUNNING) {
-        st->completion_time = arena_strndup(a, in->now, strlen(in->now));
+    if (phase != IPJ_RUNNING && !marked(in->ipj)) {
+        /* D7's order: the generation is marked first, and the completion
+         * written once the cache shows the mark.  A completion seen
+         * without its mark reads as an edit since (ipj_done_of), and the
+         * status write is held back 3 s where the mark is not. */
         out->completed_generation = arena_printf(a, "%lld", in->ipj->u.ipj.generation);
         out->drop_finalizer = has_finalizer(in->ipj);
+        return out->completed_generation != NULL && st->message != NULL ? 0 : -1;
     }
+    if (phase != IPJ_RUNNING)
+        st->completion_time = arena_strndup(a, in->now, strlen(in->now));
     if (st->start_time == NULL || st->message == NULL ||
-        (phase != IPJ_RUNNING && (st->completion_time == NULL || out->completed_generation == NULL)))
+        (phase != IPJ_RUNNING && st->completion_time == NULL))
         return -1;
     out->write_status = !status_same(st, cached);
     return 0;

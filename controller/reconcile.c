@@ -479,6 +479,8 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s)
         return "annotation " OTA_ANN_PREPULL_TIMEOUT;
     case RECONCILE_DEADLINE_BAD_ANNOTATION:
         return "--pull-timeout (annotation " OTA_ANN_PREPULL_TIMEOUT " is not valid)";
+    case RECONCILE_DEADLINE_IMAGEPULLJOB:
+        return "pullPolicy: timeoutSeconds x (backoffLimit + 1) + 60 s";
     }
     return "?";
 }
@@ -1235,8 +1237,11 @@ static int create_ipj_job(pass *p, const candidate *c, const char *name, const c
     if (emit_create(p, run->cr->meta.namespace, name, json, len, key) != 0)
         return -1;
     note_last(p, before, run->cr, c->node->name, NULL, NULL, 0);
-    if (p->out->n > before)
-        p->out->v[p->out->n - 1].note.deadline_s = spec.active_deadline_seconds;
+    if (p->out->n > before) {
+        action_note *n = &p->out->v[p->out->n - 1].note;
+        n->deadline_s = spec.active_deadline_seconds;
+        n->deadline_source = RECONCILE_DEADLINE_IMAGEPULLJOB;
+    }
     return 0;
 }
 
@@ -1244,7 +1249,7 @@ static int create_ipj_job(pass *p, const candidate *c, const char *name, const c
  * emitted (not skipped, within max_writes). */
 static void ipj_write(pass *p, action_kind kind, const char *ns, const char *name,
                       const char *key, char *(*build)(const ipj_run *, const void *),
-                      const ipj_run *run, const void *arg)
+                      const ipj_run *run, const void *arg, const ipj_node *node)
 {
     if (skipped(p, key) || !may_write(p))
         return;
@@ -1255,7 +1260,9 @@ static void ipj_write(pass *p, action_kind kind, const char *ns, const char *nam
     }
     size_t before = p->out->n;
     emit(p, kind, ns, name, body, key, ACTION_OUTCOME_NONE);
-    note_last(p, before, run->cr, NULL, NULL, NULL, 0);
+    /* a node's write says which node, and why (the log line) */
+    note_last(p, before, run->cr, node != NULL ? node->name : NULL,
+              node != NULL ? node->reason : NULL, NULL, 0);
 }
 
 static char *build_status(const ipj_run *run, const void *arg)
@@ -1295,7 +1302,7 @@ static void ipj_writes(pass *p, const ipj_run *run)
         if (node->give_up) {
             snprintf(key, sizeof(key), "give-up:%s/%s", ns, node->job->meta.name);
             ipj_write(p, ACTION_PATCH_JOB, ns, node->job->meta.name, key, build_give_up, run,
-                      node);
+                      node, node);
         }
         if (node->state == IPJ_NODE_FAILED) {
             /* Kruise's controller's words, with the kubelet's */
@@ -1317,16 +1324,17 @@ static void ipj_writes(pass *p, const ipj_run *run)
         delete_job(p, plan->deletes[i]);
     if (plan->write_status) {
         snprintf(key, sizeof(key), "ipj-status:%s", cr->meta.uid);
-        ipj_write(p, ACTION_PATCH_IPJ_STATUS, ns, cr->meta.name, key, build_status, run, NULL);
+        ipj_write(p, ACTION_PATCH_IPJ_STATUS, ns, cr->meta.name, key, build_status, run, NULL,
+                  NULL);
     }
     if (plan->completed_generation != NULL || plan->drop_finalizer) {
         snprintf(key, sizeof(key), "ipj-meta:%s:%s", cr->meta.uid,
                  cr->meta.resource_version != NULL ? cr->meta.resource_version : "");
-        ipj_write(p, ACTION_PATCH_IPJ, ns, cr->meta.name, key, build_meta, run, NULL);
+        ipj_write(p, ACTION_PATCH_IPJ, ns, cr->meta.name, key, build_meta, run, NULL, NULL);
     }
     if (plan->delete_cr) {
         snprintf(key, sizeof(key), "ipj-delete:%s", cr->meta.uid);
-        ipj_write(p, ACTION_DELETE_IPJ, ns, cr->meta.name, key, build_delete, run, NULL);
+        ipj_write(p, ACTION_DELETE_IPJ, ns, cr->meta.name, key, build_delete, run, NULL, NULL);
     }
 }
 

@@ -169,6 +169,7 @@ typedef enum reconcile_deadline_source {
     RECONCILE_DEADLINE_FLAG,       /* --pull-timeout: no annotation */
     RECONCILE_DEADLINE_ANNOTATION, /* the DaemonSet's annotation */
     RECONCILE_DEADLINE_BAD_ANNOTATION, /* --pull-timeout: the annotation is not valid */
+    RECONCILE_DEADLINE_IMAGEPULLJOB,   /* an ImagePullJob node's: its pullPolicy (ipj.h D1) */
 } reconcile_deadline_source;
 
 /* The deadline in seconds for a DaemonSet (its annotation as decoded into

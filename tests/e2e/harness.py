@@ -525,33 +525,42 @@ class JobTracker(threading.Thread):
                 time.sleep(0.1)
 
     def _watch(self, path, rv):
-        conn = self.sim.connect(30)
-        try:
-            conn.request("GET", path + "&watch=1&allowWatchBookmarks=true&timeoutSeconds=20&resourceVersion="
-                         + rv, headers={"Authorization": "Bearer " + self.sim.tokens["admin"]})
-            resp = conn.getresponse()
-            if resp.status == 410:
-                return None
-            if resp.status != 200:
-                resp.read()
-                time.sleep(0.1)
-                return rv
-            while not self.stopping:
-                line = resp.readline()
-                if not line:
-                    return rv
-                ev = json.loads(line)
-                obj = ev.get("object") or {}
-                if ev["type"] == "ERROR":
-                    return None if obj.get("code") == 410 else rv
-                rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                if ev["type"] in ("ADDED", "MODIFIED"):
-                    self._note(obj)
-                elif ev["type"] == "DELETED":
-                    self._note(obj, deleted=True)
+        def note(kind, obj):
+            self._note(obj, deleted=kind == "DELETED")
+        return watch_once(self.sim, path, rv, lambda: self.stopping, note)
+
+
+def watch_once(sim, path, rv, stopped, on_event):
+    """One watch of path (a collection, with or without a query) from
+    resourceVersion rv as admin: on_event(type, obj) for each ADDED, MODIFIED
+    and DELETED until the server ends it or stopped() is true.  The last
+    resourceVersion seen, or None when a list must come first (410 Gone)."""
+    sep = "&" if "?" in path else "?"
+    conn = sim.connect(30)
+    try:
+        conn.request("GET", path + sep + "watch=1&allowWatchBookmarks=true&timeoutSeconds=20&resourceVersion="
+                     + rv, headers={"Authorization": "Bearer " + sim.tokens["admin"]})
+        resp = conn.getresponse()
+        if resp.status == 410:
+            return None
+        if resp.status != 200:
+            resp.read()
+            time.sleep(0.1)
             return rv
-        finally:
-            conn.close()
+        while not stopped():
+            line = resp.readline()
+            if not line:
+                return rv
+            ev = json.loads(line)
+            obj = ev.get("object") or {}
+            if ev["type"] == "ERROR":
+                return None if obj.get("code") == 410 else rv
+            rv = obj.get("metadata", {}).get("resourceVersion", rv)
+            if ev["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                on_event(ev["type"], obj)
+        return rv
+    finally:
+        conn.close()
 
 
 # ---------------------------------------------------------------- the tests' base

@@ -53,6 +53,12 @@ This runs them all, in one process; the tests are in
                            messages and columns; ImagePullJobUpstreamCrds:
                            Kruise's CRDs unchanged (skipped without
                            ../shared/upstream)
+  test_imagepulljob_run.py ImagePullJobRun: ImagePullJobs run by the
+                           controller (issue 20): Kruise's sample, a missing
+                           image, parallelism, NotReady, Never, TTL, restart,
+                           kubectl get/describe, edits, Kruise's finalizer;
+                           ImagePullJobRunKruise19/18: on Kruise's CRDs;
+                           ImagePullJobRunLeaders: two replicas
   test_imagecache.py       ImageCacheOwnCrd: our CRD component applied with
                            kubectl, docs/examples accepted, kube-fledged's
                            messages as kubectl prints them, our columns;
@@ -104,6 +110,8 @@ from test_observe import Observability
 from test_paging import Paging
 from test_unserved import ConfigTrouble, Unserved
 from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
+from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunKruise18, ImagePullJobRunKruise19,
+                                   ImagePullJobRunLeaders)
 from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
 
 
@@ -119,7 +127,9 @@ def main(argv):
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
-                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImageCacheOwnCrd", "ImageCacheUpstreamCrd"]
+                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun",
+                     "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
+                     "ImageCacheOwnCrd", "ImageCacheUpstreamCrd"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

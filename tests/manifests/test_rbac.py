@@ -128,15 +128,7 @@ class ControllerRbac(E2EBase):
                                for e in self.ctl.proxy.entries(t0)), 20, "the failed Job deleted")
         # SIGTERM: the Lease is released (an update)
         self.assertEqual(self.ctl.stop(), 0)
-        calls = [(e["method"], e["path"]) for e in self.ctl.proxy.entries()]
-        used, denied = [], []
-        for method, path in calls:
-            attrs = request_attributes(method, path)
-            if attrs is None:
-                continue  # /version and discovery: every authenticated user may
-            used.append(attrs)
-            if not allowed(granted, attrs):
-                denied.append("%s %s -> %s" % (method, path, attrs))
+        calls, used, denied = self.judged_calls(granted)
         self.assertEqual(denied, [], "calls the RBAC in manifests/ would refuse")
         self.assertEqual(unused_grants(granted, used), [], "granted but never used")
         # and the flow did what it says: each kind of call is there
@@ -149,6 +141,20 @@ class ControllerRbac(E2EBase):
         refused = ["%s %s" % (e["method"], e["path"]) for e in self.ctl.proxy.entries() if e["status"] == 403]
         self.assertEqual(refused, [], "calls kubesim refused with the rendered RBAC")
         self.each_grant_needed(objs, calls)
+
+    def judged_calls(self, granted):
+        """The controller's calls (method, path), the authorizer attributes of
+        those that need a grant, and those granted refuses, in words."""
+        calls = [(e["method"], e["path"]) for e in self.ctl.proxy.entries()]
+        used, denied = [], []
+        for method, path in calls:
+            attrs = request_attributes(method, path)
+            if attrs is None:
+                continue  # /version and discovery: every authenticated user may
+            used.append(attrs)
+            if not allowed(granted, attrs):
+                denied.append("%s %s -> %s" % (method, path, attrs))
+        return calls, used, denied
 
     def replay(self, method, path):
         """The call again, straight to kubesim with the controller's token
@@ -254,15 +260,7 @@ class ControllerRbacImagePullJob(ControllerRbac):
         wait_until(lambda: (self.ipj_status("bad") or {}).get("failed") == 1, 120, "the missing image failed")
         wait_until(lambda: self.ipj_status("done") is None, 120, "the completed job deleted by its TTL")
         self.assertEqual(self.ctl.stop(), 0)
-        calls = [(e["method"], e["path"]) for e in self.ctl.proxy.entries()]
-        used, denied = [], []
-        for method, path in calls:
-            attrs = request_attributes(method, path)
-            if attrs is None:
-                continue
-            used.append(attrs)
-            if not allowed(granted, attrs):
-                denied.append("%s %s -> %s" % (method, path, attrs))
+        calls, used, denied = self.judged_calls(granted)
         self.assertEqual(denied, [], "calls the RBAC of overlays/imagepulljob would refuse")
         self.assertEqual(unused_grants(role_only, used), [], "granted by %s but never used" % IPJ_ROLE)
         kinds = {(a[0], a[2] + ("/" + a[3] if a[3] else "")) for a in used}

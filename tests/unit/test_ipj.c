@@ -626,10 +626,14 @@ static const decide_row decide_rows[] = {
      {"{\"image\":\"x\",\"parallelism\":5,\"selector\":{\"matchLabels\":{\"zone\":\"north\"}}}", 1,
       NULL, AGO("00:01"), NULL, 0, 0}, {{0}}, 0,
      1, 3, 3, 0, 0, "", "job is running, progress 0.0%", "n-a,n-d", "", "", 1, 0, NULL, 0, 0},
-    {"backoffLimit 0: one error gives up, and it completes",
+    {"backoffLimit 0: one error gives up; done: the generation is marked first",
      {SPEC_NAMES("\"n-a\"", ",\"pullPolicy\":{\"backoffLimit\":0}"), 1, NULL, AGO("00:01"), NULL, 0, 1},
      {{"n-a", 0, J_RUN, 0, 0, "ErrImagePull", "dial tcp: i/o timeout", 1, 0}}, 1,
-     1, 1, 0, 0, 1, "n-a", "job has completed", "", "", "n-a", 1, 1, "1", 1, 0},
+     1, 1, 0, 0, 1, "n-a", "job has completed", "", "", "n-a", 0, 0, "1", 1, 0},
+    {"done and its generation marked: the completion is written",
+     {SPEC_NAMES("\"n-a\"", ",\"pullPolicy\":{\"backoffLimit\":0}"), 1, "1", AGO("00:01"), NULL, 0, 0},
+     {{"n-a", 0, J_GAVE_UP, 0, 0, "ErrImagePull", "dial tcp: i/o timeout", 1, 0}}, 1,
+     1, 1, 0, 0, 1, "n-a", "job has completed", "", "", "", 1, 1, NULL, 0, 0},
     {"backoffLimit 3: three errors go on",
      {SPEC_NAMES("\"n-a\"", ""), 1, NULL, AGO("00:01"), NULL, 0, 0},
      {{"n-a", 0, J_RUN, 0, 0, "ErrImagePull", "dial tcp: i/o timeout", 3, 0}}, 1,
@@ -649,15 +653,15 @@ static const decide_row decide_rows[] = {
     {"Always: all finished completes, the finalizer goes",
      {SPEC_NAMES("\"n-b\",\"n-a\"", ""), 1, NULL, AGO("00:01"), NULL, 0, 1},
      {{"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}, {"n-b", 0, J_FAIL, 60, 0, NULL, NULL, 0, 0}}, 2,
-     1, 2, 0, 1, 1, "n-b", "job has completed", "", "", "", 1, 1, "1", 1, 0},
+     1, 2, 0, 1, 1, "n-b", "job has completed", "", "", "", 0, 0, "1", 1, 0},
     {"Always: desired 0 completes at once",
      {SPEC_NAMES("\"ghost\"", ""), 4, NULL, NULL, NULL, 0, 0}, {{0}}, 0,
-     1, 0, 0, 0, 0, "", "job has completed", "", "", "", 1, 1, "4", 0, 0},
+     1, 0, 0, 0, 0, "", "job has completed", "", "", "", 0, 0, "4", 0, 0},
     {"activeDeadlineSeconds: unfinished nodes fail, running Jobs go",
      {SPEC_NAMES("\"n-a\",\"n-b\",\"n-c\"", ",\"completionPolicy\":{\"activeDeadlineSeconds\":600}"),
       1, NULL, AGO("10:00"), NULL, 0, 0},
      {{"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}, {"n-b", 0, J_RUN, 0, 0, NULL, NULL, 0, 0}}, 2,
-     1, 3, 0, 1, 2, "n-b,n-c", "job exceeds activeDeadlineSeconds", "", "n-b", "", 1, 1, "1", 0, 0},
+     1, 3, 0, 1, 2, "n-b,n-c", "job exceeds activeDeadlineSeconds", "", "n-b", "", 0, 0, "1", 0, 0},
     {"activeDeadlineSeconds not reached",
      {SPEC_NAMES("\"n-a\",\"n-b\"", ",\"completionPolicy\":{\"activeDeadlineSeconds\":3600}"),
       1, NULL, AGO("10:00"), NULL, 0, 0},
@@ -691,6 +695,11 @@ static const decide_row decide_rows[] = {
     {"completed by Kruise (no annotation): the annotation is written",
      {SPEC_NAMES("\"n-a\"", ""), 2, NULL, AGO("00:01"), AGO("05:00"), 0, 0}, {{0}}, 0,
      0, 0, 0, 0, 0, "", NULL, "", "", "", 0, 0, "2", 0, 0},
+    {"completed, then edited, every node done already: running until the old completion is "
+     "cleared (a new mark now would read as done)",
+     {SPEC_NAMES("\"n-a\"", ""), 2, "1", AGO("00:01"), AGO("05:00"), 0, 0},
+     {{"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}}, 1,
+     1, 1, 0, 1, 0, "", "job is running, progress 100.0%", "", "", "", 1, 0, NULL, 0, 0},
     {"completed, then edited: runs again, a done node keeps its result",
      {SPEC_NAMES("\"n-a\",\"n-b\"", ""), 2, "1", AGO("00:01"), AGO("05:00"), 0, 0},
      {{"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}}, 1,
@@ -863,7 +872,9 @@ static void test_status_written_when_changed(void **state)
     (void)state;
     job_def jobs[] = {{"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0},
                       {"n-b", 0, J_FAIL, 60, 0, NULL, NULL, 0, 0}};
-    cr_def cr = {SPEC_NAMES("\"n-a\",\"n-b\",\"n-c\"", ""), 1, NULL, NULL, NULL, 0, 0};
+    /* marked already (the completion's first write, D7), so that its
+     * completion is written too */
+    cr_def cr = {SPEC_NAMES("\"n-a\",\"n-b\",\"n-c\"", ""), 1, "1", NULL, NULL, 0, 0};
     pass_fixture f;
     pass_run(&f, &cr, jobs, 2);
     assert_int_equal(f.plan.write_status, 1);
@@ -873,6 +884,7 @@ static void test_status_written_when_changed(void **state)
     draft.u.ipj.spec = f.cr->u.ipj.spec;
     draft.u.ipj.generation = f.cr->u.ipj.generation;
     draft.u.ipj.creation_time = f.cr->u.ipj.creation_time;
+    draft.u.ipj.completed_generation = f.cr->u.ipj.completed_generation;
     kobj *written = kobj_pack(&draft);
     assert_non_null(written);
     ipj_input in = {written, &f.spec, (const kobj *const *)f.ns.v, N_NODES,
@@ -1284,15 +1296,25 @@ static void test_completion_writes(void **state)
     w->in.now = IPJ_NOW;
     w->in.now_epoch = now_epoch();
     run(w);
-    const action *st = the(w, ACTION_PATCH_IPJ_STATUS, "pull");
-    assert_contains(st->body, "\"completionTime\":\"" IPJ_NOW "\",\"message\":\"job has completed\"");
+    /* first the generation is marked (and Kruise's finalizer dropped),
+     * alone: a completion seen without its mark would read as an edit */
     const action *m = the(w, ACTION_PATCH_IPJ, "pull");
     assert_string_equal(m->key, "ipj-meta:" IPJ_UID ":77");
     assert_string_equal(m->body, "{\"metadata\":{\"resourceVersion\":\"77\",\"annotations\":{\""
                                  OTA_ANN_IPJ_COMPLETED_GENERATION "\":\"5\"},"
                                  "\"finalizers\":[\"example.com/keep\"]}}");
-    expect_count(w, ACTION_DELETE_IPJ, 0);
-    expect_total(w, 2);
+    expect_count(w, ACTION_PATCH_IPJ_STATUS, 0);
+    expect_total(w, 1);
+    /* the mark seen: the completion is written */
+    store_free(&iw.ipjs);
+    store_init(&iw.ipjs, kobj_free_any, kobj_uid);
+    cr_def marked = {spec, 5, "5", IPJ_CREATED, NULL, 0, 0};
+    cr = cr_of(&marked);
+    assert_int_equal(store_put(&iw.ipjs, cr->meta.uid, cr), 0);
+    run(w);
+    const action *st = the(w, ACTION_PATCH_IPJ_STATUS, "pull");
+    assert_contains(st->body, "\"completionTime\":\"" IPJ_NOW "\",\"message\":\"job has completed\"");
+    expect_total(w, 1);
     /* as written, 61 s later: deleted */
     store_free(&iw.ipjs);
     store_init(&iw.ipjs, kobj_free_any, kobj_uid);

@@ -51,18 +51,25 @@ static const match_row rows[] = {
     {"{\"matchLabels\":{\"pools\":\"edge\"}}", 0},
 };
 
+/* A spec with only an image and the selector object at field, decoded
+ * into *s (arena memory). */
+static void decode_selector(ipj_spec *s, const char *field, const char *selector, arena *a,
+                            size_t row)
+{
+    char spec[512], err[256];
+    snprintf(spec, sizeof(spec), "{\"image\":\"x\",\"%s\":%s}", field, selector);
+    if (ipj_decode(s, spec, strlen(spec), a, err, sizeof(err)) != 0)
+        fail_msg("row %zu: %s", row, err);
+}
+
 static void test_matches(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        char spec[512];
-        snprintf(spec, sizeof(spec), "{\"image\":\"x\",\"selector\":%s}", rows[i].selector);
         arena a;
         arena_init(&a);
         ipj_spec s;
-        char err[256];
-        if (ipj_decode(&s, spec, strlen(spec), &a, err, sizeof(err)) != 0)
-            fail_msg("row %zu: %s", i, err);
+        decode_selector(&s, "selector", rows[i].selector, &a, i);
         assert_null(ipj_selector_error(&s.selector, &a));
         int got = ipj_selector_matches(&s.selector, keys, values, 3);
         if (got != rows[i].want)
@@ -97,14 +104,10 @@ static void test_selector_string(void **state)
          "app=web,k"},
     };
     for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
-        char spec[512];
-        snprintf(spec, sizeof(spec), "{\"image\":\"x\",\"podSelector\":%s}", strings[i].selector);
         arena a;
         arena_init(&a);
         ipj_spec s;
-        char err[256];
-        if (ipj_decode(&s, spec, strlen(spec), &a, err, sizeof(err)) != 0)
-            fail_msg("row %zu: %s", i, err);
+        decode_selector(&s, "podSelector", strings[i].selector, &a, i);
         const char *got = ipj_selector_string(&s.pod_selector, &a);
         assert_non_null(got);
         if (strcmp(got, strings[i].want) != 0)

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""ImagePullJob benchmark (issue 20): one OpenKruise ImagePullJob over every
+node of a kubesim cluster, run by ota-controller.  Loopback only, Python 3
+standard library only.
+
+kubesim with its simulated cluster (--light by default: one thread for every
+kubelet, for 1 000 nodes), the rendered RBAC (benchlib.Kubesim) and, from
+manifests/components/imagepulljob, our CRD and the controller's RBAC for
+ImagePullJobs, applied with kubectl; the controller runs with
+--imagepulljobs.  No webhook, so the ImagePullJob is written with every
+default spelled out.
+Every node pulls one image no node has (--image-mb, at the registry's
+10 MB per simulated second, plus its 0.5 s resolve); the helper image is
+preloaded.  Measured, from watches on the Jobs and the ImagePullJob and from
+the controller's /metrics and /proc:
+
+  time to complete   from the POST of the ImagePullJob to the status write
+                     with completionTime, in simulated seconds, against the
+                     ideal: pull time x nodes / parallelism
+  Jobs               created in all, per node (1 is right), most unfinished
+                     at once (never above --parallelism)
+  API writes         the controller's POST/PATCH/DELETE during the run
+                     (rest_client_requests_total), per node; PUT apart (the
+                     Lease renewals, not the job's work)
+  status writes      MODIFIED events of the ImagePullJob whose status
+                     changed: per second over the run, and the most in any
+                     one second (the controller writes one per second at most)
+  peak RSS           the controller's VmRSS, sampled every 100 ms
+
+Usage (after `make all`):
+  python3 bench/imagepulljob.py [--nodes 1000] [--parallelism 50] [--image-mb 100]
+      [--time-scale 10] [--max-concurrent-pulls 100] [--max-seconds 1800]
+      [--binary build/ota-controller] [--kubesim-arg=ARG ...] [--no-light]
+      [--controller-arg=ARG ...] [--qps 50] [--burst 100] [--keep]
+Try it small first: --nodes 50 --parallelism 5.  Timing is never pass/fail:
+exit 1 only when the run could not be set up or did not complete.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+from benchlib import ROOT, Kubesim, RssSampler, Setup, log, stop_procs
+import benchlib
+from controller import Controller, Watch
+
+NS = "bench-ipj"
+NAME = "bench"
+REG = "registry.example.com"
+IMAGE = REG + "/bench/ipj-target:1.0"
+HELPER = "busybox:1.36-musl"
+BANDWIDTH = 10_000_000  # the registry's default, bytes per simulated second
+RESOLVE = 0.5           # simulated seconds per pull before the bytes
+CRD = os.path.join(ROOT, "manifests", "components", "imagepulljob", "crd.yaml")
+RBAC = os.path.join(ROOT, "manifests", "components", "imagepulljob", "rbac.yaml")  # on top of base's
+MANAGED = "app.kubernetes.io/managed-by=ota-prepull"
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "ota-controller"))
+    p.add_argument("--nodes", type=int, default=1000)
+    p.add_argument("--parallelism", type=int, default=50)
+    p.add_argument("--image-mb", type=float, default=100.0, help="target image size, MB (10^6 bytes)")
+    p.add_argument("--time-scale", type=float, default=10.0)
+    p.add_argument("--max-concurrent-pulls", type=int, default=100,
+                   help="the controller's global cap (above --parallelism, so the job's own limit rules)")
+    p.add_argument("--max-seconds", type=float, default=1800.0, help="real seconds to wait for completion")
+    p.add_argument("--qps", type=float, default=50.0)
+    p.add_argument("--burst", type=int, default=100)
+    p.add_argument("--no-light", action="store_true", help="kubesim's default kubelets (a thread pair per node)")
+    p.add_argument("--kubesim-arg", action="append", default=[])
+    p.add_argument("--controller-arg", action="append", default=[])
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, results.json)")
+    return p.parse_args(argv)
+
+
+def ipj(parallelism):
+    """What our webhook would have defaulted, spelled out (no webhook here)."""
+    return {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob",
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": {"image": IMAGE, "parallelism": parallelism, "imagePullPolicy": "IfNotPresent",
+                     "completionPolicy": {"type": "Always"},
+                     "pullPolicy": {"timeoutSeconds": 600, "backoffLimit": 3}}}
+
+
+def finished(job):
+    return any(c.get("status") == "True" and c.get("type") in ("Complete", "Failed")
+               for c in (job.get("status") or {}).get("conditions") or [])
+
+
+def apply_component(sim):
+    """Our CRD and the controller's ImagePullJob RBAC (base's is applied by
+    benchlib.Kubesim)."""
+    kc = ["kubectl", "--kubeconfig", sim.kubeconfig("admin")]
+    for args in (["apply", "-f", CRD], ["apply", "-f", RBAC],
+                 ["wait", "--for=condition=Established", "crd/imagepulljobs.apps.kruise.io", "--timeout=60s"]):
+        out = subprocess.run(kc + args, capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise Setup("kubectl %s: %s%s" % (" ".join(args), out.stdout, out.stderr))
+
+
+def run(opts, work, procs):
+    size = int(opts.image_mb * 1_000_000)
+    registry = {"includeDefaults": True, "images": [{"image": IMAGE, "size": size}],
+                "preloadedImages": ["registry.k8s.io/pause:3.10", HELPER]}
+    extra = list(opts.kubesim_arg) + ([] if opts.no_light else ["--light"])
+    t = time.monotonic()
+    sim = Kubesim(work, procs, opts.nodes, registry=registry, extra=extra, scale=opts.time_scale, bookmark=5,
+                  wait=600)
+    api = sim.api
+    apply_component(sim)
+    api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    deadline = time.monotonic() + 300
+    while len(api.call("GET", "/api/v1/nodes")["items"]) < opts.nodes:
+        if time.monotonic() > deadline:
+            raise Setup("the %d nodes did not register" % opts.nodes)
+        time.sleep(1)
+    log("kubesim with %d nodes ready in %.1fs" % (opts.nodes, time.monotonic() - t))
+
+    ctl = Controller(work, procs, opts.binary, sim, "ctl-ipj", opts.qps, opts.burst,
+                     max_pulls=opts.max_concurrent_pulls, extra=["--imagepulljobs"] + opts.controller_arg)
+    lock = threading.Lock()
+    st = {"jobs": {}, "created": [], "running": set(), "max_running": 0,
+          "status_writes": [], "last_status": None, "done": None, "final": None}
+
+    def on_job(kind, job, now):
+        m = job["metadata"]
+        if m.get("namespace") != NS:
+            return
+        with lock:
+            if m["uid"] not in st["jobs"]:
+                st["created"].append(now)
+            st["jobs"][m["uid"]] = job
+            if kind == "DELETED" or finished(job) or m.get("deletionTimestamp"):
+                st["running"].discard(m["uid"])
+            else:
+                st["running"].add(m["uid"])
+            st["max_running"] = max(st["max_running"], len(st["running"]))
+
+    def on_ipj(kind, obj, now):
+        if obj["metadata"]["name"] != NAME:
+            return
+        s = obj.get("status")
+        with lock:
+            if s != st["last_status"] and s is not None:
+                st["status_writes"].append(now)
+            st["last_status"] = s
+            st["final"] = obj
+            if s and s.get("completionTime") and st["done"] is None:
+                st["done"] = now
+
+    try:
+        ctl.wait_ready(0, 120)
+        jw = Watch(sim, "/apis/batch/v1/namespaces/%s/jobs?labelSelector=%s" % (NS, urllib.parse.quote(MANAGED)),
+                   on_job)
+        iw = Watch(sim, "/apis/apps.kruise.io/v1alpha1/namespaces/%s/imagepulljobs" % NS, on_ipj)
+        jw.start()
+        iw.start()
+        if not (jw.synced.wait(30) and iw.synced.wait(30)):
+            raise Setup("the watches did not sync")
+        sampler = RssSampler(ctl.proc.pid)
+        sampler.start()
+        rss0 = benchlib.rss_kib(ctl.proc.pid)
+        m0 = ctl.metrics() or {}
+        t0 = time.monotonic()
+        api.call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/%s/imagepulljobs" % NS, ipj(opts.parallelism))
+        deadline = t0 + opts.max_seconds
+        last_log = t0
+        while time.monotonic() < deadline:
+            with lock:
+                done, s = st["done"], st["last_status"] or {}
+            if done is not None:
+                break
+            if time.monotonic() - last_log > 30:
+                log("  %.0fs: %s" % (time.monotonic() - t0, s.get("message")))
+                last_log = time.monotonic()
+            time.sleep(0.2)
+        time.sleep(1.5)  # the writes that follow completion (annotation, finalizer) count too
+        m1 = ctl.metrics() or {}
+        rss_peak = sampler.stop()
+        jw.stopping = iw.stopping = True
+        with lock:
+            res = dict(st)
+            res["jobs"] = dict(st["jobs"])
+    finally:
+        rc = ctl.stop()
+    if res["done"] is None:
+        raise Setup("the ImagePullJob did not complete within %gs; status %s (see %s)" % (
+            opts.max_seconds, json.dumps(res["last_status"]), ctl.log))
+    took = res["done"] - t0
+    pull = RESOLVE + size / BANDWIDTH
+    ideal = pull * opts.nodes / opts.parallelism
+    before, after = benchlib.calls_by_verb(m0), benchlib.calls_by_verb(m1)
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+    work_writes = sum(delta.get(k, 0) for k in ("POST", "PATCH", "DELETE"))
+    sw = [x - t0 for x in res["status_writes"] if x >= t0]
+    per_second = {}
+    for x in sw:
+        per_second[int(x)] = per_second.get(int(x), 0) + 1
+    final = (res["final"] or {}).get("status") or {}
+    nodes_with_jobs = {}
+    for j in res["jobs"].values():
+        n = j["spec"]["template"]["spec"].get("nodeName")
+        nodes_with_jobs[n] = nodes_with_jobs.get(n, 0) + 1
+    out = {
+        "nodes": opts.nodes, "parallelism": opts.parallelism, "image_bytes": size, "time_scale": opts.time_scale,
+        "light": not opts.no_light, "real_seconds": round(took, 2),
+        "sim_seconds": round(took * opts.time_scale, 1), "ideal_sim_seconds": round(ideal, 1),
+        "ratio": round(took * opts.time_scale / ideal, 3),
+        "jobs_created": len(res["created"]), "nodes_with_jobs": len(nodes_with_jobs),
+        "nodes_with_more_than_one_job": sum(1 for v in nodes_with_jobs.values() if v > 1),
+        "max_running": res["max_running"], "writes_by_method": delta,
+        "writes_per_node": round(work_writes / opts.nodes, 3),
+        "status_writes": len(sw), "status_writes_per_second": round(len(sw) / took, 3) if took else None,
+        "most_status_writes_in_one_second": max(per_second.values() or [0]),
+        "rss_kib_start": rss0, "rss_kib_peak": rss_peak, "controller_exit": rc,
+        "final_status": final,
+    }
+    with open(os.path.join(work, "results.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    return out
+
+
+def report(r):
+    print("ImagePullJob over %d nodes, parallelism %d, %.0f MB image (%.1f simulated s per pull), "
+          "time scale %g, kubesim %s" % (r["nodes"], r["parallelism"], r["image_bytes"] / 1e6,
+                                         RESOLVE + r["image_bytes"] / BANDWIDTH, r["time_scale"],
+                                         "--light" if r["light"] else "default kubelets"))
+    s = r["final_status"]
+    print("  outcome              desired %s, succeeded %s, failed %s: %s" % (
+        s.get("desired"), s.get("succeeded"), s.get("failed", 0), s.get("message")))
+    print("  time to complete     %.1f real s = %.0f simulated s; ideal %.0f (pull x nodes / parallelism): "
+          "x%.2f" % (r["real_seconds"], r["sim_seconds"], r["ideal_sim_seconds"], r["ratio"]))
+    print("  Jobs                 %d created on %d nodes (%d nodes with more than one); at most %d unfinished "
+          "at once" % (r["jobs_created"], r["nodes_with_jobs"], r["nodes_with_more_than_one_job"],
+                       r["max_running"]))
+    w = r["writes_by_method"]
+    print("  controller writes    %.2f per node: POST %d, PATCH %d, DELETE %d (and PUT %d: the Lease)" % (
+        r["writes_per_node"], w.get("POST", 0), w.get("PATCH", 0), w.get("DELETE", 0), w.get("PUT", 0)))
+    print("  status writes        %d: %.2f per second, at most %d in one second" % (
+        r["status_writes"], r["status_writes_per_second"] or 0, r["most_status_writes_in_one_second"]))
+    print("  controller RSS       %.1f MiB at start, %.1f MiB peak" % (r["rss_kib_start"] / 1024.0,
+                                                                      r["rss_kib_peak"] / 1024.0))
+
+
+def main(argv):
+    opts = parse(argv)
+    if not os.access(opts.binary, os.X_OK):
+        print("no controller at %s (make all)" % opts.binary)
+        return 1
+    work = tempfile.mkdtemp(prefix="bench-ipj-")
+    procs = []
+    ok = False
+    try:
+        r = run(opts, work, procs)
+        report(r)
+        ok = True
+    except Setup as e:
+        print("setup failed: %s" % e)
+    finally:
+        stop_procs(procs, 30)
+        if opts.keep or not ok:
+            print("work directory: %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
