@@ -17,7 +17,7 @@ integration`; one file: run_all.py -k 'test_imagecache.*').
 
 import copy
 
-from harness import ServerTestCase, compact, http_get, metric_sum, parse_metrics
+from harness import ServerTestCase, compact, crd_review, http_get, metric_sum, parse_metrics
 
 PATH = "/validate-imagecache"
 
@@ -40,18 +40,8 @@ def valid_spec():
             "imagePullSecrets": [{"name": "edge-registry"}]}
 
 
-def review(obj, operation="CREATE", old=None, uid="7c1d9e2a-4b3f-4e5d-8a6b-9c0d1e2f3a4b"):
-    gvr = {"group": "kubefledged.io", "version": "v1alpha2"}
-    req = {"uid": uid,
-           "kind": dict(gvr, kind="ImageCache"), "resource": dict(gvr, resource="imagecaches"),
-           "requestKind": dict(gvr, kind="ImageCache"), "requestResource": dict(gvr, resource="imagecaches"),
-           "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
-           "operation": operation,
-           "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
-           "object": obj, "oldObject": old, "dryRun": False,
-           "options": {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
-                       "apiVersion": "meta.k8s.io/v1"}}
-    return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": req}
+def review(obj, operation="CREATE", old=None):
+    return crd_review(obj, "kubefledged.io", "imagecaches", operation, old)
 
 
 NO_IMAGES = "No images specified within image list"

@@ -337,11 +337,18 @@ IPJ_WEBHOOKS = {  # name -> (configuration kind, path)
 }
 
 
-class ImagePullJob(unittest.TestCase):
+class ComponentOverlay(unittest.TestCase):
+    """The base and overlays/OVERLAY rendered, as self.base and self.objs."""
+    OVERLAY = None
+
     @classmethod
     def setUpClass(cls):
         cls.base = render(os.path.join(MANIFESTS, "base"))
-        cls.objs = render(os.path.join(MANIFESTS, "overlays", "imagepulljob"))
+        cls.objs = render(os.path.join(MANIFESTS, "overlays", cls.OVERLAY))
+
+
+class ImagePullJob(ComponentOverlay):
+    OVERLAY = "imagepulljob"
 
     def test_base_unchanged_plus_crd_and_webhooks(self):
         self.assertEqual(find(self.base, "CustomResourceDefinition"), [])
@@ -404,11 +411,8 @@ IC_WEBHOOKS = {"imagecaches.validate.ota-prepull.openyurt.io": ("ValidatingWebho
                                                               "/validate-imagecache")}
 
 
-class ImageCache(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.base = render(os.path.join(MANIFESTS, "base"))
-        cls.objs = render(os.path.join(MANIFESTS, "overlays", "imagecache"))
+class ImageCache(ComponentOverlay):
+    OVERLAY = "imagecache"
 
     def test_base_unchanged_plus_crd_and_webhook(self):
         added = [o for o in self.objs if o not in self.base]
