@@ -82,9 +82,6 @@ const char *ipj_image_error(sv image, arena *a);
  * parses. */
 const char *ipj_selector_error(const ipj_selector *sel, arena *a);
 
-/* qsort's comparator of svs: bytes, then length. */
-int ipj_sv_cmp(const void *x, const void *y);
-
 /* Whether a set of labels (keys sorted ascending, values alongside)
  * satisfies sel's matchLabels and matchExpressions, as Kubernetes matches
  * a label selector: every requirement holds (In, NotIn, Exists,
