@@ -176,6 +176,10 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
         return invalid(out, "request.object is required for an ImagePullJob CREATE or UPDATE", a);
     if (t == T_IMAGECACHE && !rv.object.present)
         return invalid(out, "request.object is required for an ImageCache CREATE or UPDATE", a);
+    /* kube-fledged decodes the old object of an update, and refuses one
+     * that is not there; checked as a create, it could pass */
+    if (t == T_IMAGECACHE && sv_eq(rv.operation, "UPDATE") && !rv.old_object.present)
+        return invalid(out, "request.oldObject is required for an ImageCache UPDATE", a);
     if (t == T_POD_STATUS && (!rv.object.present || !rv.old_object.present))
         return invalid(out, "request.object and request.oldObject are required for a pods/status UPDATE",
                        a);

@@ -338,13 +338,30 @@ IPJ_WEBHOOKS = {  # name -> (configuration kind, path)
 
 
 class ComponentOverlay(unittest.TestCase):
-    """The base and overlays/OVERLAY rendered, as self.base and self.objs."""
+    """The base and overlays/OVERLAY rendered, as self.base and self.objs.
+    The overlay is the base, components/OVERLAY and components/OVERLAY-crd
+    (our CRD); the component alone brings no CRD, so that a cluster with
+    the upstream project's CRD keeps it."""
     OVERLAY = None
 
     @classmethod
     def setUpClass(cls):
         cls.base = render(os.path.join(MANIFESTS, "base"))
         cls.objs = render(os.path.join(MANIFESTS, "overlays", cls.OVERLAY))
+
+    def test_component_alone_brings_no_crd(self):
+        d = tempfile.mkdtemp(prefix="ota-kz-", dir=os.path.join(ROOT, "build"))
+        try:
+            with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+                f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                        "resources:\n  - %s\ncomponents:\n  - %s\n" % (
+                            os.path.relpath(os.path.join(MANIFESTS, "base"), d),
+                            os.path.relpath(os.path.join(MANIFESTS, "components", self.OVERLAY), d)))
+            objs = render(d)
+        finally:
+            shutil.rmtree(d)
+        self.assertEqual(find(objs, "CustomResourceDefinition"), [])
+        self.assertEqual(sorted(o["kind"] for o in self.objs if o not in objs), ["CustomResourceDefinition"])
 
 
 class ImagePullJob(ComponentOverlay):
@@ -371,22 +388,6 @@ class ImagePullJob(ComponentOverlay):
                                                 "namespace": NS}])
         check_component_entries(self, self.base, self.objs, IPJ_WEBHOOKS, "apps.kruise.io",
                                 ["v1alpha1", "v1beta1"], "imagepulljobs")
-
-    def test_without_our_crd(self):
-        """Where Kruise's CRD is installed, components/imagepulljob alone:
-        webhooks, flag and RBAC, and no CRD of ours to replace theirs."""
-        d = tempfile.mkdtemp(prefix="ota-kz-", dir=os.path.join(ROOT, "build"))
-        try:
-            with open(os.path.join(d, "kustomization.yaml"), "w") as f:
-                f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                        "resources:\n  - %s\ncomponents:\n  - %s\n" % (
-                            os.path.relpath(os.path.join(MANIFESTS, "base"), d),
-                            os.path.relpath(os.path.join(MANIFESTS, "components", "imagepulljob"), d)))
-            objs = render(d)
-        finally:
-            shutil.rmtree(d)
-        self.assertEqual(find(objs, "CustomResourceDefinition"), [])
-        self.assertEqual(sorted(o["kind"] for o in self.objs if o not in objs), ["CustomResourceDefinition"])
 
     def test_crd(self):
         crd = one(self.objs, "CustomResourceDefinition", "imagepulljobs.apps.kruise.io")["spec"]

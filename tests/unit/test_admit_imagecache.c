@@ -344,6 +344,12 @@ static void test_object_required(void **state)
     assert_int_equal(out.http_status, 400);
     assert_int_equal(out.result, ADMIT_INVALID);
     assert_string_equal(out.message, "request.object is required for an ImageCache CREATE or UPDATE");
+    /* an UPDATE without its old object: kube-fledged refuses it too */
+    body = ic_review_text(&a, "v1alpha2", "UPDATE", "{\"cacheSpec\":[{\"images\":[\"a\"]}]}", NULL);
+    assert_int_equal(admit_review(ADMIT_VALIDATE, body, strlen(body), FX_NOW, &cfg, &a, &out), 0);
+    assert_int_equal(out.http_status, 400);
+    assert_int_equal(out.result, ADMIT_INVALID);
+    assert_string_equal(out.message, "request.oldObject is required for an ImageCache UPDATE");
     arena_free(&a);
 }
 
