@@ -5,7 +5,7 @@ standard library only.
 
 kubesim with its simulated cluster (--light by default: one thread for every
 kubelet, for 1 000 nodes), the rendered RBAC (benchlib.Kubesim) and, from
-manifests/components/imagepulljob, our CRD and the controller's RBAC for
+manifests/components/imagepulljob-crd and components/imagepulljob, our CRD and the controller's RBAC for
 ImagePullJobs, applied with kubectl; the controller runs with
 --imagepulljobs.  No webhook, so the ImagePullJob is written with every
 default spelled out.
@@ -58,7 +58,7 @@ IMAGE = REG + "/bench/ipj-target:1.0"
 HELPER = "busybox:1.36-musl"
 BANDWIDTH = 10_000_000  # the registry's default, bytes per simulated second
 RESOLVE = 0.5           # simulated seconds per pull before the bytes
-CRD = os.path.join(ROOT, "manifests", "components", "imagepulljob", "crd.yaml")
+CRD = os.path.join(ROOT, "manifests", "components", "imagepulljob-crd", "crd.yaml")
 RBAC = os.path.join(ROOT, "manifests", "components", "imagepulljob", "rbac.yaml")  # on top of base's
 MANAGED = "app.kubernetes.io/managed-by=ota-prepull"
 

@@ -1,5 +1,5 @@
 """What ota-controller's ImagePullJob support (issue 20) asks of kubesim, pinned
-with the CRDs it meets: the project's own (manifests/components/imagepulljob/
+with the CRDs it meets: the project's own (manifests/components/imagepulljob-crd/
 crd.yaml) and, when ../shared/upstream/kruise is beside the repository (or
 $OTA_UPSTREAM_KRUISE names it), Kruise's v1.8.4 (v1alpha1 only) and v1.9.0
 (v1alpha1 served, v1beta1 stored) applied unchanged.  The controller reads and
@@ -38,7 +38,7 @@ except ImportError:     # pragma: no cover - Debian's python3-yaml is a test dep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-OWN_CRD = os.path.join(ROOT, "manifests", "components", "imagepulljob", "crd.yaml")
+OWN_CRD = os.path.join(ROOT, "manifests", "components", "imagepulljob-crd", "crd.yaml")
 UPSTREAM = os.environ.get("OTA_UPSTREAM_KRUISE") or \
     os.path.join(os.path.dirname(ROOT), "shared", "upstream", "kruise")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
