@@ -48,6 +48,19 @@ static unsigned char closer(unsigned char open)
     return open == '{' ? '}' : ']';
 }
 
+#if defined(__SSE2__)
+/* Of the sixteen bytes v, those string_end() stops at: a quote, a
+ * backslash, a control character or a byte from 0x80 (one signed compare
+ * flags both of the last), one bit each, the first byte lowest. */
+static inline unsigned stops16(__m128i v)
+{
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
 /* A string, s just past its opening quote: past its closing quote, or NULL
  * when it is not RFC 8259 + RFC 3629 (a raw control character, a bad
  * escape, a lone surrogate escape, bad UTF-8, no closing quote).  *escaped
@@ -58,14 +71,10 @@ static const unsigned char *string_end(const unsigned char *s, const unsigned ch
     for (;;) {
 #if defined(__SSE2__)
         /* sixteen bytes at a time to the first quote, backslash, control
-         * character or byte from 0x80 (one signed compare flags both of the
-         * last): most keys and values of a Kubernetes object in one step */
+         * character or byte from 0x80: most keys and values of a
+         * Kubernetes object in one step */
         while (end - s >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            unsigned bits = (unsigned)_mm_movemask_epi8(m);
+            unsigned bits = stops16(_mm_loadu_si128((const __m128i *)(const void *)s));
             if (bits != 0) {
                 s += __builtin_ctz(bits);
                 goto look;
@@ -278,16 +287,39 @@ static const unsigned char *string_token(scanner *sc, const unsigned char *s,
 static const unsigned char *member_key(scanner *sc, const unsigned char *s,
                                        const yajl_callbacks *cb)
 {
-    int escaped = 0;
-    const unsigned char *e;
-    if (s >= sc->end || *s != '"' || (e = string_end(s + 1, sc->end, &escaped)) == NULL)
+    if (s >= sc->end || *s != '"')
         return NULL;
-    const unsigned char *key = s + 1;
-    size_t n = (size_t)(e - 1 - key);
-    if (escaped && (key = unescape(sc, key, n, &n)) == NULL)
-        return NULL;
-    if (jkeys_add(sc->keys, key, n) != 0)
-        return NULL;
+    const unsigned char *key = s + 1, *e = NULL;
+    size_t n = 0;
+    int known = 0;
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Most keys of a Kubernetes object are under 16 plain ASCII bytes: one
+     * load finds the closing quote (the first byte string_end() would stop
+     * at, and a quote), and the same 16 bytes give the key's tag, so such
+     * a key costs no call to string_end() and no second read for
+     * jkeys_tag16().  Every other key takes the general way below. */
+    if ((uintptr_t)key - (uintptr_t)sc->keys->text < sc->keys->fast_end) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)key);
+        unsigned bits = stops16(v);
+        if (bits != 0 && key[__builtin_ctz(bits)] == '"') {
+            n = (size_t)__builtin_ctz(bits);
+            e = key + n + 1;
+            if (jkeys_add_view(sc->keys, key, n, jkeys_tag_m128(v, (unsigned)n)) != 0)
+                return NULL;
+            known = 1;
+        }
+    }
+#endif
+    if (!known) {
+        int escaped = 0;
+        if ((e = string_end(key, sc->end, &escaped)) == NULL)
+            return NULL;
+        n = (size_t)(e - 1 - key);
+        if (escaped && (key = unescape(sc, key, n, &n)) == NULL)
+            return NULL;
+        if (jkeys_add(sc->keys, key, n) != 0)
+            return NULL;
+    }
     if (cb->yajl_map_key != NULL) {
         sc->k->consumed = (size_t)(e - sc->base);
         if (!cb->yajl_map_key(sc->k->ctx, key, n)) {
@@ -341,9 +373,9 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
             s = skip_space(s, end);
             if (s < end && *s == closer(c))
                 break; /* empty: closed below */
-            if (c == '{' && (s = member_key(&sc, s, cb)) == NULL)
-                goto done;
-            continue; /* the first member's value */
+            if (c == '{')
+                goto key; /* the first member's */
+            continue;     /* the first element */
         case '"':
             s = string_token(&sc, s, cb->yajl_string);
             break;
@@ -410,10 +442,18 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
             if (*s != ',')
                 goto done;
             s = skip_space(s + 1, end);
-            if (o == '{' && (s = member_key(&sc, s, quiet < 0 ? sc.cb : &no_callbacks)) == NULL)
-                goto done;
-            break;
+            if (o == '{')
+                goto key;
+            break; /* the next element */
         }
+        continue;
+    key:
+        /* A member's key, the first after '{' or the next after a comma:
+         * one call site, so that member_key() is inlined into the loop (a
+         * call per key cost more than the key's own check).  The callbacks
+         * are the value's: none inside a skipped one. */
+        if ((s = member_key(&sc, s, quiet < 0 ? sc.cb : &no_callbacks)) == NULL)
+            goto done;
     }
 done:
     free(sc.buf);
