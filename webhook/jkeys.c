@@ -250,8 +250,7 @@ int jkeys_add_slow(jkeys *k, const unsigned char *key, size_t len)
 
 void jkeys_close_indexed(jkeys *k)
 {
-    k->depth--;
-    size_t begin = k->level[k->depth].begin;
+    size_t begin = k->level[k->depth - 1].begin;
     size_t mask = k->nslots - 1;
     for (size_t i = k->n; i-- > begin;) {
         size_t at = (size_t)k->keys[i].tag & mask;
@@ -260,8 +259,5 @@ void jkeys_close_indexed(jkeys *k)
         k->slots[at] = 0;
         k->indexed--;
     }
-    k->n = begin;
-    k->ncopies = k->level[k->depth].copies;
-    k->seen = k->level[k->depth].outer_seen;
-    jkeys_set_limit(k);
+    jkeys_pop(k);
 }

@@ -61,7 +61,13 @@ typedef struct jkeys {
     struct {
         uint32_t begin, copies; /* first entry and copy byte of the object */
         int indexed;
-        uint64_t outer_seen; /* the enclosing object's seen, back at close */
+        /* The enclosing object's begin, limit and seen, back as they were
+         * when this one closes (that object gets no key meanwhile; its
+         * limit can only be low if keys grew: a key then takes the slow
+         * path, which sets limit anew). */
+        uint32_t outer_begin;
+        size_t outer_limit;
+        uint64_t outer_seen;
     } level[JKEYS_MAX_DEPTH];
     jkeys_entry inline_keys[JKEYS_INLINE];
 } jkeys;
@@ -90,12 +96,26 @@ static inline int jkeys_open(jkeys *k)
     k->level[k->depth].begin = (uint32_t)k->n;
     k->level[k->depth].copies = (uint32_t)k->ncopies;
     k->level[k->depth].indexed = 0;
+    k->level[k->depth].outer_begin = (uint32_t)k->begin;
+    k->level[k->depth].outer_limit = k->limit;
     k->level[k->depth].outer_seen = k->seen;
     k->seen = 0;
     k->depth++;
     k->begin = k->n;
     k->limit = k->n + JKEYS_LINEAR < k->cap ? k->n + JKEYS_LINEAR : k->cap;
     return 0;
+}
+
+/* The innermost object's level is left: its keys and copies forgotten, the
+ * enclosing object's inline state back.  Not for callers (jkeys_close()). */
+static inline void jkeys_pop(jkeys *k)
+{
+    k->depth--;
+    k->n = k->level[k->depth].begin;
+    k->ncopies = k->level[k->depth].copies;
+    k->begin = k->level[k->depth].outer_begin;
+    k->limit = k->level[k->depth].outer_limit;
+    k->seen = k->level[k->depth].outer_seen;
 }
 
 /* jkeys_add() and jkeys_close() for what the inline parts leave: copies,
@@ -215,11 +235,7 @@ static inline void jkeys_close(jkeys *k)
         jkeys_close_indexed(k);
         return;
     }
-    k->depth--;
-    k->n = k->level[k->depth].begin;
-    k->ncopies = k->level[k->depth].copies;
-    k->seen = k->level[k->depth].outer_seen;
-    jkeys_set_limit(k);
+    jkeys_pop(k);
 }
 
 #endif

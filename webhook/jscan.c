@@ -64,9 +64,9 @@ static inline unsigned stops16(__m128i v)
 /* A string, s just past its opening quote: past its closing quote, or NULL
  * when it is not RFC 8259 + RFC 3629 (a raw control character, a bad
  * escape, a lone surrogate escape, bad UTF-8, no closing quote).  *escaped
- * is set when it holds an escape. */
-static const unsigned char *string_end(const unsigned char *s, const unsigned char *end,
-                                       int *escaped)
+ * is set when it holds an escape.  string_end() below is the entry. */
+static const unsigned char *string_end_loop(const unsigned char *s, const unsigned char *end,
+                                            int *escaped)
 {
     for (;;) {
 #if defined(__SSE2__)
@@ -141,6 +141,38 @@ static const unsigned char *string_end(const unsigned char *s, const unsigned ch
             s += 6;
         }
     }
+}
+
+#if defined(__SSE2__)
+/* The common string, found by one load without a call: under 16 plain
+ * bytes (two thirds of a Kubernetes object's string values, most of its
+ * keys), so that the first byte string_end_loop() would stop at is its
+ * closing quote.  s is just past the opening quote; *v gets the 16 bytes
+ * from s.  Its length, or -1 for any other string or fewer than 16 bytes
+ * left. */
+static inline int short_plain(const unsigned char *s, const unsigned char *end, __m128i *v)
+{
+    if (end - s < 16)
+        return -1;
+    *v = _mm_loadu_si128((const __m128i *)(const void *)s);
+    unsigned bits = stops16(*v);
+    if (bits == 0 || s[__builtin_ctz(bits)] != '"')
+        return -1;
+    return __builtin_ctz(bits);
+}
+#endif
+
+/* string_end_loop(), a short plain string inline. */
+static inline const unsigned char *string_end(const unsigned char *s, const unsigned char *end,
+                                              int *escaped)
+{
+#if defined(__SSE2__)
+    __m128i v;
+    int n = short_plain(s, end, &v);
+    if (n >= 0)
+        return s + n + 1;
+#endif
+    return string_end_loop(s, end, escaped);
 }
 
 static size_t put_utf8(unsigned char *o, unsigned long cp)
@@ -293,26 +325,25 @@ static const unsigned char *member_key(scanner *sc, const unsigned char *s,
     size_t n = 0;
     int known = 0;
 #if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* Most keys of a Kubernetes object are under 16 plain ASCII bytes: one
-     * load finds the closing quote (the first byte string_end() would stop
-     * at, and a quote), and the same 16 bytes give the key's tag, so such
-     * a key costs no call to string_end() and no second read for
-     * jkeys_tag16().  Every other key takes the general way below. */
-    if ((uintptr_t)key - (uintptr_t)sc->keys->text < sc->keys->fast_end) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)key);
-        unsigned bits = stops16(v);
-        if (bits != 0 && key[__builtin_ctz(bits)] == '"') {
-            n = (size_t)__builtin_ctz(bits);
-            e = key + n + 1;
-            if (jkeys_add_view(sc->keys, key, n, jkeys_tag_m128(v, (unsigned)n)) != 0)
-                return NULL;
-            known = 1;
-        }
+    /* Most keys of a Kubernetes object are short and plain: the 16 bytes
+     * that short_plain() loads to find the closing quote also give the
+     * key's tag (no second read for jkeys_tag16()), and a key in the text
+     * under jkeys' fast_end is kept by view.  Every other key takes the
+     * general way below. */
+    __m128i v;
+    int len;
+    if ((uintptr_t)key - (uintptr_t)sc->keys->text < sc->keys->fast_end &&
+        (len = short_plain(key, sc->end, &v)) >= 0) {
+        n = (size_t)len;
+        e = key + n + 1;
+        if (jkeys_add_view(sc->keys, key, n, jkeys_tag_m128(v, (unsigned)n)) != 0)
+            return NULL;
+        known = 1;
     }
 #endif
-    if (!known) {
+    if (!known) { /* short_plain() has already looked: straight to the loop */
         int escaped = 0;
-        if ((e = string_end(key, sc->end, &escaped)) == NULL)
+        if ((e = string_end_loop(key, sc->end, &escaped)) == NULL)
             return NULL;
         n = (size_t)(e - 1 - key);
         if (escaped && (key = unescape(sc, key, n, &n)) == NULL)
