@@ -358,7 +358,9 @@ static const unsigned char *member_key(scanner *sc, const unsigned char *s,
             return NULL;
         }
     }
-    s = skip_space(e, sc->end);
+    s = e;
+    if (s < sc->end && *s != ':') /* compact JSON, as the apiserver sends, has no space */
+        s = skip_space(s, sc->end);
     if (s >= sc->end || *s != ':')
         return NULL;
     return skip_space(s + 1, sc->end);
