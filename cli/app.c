@@ -193,6 +193,8 @@ int cli_app_open(cli_app *a)
         kube_config_free(&a->cfg);
         return CLI_EXIT_ERROR;
     }
+    if (a->user_agent != NULL)
+        kube_client_set_user_agent(a->client, a->user_agent);
     return 0;
 }
 

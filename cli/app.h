@@ -33,6 +33,7 @@ typedef struct cli_app {
     kube_config cfg;
     kube_client *client;
     const char *ns; /* -n, else the kubeconfig context's, else "default" */
+    const char *user_agent; /* main's: "kubectl-ota/<version> ..." */
 } cli_app;
 
 /* Finds the cluster (--kubeconfig, else $KUBECONFIG, else ~/.kube/config,

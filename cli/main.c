@@ -31,6 +31,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     log_set_level(LOG_ERROR); /* the client's retries are not the user's business */
+    a.user_agent = "kubectl-ota/" OTA_VERSION " ota-prepull/" OTA_COMMIT;
     int rc = cli_app_open(&a);
     if (rc != 0)
         return rc;

@@ -167,12 +167,16 @@ int controller_synced(const controller *c)
 
 /* ---- executor ----------------------------------------------------------- */
 
+typedef struct pod_list pod_list;
+static void pod_list_free(pod_list *l);
+
 typedef struct exec_ctx {
     controller *c;
     action_kind kind;
     action_outcome outcome;
     char *key, *name, *namespace;
     char *query;      /* a read's, to say what its answer answers */
+    pod_list *pods;   /* ACTION_LIST_PODS: what the pages have brought */
     action_note note; /* moved from the action */
 } exec_ctx;
 
@@ -182,6 +186,7 @@ static void exec_ctx_free(exec_ctx *x)
     free(x->name);
     free(x->namespace);
     free(x->query);
+    pod_list_free(x->pods);
     free(x->note.subject);
     free(x->note.node);
     free(x->note.reason);
@@ -314,41 +319,160 @@ static void on_node(controller *c, const char *name, const kube_result *r)
     store_put(&c->nodes, name, node);
 }
 
-/* The pods an ImagePullJob's podSelector picked: their nodes, kept under
- * its uid with the query that asked (kobj_pod_nodes_of).  A failed list
- * keeps nothing: the pass asks again. */
+static void on_executed(void *data, const kube_result *r);
+static int still_leading(void *data);
+
+/* A podSelector's pod list, read a page (POD_LIST_PAGE pods) at a time
+ * as it streams: only the distinct nodes of active pods are kept, never a
+ * page's tree, so a namespace of many pods costs its nodes' names. */
+#ifndef POD_LIST_PAGE /* a build may ask for smaller pages, to see the paging work */
+#define POD_LIST_PAGE "500"
+#endif
+#define POD_LIST_MAX_POD (1u << 20)   /* one pod's JSON: etcd keeps 1.5 MiB at most */
+#define POD_LIST_MAX_NODES 100000     /* more than any cluster has */
+
+struct pod_list {
+    listsplit ls;
+    strset seen;
+    char **nodes;
+    size_t n, cap;
+    int failed;
+};
+
+static void pod_list_free(pod_list *l)
+{
+    if (l == NULL)
+        return;
+    listsplit_free(&l->ls);
+    strset_free(&l->seen);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->nodes[i]);
+    free(l->nodes);
+    free(l);
+}
+
+/* One pod of the list: its node, when it counts (kobj_active_pod_node). */
+static int pod_list_item(void *data, const char *json, size_t len)
+{
+    pod_list *l = data;
+    char err[128];
+    yajl_val pod = json_parse_tree(json, len, 64, err, sizeof(err));
+    const char *node = pod != NULL ? kobj_active_pod_node(pod) : NULL;
+    if (node != NULL && !strset_has(&l->seen, node)) {
+        if (l->n == POD_LIST_MAX_NODES) {
+            l->failed = 1;
+        } else {
+            if (l->n == l->cap) {
+                size_t cap = l->cap ? l->cap * 2 : 64;
+                char **grown = realloc(l->nodes, cap * sizeof(*grown));
+                if (grown == NULL)
+                    l->failed = 1;
+                else {
+                    l->nodes = grown;
+                    l->cap = cap;
+                }
+            }
+            char *copy = !l->failed ? strdup(node) : NULL;
+            if (copy == NULL || strset_add(&l->seen, node) != 0) {
+                free(copy);
+                l->failed = 1;
+            } else {
+                l->nodes[l->n++] = copy;
+            }
+        }
+    }
+    if (pod != NULL)
+        yajl_tree_free(pod);
+    return !l->failed; /* 0 ends the list */
+}
+
+static int pod_list_chunk(void *data, const char *chunk, size_t n)
+{
+    exec_ctx *x = data;
+    return listsplit_feed(&x->pods->ls, chunk, n) == 0;
+}
+
+static pod_list *pod_list_new(void)
+{
+    pod_list *l = calloc(1, sizeof(*l));
+    if (l == NULL)
+        return NULL;
+    strset_init(&l->seen);
+    if (listsplit_init(&l->ls, POD_LIST_MAX_POD, pod_list_item, l) != 0) {
+        strset_free(&l->seen);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* After a page: 1 when the next one was asked for (the action goes on),
+ * 0 when the list is over (complete or not). */
+static int pod_list_next_page(controller *c, exec_ctx *x, const kube_result *r)
+{
+    pod_list *l = x->pods;
+    if (r->status != 200 || l == NULL || l->failed || listsplit_finish(&l->ls) != 0)
+        return 0;
+    char *token = listsplit_take_continue(&l->ls);
+    if (token == NULL || token[0] == '\0') {
+        free(token);
+        return 0;
+    }
+    listsplit_free(&l->ls);
+    strbuf path = {0};
+    int rc = listsplit_init(&l->ls, POD_LIST_MAX_POD, pod_list_item, l);
+    if (rc == 0)
+        rc = kapi_path(&path, KAPI_PODS, x->namespace, NULL, NULL);
+    if (rc == 0) {
+        strbuf_printf(&path, "?limit=" POD_LIST_PAGE "&continue=");
+        kapi_escape(&path, token);
+        if (x->query != NULL && x->query[0] != '\0')
+            strbuf_printf(&path, "&%s", x->query);
+    }
+    free(token);
+    kube_call call = {.method = "GET", .path = path.data, .on_chunk = pod_list_chunk,
+                      .on_done = on_executed, .wanted = still_leading, .data = x, .idempotent = 1};
+    if (rc != 0 || path.failed || kube_client_call(c->client, &call) != 0) {
+        strbuf_free(&path);
+        l->failed = 1;
+        return 0;
+    }
+    strbuf_free(&path);
+    return 1;
+}
+
+/* The list is over: the nodes its pods run on, kept under the
+ * ImagePullJob's uid with the query that asked.  A failed list keeps
+ * nothing (the pass asks again), and says why. */
 static void on_pod_nodes(controller *c, const exec_ctx *x, const kube_result *r)
 {
-    if (x->name == NULL)
+    const pod_list *l = x->pods;
+    if (x->name == NULL || l == NULL)
         return;
-    if (r->status != 200) {
-        char words[512], reason[64];
-        kapi_status_read(r->body, r->body_len, reason, sizeof(reason), words, sizeof(words));
+    if (r->status != 200 || l->failed) {
+        char words[512] = "", reason[64] = "";
+        if (r->status != 200)
+            kapi_status_read(r->body, r->body_len, reason, sizeof(reason), words, sizeof(words));
         log_kv(LOG_WARN, "pod list for a podSelector failed", "imagepulljob_uid", x->name,
                "namespace", x->namespace, "reason", reason,
-               "message", words[0] != '\0' ? words : (r->error != NULL ? r->error : ""), NULL);
+               "message", words[0] != '\0' ? words
+                          : l->failed ? "a page could not be read, or too many nodes"
+                          : (r->error != NULL ? r->error : ""),
+               NULL);
         return;
     }
-    char err[128];
-    yajl_val tree = json_parse_tree(r->body, r->body_len, 64, err, sizeof(err));
-    kobj *o = tree != NULL ? kobj_pod_nodes_of(tree, x->name, x->query != NULL ? x->query : "")
-                           : NULL;
-    if (tree != NULL)
-        yajl_tree_free(tree);
-    if (o == NULL) {
-        log_msg(LOG_WARN, "unreadable pod list", "for ImagePullJob %s: %s", x->name,
-                tree == NULL ? err : "out of memory");
-        return;
-    }
-    if (store_put(&c->ipj_pod_nodes, o->meta.uid, o) != 0)
-        kobj_free(o);
+    kobj *o = kobj_pod_nodes_new(x->name, x->query != NULL ? x->query : "", l->nodes, l->n);
+    if (o == NULL || store_put(&c->ipj_pod_nodes, o->meta.uid, o) != 0)
+        log_msg(LOG_WARN, "unreadable pod list", "for ImagePullJob %s: out of memory", x->name);
 }
 
 exec_outcome controller_exec_outcome(action_kind kind, long status)
 {
     if (status >= 200 && status < 300)
         return EXEC_DONE;
-    if (kind == ACTION_CREATE_JOB && status == 409)
+    /* Jobs and Events are named from what they are for: a 409 is the one
+     * made before a restart (or by the leader before), not a failure */
+    if ((kind == ACTION_CREATE_JOB || kind == ACTION_CREATE_EVENT) && status == 409)
         return EXEC_MADE_BEFORE;
     /* every write but a create is to an object that may have gone */
     if (kind != ACTION_CREATE_EVENT && kind != ACTION_CREATE_JOB && !action_is_read(kind) &&
@@ -433,6 +557,8 @@ static void on_executed(void *data, const kube_result *r)
     exec_ctx *x = data;
     controller *c = x->c;
     uint64_t now = clock_mono_ns();
+    if (x->kind == ACTION_LIST_PODS && pod_list_next_page(c, x, r))
+        return; /* the action goes on with the next page */
     workset_done(&c->work, x->key);
     if (!action_is_read(x->kind) && c->writes_queued > 0)
         c->writes_queued--;
@@ -606,7 +732,7 @@ static const action_call_spec action_calls[] = {
     [ACTION_CREATE_EVENT] = {"POST", KAPI_EVENTS, NULL, NULL, KAPI_CT_JSON, 0, 0},
     [ACTION_GET_NODE] = {"GET", KAPI_NODES, NULL, NULL, NULL, 1, 0},
     /* the namespace's pods (the action's query: the podSelector) */
-    [ACTION_LIST_PODS] = {"GET", KAPI_PODS, NULL, NULL, NULL, 0, 1},
+    [ACTION_LIST_PODS] = {"GET", KAPI_PODS, NULL, "limit=" POD_LIST_PAGE, NULL, 0, 1},
     /* setting the same annotations and deadline again changes nothing */
     [ACTION_PATCH_JOB] = {"PATCH", KAPI_JOBS, NULL, NULL, KAPI_CT_MERGE, 1, 1},
     /* the whole status the pass computed: the latest wins */
@@ -663,6 +789,16 @@ static void execute(controller *c, action *a)
     x->name = a->name != NULL ? strdup(a->name) : NULL;
     x->namespace = a->namespace != NULL ? strdup(a->namespace) : NULL;
     x->query = a->query != NULL ? strdup(a->query) : NULL;
+    if (a->kind == ACTION_LIST_PODS) {
+        /* streamed, page by page (pod_list_next_page) */
+        x->pods = pod_list_new();
+        call.on_chunk = pod_list_chunk;
+        if (x->pods == NULL) {
+            exec_ctx_free(x);
+            strbuf_free(&path);
+            return;
+        }
+    }
     /* the note moves: the action list is freed after the pass */
     x->note = a->note;
     a->note = (action_note){0};

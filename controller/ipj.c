@@ -67,7 +67,7 @@ void ipj_effective(const ipj_spec *s, ipj_values *v)
     v->pull_policy = sv_eq(s->image_pull_policy, "Always") ? "Always" : "IfNotPresent";
 }
 
-void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9])
+int ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9])
 {
     char err[200];
     const char *image = imageref_normalize(s->image.ptr != NULL ? s->image.ptr : "", s->image.len,
@@ -78,7 +78,11 @@ void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         len += s->pull_secrets[i].len + 1;
     char *secrets = arena_alloc(a, len);
-    if (secrets != NULL) {
+    /* out of memory: no hash at all, never the hash of another spec (its
+     * Jobs would read as an older version's and be pulled again) */
+    if (image == NULL || secrets == NULL)
+        return -1;
+    {
         size_t at = 0;
         for (size_t i = 0; i < s->n_pull_secrets; i++) {
             if (i > 0)
@@ -92,8 +96,30 @@ void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]
     char policy[100];
     snprintf(policy, sizeof(policy), "%s/%lld/%lld", v->pull_policy, v->timeout_s,
              v->backoff_limit);
-    /* out of memory: NULL reads as "", and the hash is still a hash */
     snprintf(out, 9, "%08" PRIx32, pull_job_hash3(image, secrets, policy));
+    return 0;
+}
+
+const char *ipj_unservable(const ipj_spec *s, arena *a)
+{
+    const char *e = ipj_image_error(s->image, a);
+    if (e != NULL)
+        return arena_printf(a, "invalid image %.*s: %s", (int)s->image.len,
+                            s->image.ptr != NULL ? s->image.ptr : "", e);
+    if (s->selector.present && (s->selector.has_labels || s->selector.has_exprs) &&
+        (e = ipj_selector_error(&s->selector, a)) != NULL)
+        return arena_printf(a, "invalid selector: %s", e);
+    if (s->pod_selector.present) {
+        if ((e = ipj_selector_error(&s->pod_selector, a)) != NULL)
+            return arena_printf(a, "invalid podSelector: %s", e);
+        size_t n = ipj_selector_string_len(&s->pod_selector);
+        if (n > IPJ_SELECTOR_STRING_MAX)
+            return arena_printf(a,
+                                "podSelector is %zu bytes as a labelSelector, more than the %d "
+                                "a pod list may ask with",
+                                n, IPJ_SELECTOR_STRING_MAX);
+    }
+    return NULL;
 }
 
 /* ---- selection --------------------------------------------------------------- */
@@ -359,6 +385,8 @@ static int nodes_from_jobs(const ipj_input *in, ipj_plan *out, arena *a)
             continue;
         }
         ipj_node *n = selected(out, job->u.job.node_name);
+        if (n == NULL && !job->u.job.complete && !job->u.job.failed && !job->meta.deleting)
+            out->running_elsewhere++; /* left to finish; it still pulls (D5) */
         if (n != NULL && n->job == NULL) {
             n->job = job;
             waiting[n - out->nodes] = in->waiting != NULL ? in->waiting[i] : NULL;
@@ -374,8 +402,13 @@ static int nodes_from_jobs(const ipj_input *in, ipj_plan *out, arena *a)
             n->state = IPJ_NODE_FAILED; /* from the pass that ends it (D4) */
             n->give_up = 1;
         }
-        if (n->state == IPJ_NODE_FAILED)
+        if (n->state == IPJ_NODE_FAILED) {
             failure_words(n, n->job, waiting[k]);
+            /* ended by its deadline, its words only in this process's
+             * memory (its pod is gone): kept on the Job */
+            n->keep_words = !n->give_up && n->job->u.job.given_up_reason == NULL &&
+                            waiting[k] != NULL && waiting[k]->u.job_pod.waiting_reason != NULL;
+        }
         if (ipj_reverify_due(&out->v, n->job, in->now_epoch))
             add_delete(out, n->job);
     }
@@ -420,7 +453,10 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
     st->active = st->desired - st->succeeded - st->failed;
     /* the first pass's time, kept; a run after an edit starts anew (its
      * activeDeadlineSeconds would have passed at once) */
-    st->start_time = cached->start_time != NULL && done != IPJ_RERUN
+    /* (one that does not read as a time is no start: its deadline would
+     * never come) */
+    st->start_time = cached->start_time != NULL && kobj_parse_time(cached->start_time) > 0 &&
+                             done != IPJ_RERUN
                          ? cached->start_time
                          : arena_strndup(a, in->now, strlen(in->now));
     long long start = kobj_parse_time(st->start_time);
@@ -472,7 +508,8 @@ static int decide_status(const ipj_input *in, ipj_plan *out, ipj_done done, aren
 /* D5: the unsynced nodes, in name order, up to parallelism - pulling. */
 static void offer_nodes(ipj_plan *out)
 {
-    long long pulling = 0;
+    /* its Jobs on nodes no longer selected pull as much as any */
+    long long pulling = (long long)out->running_elsewhere;
     for (size_t k = 0; k < out->n_nodes; k++)
         pulling += out->nodes[k].state == IPJ_NODE_PULLING;
     long long room = out->v.parallelism - pulling;
@@ -488,7 +525,8 @@ int ipj_decide(const ipj_input *in, arena *a, ipj_plan *out)
     const kobj *cr = in->ipj;
     *out = (ipj_plan){0};
     ipj_effective(in->spec, &out->v);
-    ipj_spec_hash(in->spec, &out->v, a, out->spec_hash);
+    if (ipj_spec_hash(in->spec, &out->v, a, out->spec_hash) != 0)
+        return -1;
     /* each Job is deleted once at most */
     out->deletes = arena_alloc(a, (in->n_jobs + 1) * sizeof(*out->deletes));
     if (out->deletes == NULL)
@@ -608,7 +646,7 @@ char *ipj_status_patch(const kobj_imagepulljob *want, const kobj_imagepulljob *c
     return json_writer_take(&w);
 }
 
-char *ipj_give_up_patch(const char *reason, const char *message)
+char *ipj_give_up_patch(const char *reason, const char *message, int end)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
@@ -620,10 +658,12 @@ char *ipj_give_up_patch(const char *reason, const char *message)
     json_kv_str(&w, OTA_ANN_JOB_GIVEN_UP_MESSAGE, message != NULL ? message : "");
     json_map_close(&w);
     json_map_close(&w);
-    /* the Job controller ends the pod (DeadlineExceeded) */
-    json_map_open(&w, "spec");
-    json_kv_int(&w, "activeDeadlineSeconds", 1);
-    json_map_close(&w);
+    if (end) {
+        /* the Job controller ends the pod (DeadlineExceeded) */
+        json_map_open(&w, "spec");
+        json_kv_int(&w, "activeDeadlineSeconds", 1);
+        json_map_close(&w);
+    }
     json_map_close(&w);
     return json_writer_take(&w);
 }

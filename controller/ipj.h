@@ -60,8 +60,17 @@ long long ipj_parallelism(const ipj_spec *s);
 /* D2: 8 lowercase hex of pull_job_hash3 over the normalised image, the
  * pull secrets joined with ",", and "<imagePullPolicy>/<timeoutSeconds>/
  * <backoffLimit>" (defaults applied), into out (9 bytes).  The image as
- * written when it does not normalise (the Job's render then says why). */
-void ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]);
+ * written when it does not normalise (the Job's render then says why).
+ * 0, or -1 when out of memory (no hash: never another spec's). */
+int ipj_spec_hash(const ipj_spec *s, const ipj_values *v, arena *a, char out[9]);
+
+/* Why the controller cannot run spec as written, in words (arena
+ * memory), or NULL when it can: an image distribution/reference refuses,
+ * a selector or podSelector that does not parse, a podSelector longer
+ * than a pod list's query may be (IPJ_SELECTOR_STRING_MAX).  The webhook
+ * refuses each of these; a CR written around it, or before it was
+ * installed, may carry them, and the controller trusts no input. */
+const char *ipj_unservable(const ipj_spec *s, arena *a);
 
 /* The selected nodes' names in name order, de-duplicated, into *out (arena
  * memory); their count.  nodes: KOBJ_NODE_STATE sorted by name.
@@ -147,6 +156,9 @@ typedef struct ipj_node {
     const kobj *job;               /* its Job of the current spec hash, or NULL */
     const char *reason, *message;  /* FAILED: the kubelet's words (D3) */
     int give_up;                   /* FAILED from this pass: patch its Job (D4) */
+    int keep_words;                /* FAILED by its own deadline, the kubelet's words known
+                                      only in memory: annotate its Job with them, so a
+                                      restart still says why */
     int offer;                     /* UNSYNCED, offered to the pull queue this pass (D5) */
 } ipj_node;
 
@@ -154,6 +166,8 @@ typedef struct ipj_plan {
     ipj_values v;
     char spec_hash[9];
     int running;          /* the CR is to be worked on: not being deleted, not done */
+    size_t running_elsewhere; /* its unfinished Jobs on nodes no longer selected (they
+                                 count against parallelism) */
     int list_pods;        /* a podSelector CR whose pods are not listed: nothing decided
                              until they are (D10) */
     ipj_node *nodes;      /* the selected nodes, in name order (running only) */
@@ -185,8 +199,10 @@ int ipj_job_spec(pull_job_spec *out, const kobj *ipj, const ipj_spec *s, const i
 /* D6: {"status":{...}}; a field the cached status has and the new one
  * lacks (completionTime, failedNodes) is sent as null. */
 char *ipj_status_patch(const kobj_imagepulljob *want, const kobj_imagepulljob *cached);
-/* D4: the given-up annotations and activeDeadlineSeconds 1. */
-char *ipj_give_up_patch(const char *reason, const char *message);
+/* D4: the given-up annotations (the kubelet's reason and message) and,
+ * when end, activeDeadlineSeconds 1 (the Job ended now); without end the
+ * words alone, kept on a Job its own deadline ended. */
+char *ipj_give_up_patch(const char *reason, const char *message, int end);
 /* D7/D9: resourceVersion, the completed-generation annotation (when
  * generation is not NULL) and the finalizers but Kruise's (when
  * drop_finalizer). */

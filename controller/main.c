@@ -109,6 +109,7 @@ int main(int argc, char **argv)
         log_startup_error("ota-controller", err);
         return 1;
     }
+    kube_client_set_user_agent(client, "ota-controller/" OTA_VERSION " ota-prepull/" OTA_COMMIT);
     static app a;
     httpd health, metrics;
     if (httpd_open(&health, o.health_address, route_health, &a, err, sizeof(err)) != 0 ||

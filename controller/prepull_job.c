@@ -29,6 +29,7 @@
  */
 #include "prepull_job.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@
 #define HELPER_BUSYBOX "/bin/busybox"
 #define NON_ROOT_ID 65534 /* "nobody"; emptyDir directories are 0777, so cp still works */
 
-uint32_t pull_job_hash3(const char *a, const char *b, const char *c)
+uint64_t pull_job_hash64(const char *a, const char *b, const char *c)
 {
     const char *fields[3] = {a, b, c};
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 offset basis */
@@ -53,6 +54,12 @@ uint32_t pull_job_hash3(const char *a, const char *b, const char *c)
                 break;
         }
     }
+    return h;
+}
+
+uint32_t pull_job_hash3(const char *a, const char *b, const char *c)
+{
+    uint64_t h = pull_job_hash64(a, b, c);
     return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -61,10 +68,11 @@ uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const 
     return pull_job_hash3(pod_uid, revision_hash, request_time);
 }
 
-/* "<prefix><base cut to fit>-<8 hex of hash>" (prepull_job.h's rules). */
-static void job_name(char *out, const char *prefix, const char *base, uint32_t hash)
+/* "<prefix><base cut to fit>-<hex digits of hash>" (prepull_job.h's
+ * rules); digits is 8 or 16. */
+static void job_name(char *out, const char *prefix, const char *base, uint64_t hash, int digits)
 {
-    size_t prefix_len = strlen(prefix), room = PREPULL_JOB_NAME_MAX - prefix_len - 1 - 8;
+    size_t prefix_len = strlen(prefix), room = PREPULL_JOB_NAME_MAX - prefix_len - 1 - (size_t)digits;
     memcpy(out, prefix, prefix_len);
     size_t n = 0;
     for (const char *c = base != NULL ? base : ""; *c != '\0' && n < room; c++) {
@@ -80,20 +88,23 @@ static void job_name(char *out, const char *prefix, const char *base, uint32_t h
     char *o = out + prefix_len + n;
     if (n > 0)
         *o++ = '-';
-    snprintf(o, 9, "%08x", (unsigned)hash);
+    snprintf(o, (size_t)digits + 1, "%0*" PRIx64, digits, hash);
 }
 
 void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
                       const char *revision_hash, const char *request_time)
 {
     job_name(out, PREPULL_JOB_NAME_PREFIX, pod_name,
-             prepull_job_hash(pod_uid, revision_hash, request_time));
+             prepull_job_hash(pod_uid, revision_hash, request_time), 8);
 }
 
 void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const char *node,
                   const char *spec_hash)
 {
-    job_name(out, IPJ_JOB_NAME_PREFIX, ipj_name, pull_job_hash3(ipj_uid, node, spec_hash));
+    /* 64 bits: 10 000 nodes share one namespace's names, and 32 would
+     * collide about once in a hundred such jobs (a collision is a 409
+     * read as made before, and the node would never be pulled) */
+    job_name(out, IPJ_JOB_NAME_PREFIX, ipj_name, pull_job_hash64(ipj_uid, node, spec_hash), 16);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */

@@ -124,6 +124,8 @@ int pull_job_render(const pull_job_spec *s, arena *a, const char **json, size_t 
  * versions and machines.
  */
 uint32_t pull_job_hash3(const char *a, const char *b, const char *c);
+/* The whole 64 bits of that FNV-1a. */
+uint64_t pull_job_hash64(const char *a, const char *b, const char *c);
 
 /* 32 bits of FNV-1a 64 over pod_uid, revision hash and request time:
  * pull_job_hash3 of the three. */
@@ -140,8 +142,8 @@ uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const 
 void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
                       const char *revision_hash, const char *request_time);
 
-/* An ImagePullJob node's Job: "ota-ipj-<ImagePullJob name cut to fit>-<8
- * hex of pull_job_hash3(ImagePullJob uid, node, spec hash)>", by
+/* An ImagePullJob node's Job: "ota-ipj-<ImagePullJob name cut to fit>-<16
+ * hex of pull_job_hash64(ImagePullJob uid, node, spec hash)>", by
  * prepull_job_name's rules.  One name per (ImagePullJob, node, version of
  * its pull), so a restarted controller or a second replica gets 409. */
 #define IPJ_JOB_NAME_PREFIX "ota-ipj-"

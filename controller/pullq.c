@@ -61,6 +61,12 @@ pullq_verdict pullq_admit(const pullq *q, const pullq_unit *u)
      * next pass decides again. */
     if (q->failed || (q->cap > 0 && q->running >= q->cap))
         return PULLQ_WAIT_CAP;
+    /* The last slot of a cap of two or more is the interactive class's:
+     * the order puts a node user's request first among those waiting, and
+     * this keeps a slot free for it, so it never waits for a fleet-wide
+     * Job to end (which may take that Job's whole deadline). */
+    if (u->cls != PULLQ_INTERACTIVE && q->cap >= 2 && q->running + PULLQ_INTERACTIVE_RESERVE >= q->cap)
+        return PULLQ_WAIT_CAP;
     /* A unit whose node is being read holds its global slot (FIFO: no
      * later unit passes it) and its node's, whatever it turns out to be. */
     if (u->node_state == PULLQ_NODE_UNKNOWN)

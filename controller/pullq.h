@@ -7,7 +7,10 @@
  * will be a unit of class PULLQ_BULK, sorted and admitted by the same
  * calls.  Every client shares the machinery decided here:
  *
- *   - one global cap on pull Jobs running (--max-concurrent-pulls);
+ *   - one global cap on pull Jobs running (--max-concurrent-pulls), of
+ *     which bulk units may fill all but PULLQ_INTERACTIVE_RESERVE slots:
+ *     a node user's request finds a slot free however many fleet-wide
+ *     pulls run;
  *   - a fair order: units sort by their class's rank first (an interactive
  *     OTA request, a node user waiting on an upgrade, before any bulk
  *     unit), then by the time they were asked for (FIFO), then by id (a
@@ -32,6 +35,10 @@
 #include <stddef.h>
 
 #include "store.h"
+
+/* Slots of the global cap (when it is 2 or more) that only interactive
+ * units may take: a bulk unit waits for the cap at cap - this. */
+#define PULLQ_INTERACTIVE_RESERVE 1
 
 /* An owner kind's class: its rank in the fair order.  A lower rank goes
  * first whatever the times. */

@@ -15,6 +15,7 @@
  */
 #include "reconcile.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +73,7 @@ typedef struct pass {
     const kobj **jobs; /* sorted by pod uid */
     size_t n_jobs;
     candidate *cands;
-    size_t n_cands;
+    size_t n_cands, cap_cands;
     mark *marks;
     size_t n_marks;
     ipj_run *ipjs;
@@ -211,20 +212,34 @@ static void note_last(pass *p, size_t before, const kobj *subject, const char *n
 
 /* ---- JSON --------------------------------------------------------------- */
 
+/* The Event's name: the object's, then 16 hex of a hash of the Event's
+ * key, so that the same Event asked again (after a restart, or by a new
+ * leader: which Events were sent is kept in memory only) is a 409, not a
+ * second Event. */
+static void event_name(char *out, size_t size, const char *object, const char *key)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++) {
+        h ^= *c;
+        h *= 0x100000001b3ULL;
+    }
+    snprintf(out, size, "%.230s.%016" PRIx64, object, h);
+}
+
 static char *event_body(const kobj *pod, const char *api_version, const char *kind,
                         const char *reason, const char *type, const char *message,
-                        const char *now)
+                        const char *now, const char *key)
 {
     json_writer w;
     if (json_writer_init(&w, NULL) != 0)
         return NULL;
-    char generate[300];
-    snprintf(generate, sizeof(generate), "%.240s.", pod->meta.name);
+    char name[300];
+    event_name(name, sizeof(name), pod->meta.name, key);
     json_map_open(&w, NULL);
     json_kv_str(&w, "apiVersion", "v1");
     json_kv_str(&w, "kind", "Event");
     json_map_open(&w, "metadata");
-    json_kv_str(&w, "generateName", generate);
+    json_kv_str(&w, "name", name);
     json_kv_str(&w, "namespace", pod->meta.namespace);
     json_map_close(&w);
     json_map_open(&w, "involvedObject");
@@ -255,7 +270,7 @@ static void emit_event_once(pass *p, const kobj *obj, const char *api_version, c
 {
     if (strset_has(p->in->events_sent, key) || skipped(p, key) || !may_write(p))
         return;
-    char *body = event_body(obj, api_version, kind, reason, type, message, p->in->now);
+    char *body = event_body(obj, api_version, kind, reason, type, message, p->in->now, key);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -919,7 +934,7 @@ static void revision_event(pass *p, const ds_view *v)
     char message[300];
     snprintf(message, sizeof(message), "marked %zu pod%s PendingUpgrade for revision %s", v->marked, v->marked == 1 ? "" : "s", hash);
     char *body = event_body(v->ds, "apps/v1", "DaemonSet", OTA_EVENT_REVISION_MARKED, "Normal",
-                            message, p->in->now);
+                            message, p->in->now, key);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -1132,10 +1147,20 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
     const kobj *cr = run->cr;
     const char *text = cr->u.ipj.spec != NULL ? cr->u.ipj.spec : "";
     char err[300];
-    if (ipj_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0) {
-        /* the webhook refuses these; one written around it waits for an edit */
-        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning", err, "spec");
-        return 1;
+    const char *why = ipj_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0
+                          ? err
+                          : ipj_unservable(&run->spec, &p->arena);
+    if (why != NULL) {
+        /* the webhook refuses these; one written around it waits for an
+         * edit (said once per generation) */
+        char what[64];
+        snprintf(what, sizeof(what), "spec|%lld", cr->u.ipj.generation);
+        ipj_event(p, cr, OTA_EVENT_IPJ_NOT_SERVED, "Warning", why, what);
+        if (!cr->meta.deleting)
+            return 1;
+        /* being deleted: Kruise's finalizer must not hold it (D9), and
+         * deciding that needs no spec */
+        memset(&run->spec, 0, sizeof(run->spec));
     }
     size_t first = 0, n = 0;
     if (p->ipj_jobs != NULL)
@@ -1159,6 +1184,19 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
     if (ipj_decide(&in, &p->arena, &run->plan) != 0)
         return -1;
     const char *queued = cr->u.ipj.creation_time != NULL ? cr->u.ipj.creation_time : "";
+    /* room for its offers (at most parallelism of them), as they come:
+     * never jobs x nodes at once */
+    size_t offers = 0;
+    for (size_t k = 0; k < run->plan.n_nodes; k++)
+        offers += (size_t)run->plan.nodes[k].offer;
+    if (p->n_cands + offers > p->cap_cands) {
+        size_t cap = p->cap_cands * 2 > p->n_cands + offers ? p->cap_cands * 2 : p->n_cands + offers;
+        candidate *grown = realloc(p->cands, cap * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        p->cands = grown;
+        p->cap_cands = cap;
+    }
     for (size_t k = 0; k < run->plan.n_nodes; k++) {
         const ipj_node *node = &run->plan.nodes[k];
         if (!node->offer)
@@ -1191,12 +1229,6 @@ static int plan_imagepulljobs(pass *p)
     for (size_t i = 0; (o = store_next(in->node_states, &i)) != NULL;)
         nodes[n_nodes++] = o;
     qsort(nodes, n_nodes, sizeof(*nodes), cmp_node_name);
-    /* room for every CR's offers: at most one per node */
-    size_t room = in->pods->len + 1 + in->imagepulljobs->len * n_nodes;
-    candidate *grown = realloc(p->cands, room * sizeof(*grown));
-    if (grown == NULL)
-        goto cleanup;
-    p->cands = grown;
     for (size_t i = 0; (o = store_next(in->imagepulljobs, &i)) != NULL;) {
         ipj_run *run = &p->ipjs[p->n_ipjs];
         *run = (ipj_run){.cr = o};
@@ -1275,7 +1307,7 @@ static char *build_give_up(const ipj_run *run, const void *arg)
 {
     (void)run;
     const ipj_node *node = arg;
-    return ipj_give_up_patch(node->reason, node->message);
+    return ipj_give_up_patch(node->reason, node->message, node->give_up);
 }
 
 static char *build_meta(const ipj_run *run, const void *arg)
@@ -1299,8 +1331,9 @@ static void ipj_writes(pass *p, const ipj_run *run)
     char key[600], text[1600], what[400];
     for (size_t k = 0; k < plan->n_nodes; k++) {
         const ipj_node *node = &plan->nodes[k];
-        if (node->give_up) {
-            snprintf(key, sizeof(key), "give-up:%s/%s", ns, node->job->meta.name);
+        if (node->give_up || node->keep_words) {
+            snprintf(key, sizeof(key), "%s:%s/%s", node->give_up ? "give-up" : "keep-words", ns,
+                     node->job->meta.name);
             ipj_write(p, ACTION_PATCH_JOB, ns, node->job->meta.name, key, build_give_up, run,
                       node, node);
         }
@@ -1412,7 +1445,8 @@ int reconcile(const reconcile_input *in, action_list *out)
     int rc = -1;
     if (index_daemonsets(&p) != 0 || index_jobs(&p) != 0)
         goto cleanup;
-    p.cands = calloc(in->pods->len + 1, sizeof(*p.cands));
+    p.cap_cands = in->pods->len + 1;
+    p.cands = calloc(p.cap_cands, sizeof(*p.cands));
     p.marks = calloc(in->pods->len + 1, sizeof(*p.marks));
     if (p.cands == NULL || p.marks == NULL)
         goto cleanup;

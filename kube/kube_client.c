@@ -68,7 +68,17 @@ struct kube_client {
     ratelimit lease_limiter;       /* the Lease lane's own */
     kube_stats stats;
     int closing; /* in kube_client_free: no new calls */
+    char user_agent[sizeof("User-Agent: ") + KUBE_USER_AGENT_MAX]; /* the whole header */
 };
+
+void kube_client_set_user_agent(kube_client *c, const char *user_agent)
+{
+    /* a header value ends at the line: nothing past a control character */
+    size_t n = 0;
+    while (user_agent[n] != '\0' && (unsigned char)user_agent[n] >= 0x20 && n < KUBE_USER_AGENT_MAX)
+        n++;
+    snprintf(c->user_agent, sizeof(c->user_agent), "User-Agent: %.*s", (int)n, user_agent);
+}
 
 void kube_stats_index(const char *method, long status, int *method_i, int *status_i)
 {
@@ -116,6 +126,7 @@ kube_client *kube_client_new(kube_config *cfg, double qps, int burst, char *err,
         return NULL;
     }
     c->cfg = cfg;
+    kube_client_set_user_agent(c, "ota-prepull");
     /* HTTP/2: every call a stream on one connection (CURLOPT_PIPEWAIT) */
     curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
     uint64_t now = clock_mono_ns();
@@ -426,7 +437,7 @@ static int start(kube_client *c, pending_call *p)
         p->headers = curl_slist_append(p->headers, h);
         free(h);
     }
-    p->headers = curl_slist_append(p->headers, "User-Agent: ota-controller");
+    p->headers = curl_slist_append(p->headers, c->user_agent);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK)
         return -1;

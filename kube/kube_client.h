@@ -91,6 +91,12 @@ void kube_stats_render(kube_stats *s, strbuf *t);
 
 /* cfg must outlive the client.  NULL on failure (message in err). */
 kube_client *kube_client_new(kube_config *cfg, double qps, int burst, char *err, size_t errlen);
+/* The User-Agent header of every call ("kubectl-ota/0.1.0"): what the
+ * apiserver's audit log and metrics say the caller is.  Cut to
+ * KUBE_USER_AGENT_MAX bytes; the default is "ota-prepull". */
+#define KUBE_USER_AGENT_MAX 128
+void kube_client_set_user_agent(kube_client *c, const char *user_agent);
+
 /* Calls still waiting or running end first, each with status 0 and error
  * "client shut down", so that their owners free what they attached: free
  * the client before what its callbacks touch. */

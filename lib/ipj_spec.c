@@ -1,8 +1,8 @@
 /*
  * ipj_spec.c - see ipj_spec.h.
  *
- * The decoder is yajl's parser over the spec's span with callbacks and a
- * stack of contexts, like the webhook's review decoder but for one small
+ * The decoder is yajl's parser over the spec's span (lib/jspec's frame)
+ * with a stack of contexts, like the webhook's review decoder but for one small
  * object: strings keep their length (a NUL inside one is carried,
  * docs/DECISIONS.md "Embedded NUL"), lists grow in the arena, and nothing
  * is read that Kruise does not read (sandboxConfig and unknown keys are
@@ -15,10 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yajl/yajl_parse.h>
-
 #include "errmsg.h"
 #include "imageref.h"
+#include "jspec.h"
 
 /* What a JSON value is, by where it is. */
 enum ctx {
@@ -82,10 +81,6 @@ static const struct {
     [X_IMAGE_PULL_POLICY] = {"spec.imagePullPolicy", T_STR},
 };
 
-/* Nesting the decoder follows; deeper is inside X_SKIP (review_decode has
- * bounded the depth already). */
-#define IPJ_STACK 8
-
 typedef struct sv_list {
     sv *v;
     size_t n, cap;
@@ -94,12 +89,8 @@ typedef struct sv_list {
 typedef struct ipj_decoder {
     ipj_spec *s;
     arena *a;
-    char *err;
-    size_t errlen;
-    int failed;
-    enum ctx stack[IPJ_STACK];
-    size_t depth;
-    size_t skipped;  /* containers open inside an X_SKIP value */
+    jspec_sink sink;
+    jspec_stack st;   /* review_decode has bounded the depth already */
     enum ctx pending; /* the value of the key just read */
     ipj_selector *sel; /* the selector being read */
     sv pending_label;
@@ -107,17 +98,7 @@ typedef struct ipj_decoder {
     size_t exprs_cap;
 } ipj_decoder;
 
-static int fail(ipj_decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(ipj_decoder *d, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    errmsg_vset(d->err, d->errlen, fmt, ap);
-    va_end(ap);
-    d->failed = 1;
-    return 0; /* yajl: stop */
-}
+#define fail(d, ...) jspec_fail(&(d)->sink, __VA_ARGS__)
 
 static int push_sv(ipj_decoder *d, sv_list *l, sv v)
 {
@@ -171,11 +152,10 @@ static int wrong_type(ipj_decoder *d, enum ctx c, const char *got)
  * element's in an array. */
 static enum ctx value_ctx(ipj_decoder *d)
 {
-    if (d->skipped > 0)
-        return X_SKIP;
-    if (d->depth == 0)
+    int top = jspec_top(&d->st);
+    if (top == JSPEC_TOP)
         return X_SPEC;
-    switch (d->stack[d->depth - 1]) {
+    switch ((enum ctx)top) {
     case X_PULL_SECRETS:
         return X_PULL_SECRET;
     case X_NAMES:
@@ -309,46 +289,23 @@ static int scalar(ipj_decoder *d, enum ctx c, char kind, const char *p, size_t l
     return wrong_type(d, c, kind == 's' ? "a string" : kind == 'n' ? "a number" : "a boolean");
 }
 
-static int cb_null(void *ctx)
+static int on_scalar(void *ctx, char kind, const char *p, size_t len)
 {
     ipj_decoder *d = ctx;
-    return scalar(d, value_ctx(d), 'z', NULL, 0);
+    return scalar(d, value_ctx(d), kind, p, len);
 }
 
-static int cb_bool(void *ctx, int b)
-{
-    (void)b;
-    ipj_decoder *d = ctx;
-    return scalar(d, value_ctx(d), 'b', NULL, 0);
-}
-
-static int cb_number(void *ctx, const char *s, size_t len)
+static int open_container(void *ctx, int is_map)
 {
     ipj_decoder *d = ctx;
-    return scalar(d, value_ctx(d), 'n', s, len);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t len)
-{
-    ipj_decoder *d = ctx;
-    return scalar(d, value_ctx(d), 's', (const char *)s, len);
-}
-
-static int open_container(ipj_decoder *d, int is_map)
-{
     enum ctx c = value_ctx(d);
     if (c == X_SKIP) {
-        if (d->depth > 0 || d->skipped > 0)
-            d->skipped++;
+        jspec_open(&d->st, JSPEC_SKIP);
         return 1;
     }
     enum jt want = ctx_info[c].type;
     if ((is_map && want != T_OBJ) || (!is_map && want != T_ARR))
         return wrong_type(d, c, is_map ? "an object" : "an array");
-    if (d->depth == IPJ_STACK) { /* cannot happen: no context nests this deep */
-        d->skipped++;
-        return 1;
-    }
     switch (c) {
     case X_SPEC:
         d->s->present = 1;
@@ -400,20 +357,15 @@ static int open_container(ipj_decoder *d, int is_map)
     default:
         break;
     }
-    d->stack[d->depth++] = c;
+    jspec_open(&d->st, (int)c);
     d->pending = X_SKIP;
     return 1;
 }
 
-static int close_container(ipj_decoder *d)
+static int close_container(void *ctx)
 {
-    if (d->skipped > 0) {
-        d->skipped--;
-        return 1;
-    }
-    if (d->depth == 0)
-        return 1;
-    enum ctx c = d->stack[--d->depth];
+    ipj_decoder *d = ctx;
+    enum ctx c = (enum ctx)jspec_close(&d->st);
     d->pending = X_SKIP;
     switch (c) {
     case X_PULL_SECRETS:
@@ -439,31 +391,13 @@ static int close_container(ipj_decoder *d)
     return 1;
 }
 
-static int cb_start_map(void *ctx)
-{
-    return open_container(ctx, 1);
-}
-
-static int cb_start_array(void *ctx)
-{
-    return open_container(ctx, 0);
-}
-
-static int cb_end(void *ctx)
-{
-    return close_container(ctx);
-}
-
 #define KEY_IS(lit) (len == sizeof(lit) - 1 && memcmp(key, lit, len) == 0)
 
-static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
+static int on_key(void *ctx, const char *key, size_t len)
 {
     ipj_decoder *d = ctx;
-    const char *key = (const char *)k;
     d->pending = X_SKIP;
-    if (d->skipped > 0 || d->depth == 0)
-        return 1;
-    switch (d->stack[d->depth - 1]) {
+    switch ((enum ctx)jspec_top(&d->st)) {
     case X_SPEC:
         if (KEY_IS("image"))
             d->pending = X_IMAGE;
@@ -526,18 +460,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t len)
     return 1;
 }
 
-static const yajl_callbacks ipj_callbacks = {
-    cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key, cb_end,
-    cb_start_array, cb_end,
-};
-
-int ipj_sv_cmp(const void *x, const void *y)
-{
-    const sv *a = x, *b = y;
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = memcmp(a->ptr, b->ptr, n);
-    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
-}
+static const jspec_events ipj_events = {on_scalar, open_container, close_container, on_key};
 
 /* matchLabels in key order, as the messages need one order and Go's map
  * order is random. */
@@ -553,7 +476,7 @@ static int sort_labels(ipj_selector *sel, arena *a)
         pairs[2 * i] = sel->label_keys[i];
         pairs[2 * i + 1] = sel->label_values[i];
     }
-    qsort(pairs, sel->n_labels, 2 * sizeof(sv), ipj_sv_cmp);
+    qsort(pairs, sel->n_labels, 2 * sizeof(sv), sv_order);
     for (size_t i = 0; i < sel->n_labels; i++) {
         sel->label_keys[i] = pairs[2 * i];
         sel->label_values[i] = pairs[2 * i + 1];
@@ -566,22 +489,9 @@ int ipj_decode(ipj_spec *s, const char *json, size_t len, arena *a, char *err, s
     memset(s, 0, sizeof(*s));
     if (len == 0)
         return 0;
-    if (len > IPJ_MAX_SPEC_BYTES)
-        return errmsg_set(err, errlen, "spec is %zu bytes, more than the %d an object can have", len,
-                          IPJ_MAX_SPEC_BYTES);
-    ipj_decoder d = {.s = s, .a = a, .err = err, .errlen = errlen, .pending = X_SPEC};
-    yajl_alloc_funcs af = arena_yajl_funcs(a);
-    yajl_handle h = yajl_alloc(&ipj_callbacks, &af, &d);
-    if (h == NULL)
-        return errmsg_set(err, errlen, "out of memory");
-    yajl_status st = yajl_parse(h, (const unsigned char *)json, len);
-    if (st == yajl_status_ok)
-        st = yajl_complete_parse(h);
-    yajl_free(h);
-    if (d.failed)
+    ipj_decoder d = {.s = s, .a = a, .sink = {err, errlen, 0}, .pending = X_SPEC};
+    if (jspec_parse(&ipj_events, &d, &d.sink, json, len, IPJ_MAX_SPEC_BYTES, a) != 0)
         return -1;
-    if (st != yajl_status_ok) /* review_decode read the same bytes: cannot happen */
-        return errmsg_set(err, errlen, "spec is not JSON");
     if (sort_labels(&s->selector, a) != 0 || sort_labels(&s->pod_selector, a) != 0)
         return errmsg_set(err, errlen, "out of memory");
     return 0;
@@ -875,30 +785,67 @@ int ipj_selector_matches(const ipj_selector *sel, char *const *keys, char *const
 
 /* ---- the selector as a query ---------------------------------------------- */
 
-const char *ipj_selector_string(const ipj_selector *sel, arena *a)
+/* Writes the query into out (NULL: only counts); its length.  One pass,
+ * each piece copied once: a selector with thousands of values costs its
+ * size, not its size squared. */
+static size_t selector_text(const ipj_selector *sel, char *out)
 {
-    const char *out = "";
-    for (size_t i = 0; i < sel->n_labels && out != NULL; i++)
-        out = arena_printf(a, "%s%s%.*s=%.*s", out, out[0] != '\0' ? "," : "",
-                           (int)sel->label_keys[i].len, sel->label_keys[i].ptr,
-                           (int)sel->label_values[i].len, sel->label_values[i].ptr);
-    for (size_t i = 0; i < sel->n_exprs && out != NULL; i++) {
+    size_t n = 0;
+#define PUT(p, len)                                                                                \
+    do {                                                                                           \
+        if (out != NULL && (len) > 0)                                                              \
+            memcpy(out + n, (p), (len));                                                           \
+        n += (len);                                                                                \
+    } while (0)
+#define PUTS(lit) PUT(lit, sizeof(lit) - 1)
+    for (size_t i = 0; i < sel->n_labels; i++) {
+        if (n > 0)
+            PUTS(",");
+        PUT(sel->label_keys[i].ptr, sel->label_keys[i].len);
+        PUTS("=");
+        PUT(sel->label_values[i].ptr, sel->label_values[i].len);
+    }
+    for (size_t i = 0; i < sel->n_exprs; i++) {
         const ipj_requirement *r = &sel->exprs[i];
-        const char *sep = out[0] != '\0' ? "," : "";
+        if (n > 0)
+            PUTS(",");
         if (sv_eq(r->op, "Exists") || sv_eq(r->op, "DoesNotExist")) {
-            out = arena_printf(a, "%s%s%s%.*s", out, sep, sv_eq(r->op, "Exists") ? "" : "!",
-                               (int)r->key.len, r->key.ptr);
+            if (sv_eq(r->op, "DoesNotExist"))
+                PUTS("!");
+            PUT(r->key.ptr, r->key.len);
             continue;
         }
-        const char *values = "";
-        for (size_t j = 0; j < r->n_values && values != NULL; j++)
-            values = arena_printf(a, "%s%s%.*s", values, j > 0 ? "," : "",
-                                  (int)r->values[j].len, r->values[j].ptr);
-        if (values != NULL)
-            out = arena_printf(a, "%s%s%.*s %s (%s)", out, sep, (int)r->key.len, r->key.ptr,
-                               sv_eq(r->op, "In") ? "in" : "notin", values);
+        PUT(r->key.ptr, r->key.len);
+        if (sv_eq(r->op, "In"))
+            PUTS(" in (");
         else
-            out = NULL;
+            PUTS(" notin (");
+        for (size_t j = 0; j < r->n_values; j++) {
+            if (j > 0)
+                PUTS(",");
+            PUT(r->values[j].ptr, r->values[j].len);
+        }
+        PUTS(")");
     }
+#undef PUTS
+#undef PUT
+    return n;
+}
+
+size_t ipj_selector_string_len(const ipj_selector *sel)
+{
+    return selector_text(sel, NULL);
+}
+
+const char *ipj_selector_string(const ipj_selector *sel, arena *a)
+{
+    size_t n = selector_text(sel, NULL);
+    if (n > IPJ_SELECTOR_STRING_MAX)
+        return NULL;
+    char *out = arena_alloc(a, n + 1);
+    if (out == NULL)
+        return NULL;
+    selector_text(sel, out);
+    out[n] = '\0';
     return out;
 }

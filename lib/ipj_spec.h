@@ -82,9 +82,6 @@ const char *ipj_image_error(sv image, arena *a);
  * parses. */
 const char *ipj_selector_error(const ipj_selector *sel, arena *a);
 
-/* qsort's comparator of svs: bytes, then length. */
-int ipj_sv_cmp(const void *x, const void *y);
-
 /* Whether a set of labels (keys sorted ascending, values alongside)
  * satisfies sel's matchLabels and matchExpressions, as Kubernetes matches
  * a label selector: every requirement holds (In, NotIn, Exists,
@@ -94,10 +91,16 @@ int ipj_sv_cmp(const void *x, const void *y);
 int ipj_selector_matches(const ipj_selector *sel, char *const *keys, char *const *values,
                          size_t n);
 
+/* Longest labelSelector query the controller sends (ipj_selector_string):
+ * a URL the apiserver and any proxy in front of it take. */
+#define IPJ_SELECTOR_STRING_MAX 4096
+
 /* sel's matchLabels and matchExpressions as a labelSelector query value
  * in Kubernetes' selector syntax ("k=v,k in (a,b),k notin (c),k,!k"), in
- * arena memory; "" for a selector that selects everything.  sel must
- * parse (ipj_selector_error NULL). */
+ * arena memory; "" for a selector that selects everything.  NULL when it
+ * would be longer than IPJ_SELECTOR_STRING_MAX (ipj_selector_string_len
+ * says) or memory runs out.  sel must parse (ipj_selector_error NULL). */
 const char *ipj_selector_string(const ipj_selector *sel, arena *a);
+size_t ipj_selector_string_len(const ipj_selector *sel);
 
 #endif

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "ota_daemonset.h"
 #include "ota_names.h"
+#include "pullerr.h"
 
 static yajl_val get(yajl_val v, const char *const *path)
 {
@@ -587,7 +588,7 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
             continue;
         jp->waiting_reason = borrow(reason);
         jp->waiting_message = borrow(kobj_member_str(waiting, "message"));
-        jp->backing_off = strcmp(reason, "ImagePullBackOff") == 0;
+        jp->backing_off = pullerr_backing_off(reason);
     }
 }
 
@@ -798,31 +799,30 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     return o;
 }
 
-kobj *kobj_pod_nodes_of(yajl_val list, const char *key, const char *query)
+const char *kobj_active_pod_node(yajl_val pod)
 {
     static const char *const p_node[] = {"spec", "nodeName", NULL};
     static const char *const p_phase[] = {"status", "phase", NULL};
     static const char *const p_del[] = {"metadata", "deletionTimestamp", NULL};
-    yajl_val items = kobj_member(list, "items");
-    if (!YAJL_IS_ARRAY(items) || key == NULL)
+    const char *node = get_str(pod, p_node), *phase = get_str(pod, p_phase);
+    if (node == NULL || node[0] == '\0' || get(pod, p_del) != NULL ||
+        (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+        return NULL;
+    return node;
+}
+
+kobj *kobj_pod_nodes_new(const char *key, const char *query, char *const *nodes, size_t n)
+{
+    if (key == NULL)
         return NULL;
     kobj d;
     memset(&d, 0, sizeof(d));
     d.kind = KOBJ_POD_NODES;
     d.meta.name = d.meta.uid = borrow(key);
     d.u.pod_nodes.query = borrow(query);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < items->u.array.len; i++) {
-        yajl_val pod = items->u.array.values[i];
-        const char *node = get_str(pod, p_node), *phase = get_str(pod, p_phase);
-        if (node == NULL || node[0] == '\0' || get(pod, p_del) != NULL ||
-            (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
-            continue;
-        rc = push_unique(&d.u.pod_nodes.nodes, &d.u.pod_nodes.n_nodes, node);
-    }
-    kobj *o = rc == 0 ? kobj_pack(&d) : NULL;
-    free_draft(&d);
-    return o;
+    d.u.pod_nodes.nodes = (char **)(uintptr_t)nodes; /* copied by kobj_pack */
+    d.u.pod_nodes.n_nodes = n;
+    return kobj_pack(&d);
 }
 
 static ota_cond cond_view(const kobj_cond *c)

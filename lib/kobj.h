@@ -211,12 +211,15 @@ const char *kobj_uid(const void *o);
  * which is looked up by the name a pod's spec.nodeName gives. */
 const char *kobj_name(const void *o);
 
-/* From a PodList (a list call's answer): the distinct nodes of its pods
- * that are scheduled (spec.nodeName), not finished (phase neither
- * Succeeded nor Failed) and not being deleted, as Kruise counts a pod
- * "active".  key names the answer (meta.name and meta.uid), query is kept
- * as given.  NULL when list has no items array or memory runs out. */
-kobj *kobj_pod_nodes_of(yajl_val list, const char *key, const char *query);
+/* The node of one pod of a list when it counts for a podSelector: it is
+ * scheduled (spec.nodeName), not finished (phase neither Succeeded nor
+ * Failed) and not being deleted, as Kruise counts a pod "active"; else
+ * NULL.  A string view into pod. */
+const char *kobj_active_pod_node(yajl_val pod);
+
+/* A KOBJ_POD_NODES of nodes[0..n) (distinct, kept in order) under key
+ * (meta.name and meta.uid), answering query.  NULL when memory runs out. */
+kobj *kobj_pod_nodes_new(const char *key, const char *query, char *const *nodes, size_t n);
 
 /* Seconds since 1970 of an RFC 3339 time as clock_parse_rfc3339 reads it
  * ("2026-11-21T21:00:00Z"), or 0 when it does not parse. */

@@ -90,4 +90,9 @@
  * read) */
 #define OTA_EVENT_IPJ_NOT_SERVED "ImagePullJobNotServed"
 
+/* kube-fledged's ImageCache (docs/design.md "ImageCache admission"). */
+#define OTA_FLEDGED_GROUP "kubefledged.io"
+#define OTA_FLEDGED_IMAGECACHES "imagecaches"
+#define OTA_FLEDGED_V1ALPHA2 "v1alpha2" /* its one version */
+
 #endif

@@ -70,6 +70,16 @@ const char *ota_rule_name(ota_rule rule)
         return "imagepulljob-deadline-ttl-need-always";
     case OTA_RULE_IPJ_PULL_SECRETS_IMMUTABLE:
         return "imagepulljob-pull-secrets-immutable";
+    case OTA_RULE_IC_MALFORMED:
+        return "imagecache-malformed";
+    case OTA_RULE_IC_NO_IMAGES:
+        return "imagecache-no-images";
+    case OTA_RULE_IC_DUPLICATE_IMAGE:
+        return "imagecache-duplicate-image";
+    case OTA_RULE_IC_LIST_COUNT_CHANGED:
+        return "imagecache-list-count-changed";
+    case OTA_RULE_IC_NODE_SELECTOR_CHANGED:
+        return "imagecache-node-selector-changed";
     }
     return NULL;
 }

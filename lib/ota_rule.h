@@ -2,11 +2,11 @@
  * ota_rule.h - the rules a denial names, each spelled once.
  *
  * Every verdict of the rulebook (ota_state.h for pods/status, ota_daemonset.h
- * for DaemonSets) and of the webhook's ImagePullJob checks that denies names
- * one of these.  The name is part of the
- * wire: it ends every denial message ("...; rule: own-node-only") and is the
- * rule label of ota_webhook_denials_total, which the webhook reads from the
- * enum, never from the text.
+ * for DaemonSets) and of the webhook's ImagePullJob and ImageCache checks
+ * that denies names one of these.  The name is part of the wire: it ends
+ * every denial message ("...; rule: own-node-only") and is the rule label
+ * of ota_webhook_denials_total, which the webhook reads from the enum,
+ * never from the text.
  */
 #ifndef OTA_RULE_H
 #define OTA_RULE_H
@@ -49,6 +49,13 @@ typedef enum ota_rule {
     OTA_RULE_IPJ_DEADLINE_BELOW_TIMEOUT,
     OTA_RULE_IPJ_DEADLINE_TTL_NEED_ALWAYS,
     OTA_RULE_IPJ_PULL_SECRETS_IMMUTABLE,
+    /* ImageCaches (webhook/admit_imagecache.c): kube-fledged's rules,
+     * whose messages are kube-fledged's own (no "; rule:" suffix) */
+    OTA_RULE_IC_MALFORMED,
+    OTA_RULE_IC_NO_IMAGES,
+    OTA_RULE_IC_DUPLICATE_IMAGE,
+    OTA_RULE_IC_LIST_COUNT_CHANGED,
+    OTA_RULE_IC_NODE_SELECTOR_CHANGED,
     OTA_N_RULES
 } ota_rule;
 

@@ -62,6 +62,26 @@ static inline int sv_starts_with(sv a, const char *lit)
     return a.ptr != NULL && a.len >= n && memcmp(a.ptr, lit, n) == 0;
 }
 
+/* Two lists of views equal element by element (sv_same). */
+static inline int sv_list_same(const sv *x, size_t nx, const sv *y, size_t ny)
+{
+    if (nx != ny)
+        return 0;
+    for (size_t i = 0; i < nx; i++)
+        if (!sv_same(x[i], y[i]))
+            return 0;
+    return 1;
+}
+
+/* qsort's comparator of svs: bytes, then length (the shorter first). */
+static inline int sv_order(const void *x, const void *y)
+{
+    const sv *a = x, *b = y;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n > 0 ? memcmp(a->ptr, b->ptr, n) : 0;
+    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
 /* For printf("%.*s", SV_ARG(s)). */
 #define SV_ARG(s) (int)(s).len, ((s).ptr != NULL ? (s).ptr : "")
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "admit_daemonset.h"
+#include "admit_imagecache.h"
 #include "admit_imagepulljob.h"
 #include "admit_podstatus.h"
 #include "jpatch.h"
@@ -69,7 +70,7 @@ const char *admit_mutation_names(unsigned mutations, arena *a)
     return out;
 }
 
-enum target { T_OTHER, T_DAEMONSET, T_POD_STATUS, T_IMAGEPULLJOB };
+enum target { T_OTHER, T_DAEMONSET, T_POD_STATUS, T_IMAGEPULLJOB, T_IMAGECACHE };
 
 static enum target target_of(const review *rv)
 {
@@ -85,7 +86,21 @@ static enum target target_of(const review *rv)
         sv_empty(rv->sub_resource) && (create || update) &&
         (sv_eq(rv->version, OTA_KRUISE_V1ALPHA1) || sv_eq(rv->version, OTA_KRUISE_V1BETA1)))
         return T_IMAGEPULLJOB;
+    if (sv_eq(rv->group, OTA_FLEDGED_GROUP) && sv_eq(rv->resource, OTA_FLEDGED_IMAGECACHES) &&
+        sv_empty(rv->sub_resource) && (create || update) && sv_eq(rv->version, OTA_FLEDGED_V1ALPHA2))
+        return T_IMAGECACHE;
     return T_OTHER;
+}
+
+/* A denial: v's rule and message, with status code code. */
+static void deny(review_response *resp, admit_outcome *out, ota_verdict v, int code)
+{
+    resp->allowed = 0;
+    resp->code = code;
+    resp->message = v.message;
+    out->result = ADMIT_DENIED;
+    out->rule = v.rule;
+    out->message = v.message;
 }
 
 static int invalid(admit_outcome *out, const char *message, arena *a)
@@ -121,12 +136,7 @@ static int admit_imagepulljob(admit_phase phase, const review *rv, review_respon
         v = ipj_validate(has_old ? &old : NULL, &spec, a);
     }
     if (!v.v.allowed) {
-        resp->allowed = 0;
-        resp->code = v.code;
-        resp->message = v.v.message;
-        out->result = ADMIT_DENIED;
-        out->rule = v.v.rule;
-        out->message = v.v.message;
+        deny(resp, out, v.v, v.code);
         return 0;
     }
     if (phase == ADMIT_MUTATE) {
@@ -164,6 +174,12 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
         return invalid(out, "request.object is required for a DaemonSet CREATE or UPDATE", a);
     if (t == T_IMAGEPULLJOB && !rv.object.present)
         return invalid(out, "request.object is required for an ImagePullJob CREATE or UPDATE", a);
+    if (t == T_IMAGECACHE && !rv.object.present)
+        return invalid(out, "request.object is required for an ImageCache CREATE or UPDATE", a);
+    /* kube-fledged decodes the old object of an update, and refuses one
+     * that is not there; checked as a create, it could pass */
+    if (t == T_IMAGECACHE && sv_eq(rv.operation, "UPDATE") && !rv.old_object.present)
+        return invalid(out, "request.oldObject is required for an ImageCache UPDATE", a);
     if (t == T_POD_STATUS && (!rv.object.present || !rv.old_object.present))
         return invalid(out, "request.object and request.oldObject are required for a pods/status UPDATE",
                        a);
@@ -180,6 +196,7 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
         out->object_ref = arena_printf(a, "%s %s",
                                        t == T_DAEMONSET       ? "daemonset"
                                        : t == T_IMAGEPULLJOB ? "imagepulljob"
+                                       : t == T_IMAGECACHE   ? "imagecache"
                                                              : "pod",
                                        ref);
 
@@ -189,19 +206,18 @@ int admit_review(admit_phase phase, const char *body, size_t len, const char *no
     if (t == T_IMAGEPULLJOB) {
         if (admit_imagepulljob(phase, &rv, &resp, a, out) != 0)
             return -1;
+    } else if (t == T_IMAGECACHE) {
+        /* kube-fledged has no mutating webhook: a mutate request passes */
+        ota_verdict v = phase == ADMIT_VALIDATE ? ic_review_verdict(&rv, a) : (ota_verdict){1, OTA_RULE_NONE, NULL};
+        if (!v.allowed)
+            deny(&resp, out, v, 400);
     } else if (phase == ADMIT_VALIDATE && t != T_OTHER) {
         ota_pod old_pod = review_pod_view(&rv.old_object), new_pod = review_pod_view(&rv.object);
         ota_daemonset ds = review_daemonset_view(&rv.object);
         ota_verdict v = t == T_DAEMONSET ? ota_daemonset_check(&ds, ref, a)
                                          : ota_state_check_update(&old_pod, &new_pod, &who, ref, a);
-        if (!v.allowed) {
-            resp.allowed = 0;
-            resp.code = 403;
-            resp.message = v.message;
-            out->result = ADMIT_DENIED;
-            out->rule = v.rule;
-            out->message = v.message;
-        }
+        if (!v.allowed)
+            deny(&resp, out, v, 403);
     } else if (phase == ADMIT_MUTATE && t != T_OTHER) {
         jpatch p;
         if (jpatch_init(&p, a) != 0)

@@ -3,8 +3,8 @@
  *
  * The whole decision of the webhook as a pure function: decode the
  * AdmissionReview, dispatch on resource and subresource, run the DaemonSet,
- * pod-status or ImagePullJob rules (validate) or mutations (mutate), and
- * encode the answer.  The server adds only sockets, TLS, logging and metrics.
+ * pod-status, ImagePullJob or ImageCache rules (validate) or mutations
+ * (mutate), and encode the answer.  The server adds only sockets, TLS, logging and metrics.
  */
 #ifndef OTA_ADMIT_H
 #define OTA_ADMIT_H

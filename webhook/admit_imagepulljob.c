@@ -58,16 +58,6 @@ static ipj_verdict deny(ota_rule rule, int code, const char *message)
     return (ipj_verdict){{0, rule, message != NULL ? message : ota_rule_name(rule)}, code};
 }
 
-static int sv_lists_equal(const sv *x, size_t nx, const sv *y, size_t ny)
-{
-    if (nx != ny)
-        return 0;
-    for (size_t i = 0; i < nx; i++)
-        if (!sv_same(x[i], y[i]))
-            return 0;
-    return 1;
-}
-
 /* strconv.Atoi's error for s, or NULL when s is a whole number in int64. */
 static const char *atoi_error(sv s, arena *a)
 {
@@ -97,7 +87,7 @@ ipj_verdict ipj_validate(const ipj_spec *old, const ipj_spec *s, arena *a)
 {
     ipj_verdict ok = {{1, OTA_RULE_NONE, NULL}, 0};
     if (old != NULL && (old->has_pull_secrets != s->has_pull_secrets ||
-                        !sv_lists_equal(old->pull_secrets, old->n_pull_secrets, s->pull_secrets,
+                        !sv_list_same(old->pull_secrets, old->n_pull_secrets, s->pull_secrets,
                                         s->n_pull_secrets)))
         return deny(OTA_RULE_IPJ_PULL_SECRETS_IMMUTABLE, 403, "spec.pullSecrets is immutable");
     if (sv_empty(s->image))
@@ -121,7 +111,7 @@ ipj_verdict ipj_validate(const ipj_spec *old, const ipj_spec *s, arena *a)
             if (sorted == NULL)
                 return deny(OTA_RULE_IPJ_DUPLICATED_NAMES, 400, NULL);
             memcpy(sorted, sel->names, sel->n_names * sizeof(sv));
-            qsort(sorted, sel->n_names, sizeof(sv), ipj_sv_cmp);
+            qsort(sorted, sel->n_names, sizeof(sv), sv_order);
             for (size_t i = 1; i < sel->n_names; i++)
                 if (sv_same(sorted[i - 1], sorted[i]))
                     return deny(OTA_RULE_IPJ_DUPLICATED_NAMES, 400, "duplicated name in selector names");

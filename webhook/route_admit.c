@@ -1,9 +1,10 @@
 /*
- * route_admit.c - POST /mutate and POST /validate, and for ImagePullJobs
+ * route_admit.c - POST /mutate and POST /validate, for ImagePullJobs
  * (manifests/components/imagepulljob) POST /mutate-imagepulljob and
- * /validate-imagepulljob: the admission port's route.  The decision
- * dispatches on the request's resource, so the two pairs differ only in
- * the path label of the metrics and logs.
+ * /validate-imagepulljob, and for ImageCaches (manifests/components/
+ * imagecache) POST /validate-imagecache: the admission port's route.  The
+ * decision dispatches on the request's resource, so the paths of one phase
+ * differ only in the path label of the metrics and logs.
  *
  * The decision is admit_review()'s (admit.h); this handler only finds the
  * phase from the path, hands the body over and answers.  Each way out
@@ -59,8 +60,8 @@ static int answer(h2o_req_t *req, uint64_t start, enum stats_path path, enum sta
     switch (result) {
     case STATS_NOT_FOUND:
         reply_status(req, 404, "NotFound",
-                     "no such path: use POST /mutate, /validate, /mutate-imagepulljob or "
-                     "/validate-imagepulljob");
+                     "no such path: use POST /mutate, /validate, /mutate-imagepulljob, "
+                     "/validate-imagepulljob or /validate-imagecache");
         break;
     case STATS_BAD_METHOD:
         reply_method_not_allowed(req, "POST");
@@ -82,10 +83,7 @@ static int answer(h2o_req_t *req, uint64_t start, enum stats_path path, enum sta
     if (out->result == ADMIT_INVALID) {
         log_line l;
         log_begin(&l, LOG_WARN, "bad request");
-        log_str(&l, "path", path == STATS_MUTATE       ? "/mutate"
-                            : path == STATS_VALIDATE   ? "/validate"
-                            : path == STATS_MUTATE_IPJ ? "/mutate-imagepulljob"
-                                                       : "/validate-imagepulljob");
+        log_str(&l, "path", stats_path_name(path));
         log_str(&l, "error", out->message);
         log_end(&l, LOG_WARN);
     }
@@ -113,6 +111,9 @@ static int on_req(h2o_handler_t *h, h2o_req_t *req)
     } else if (route_is_path(req, "/validate-imagepulljob")) {
         phase = ADMIT_VALIDATE;
         path = STATS_VALIDATE_IPJ;
+    } else if (route_is_path(req, "/validate-imagecache")) {
+        phase = ADMIT_VALIDATE;
+        path = STATS_VALIDATE_IC;
     } else {
         return answer(req, start, STATS_OTHER, STATS_NOT_FOUND, NULL, NULL);
     }

@@ -7,8 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *const path_names[STATS_N_PATHS] = {"/mutate", "/validate", "/mutate-imagepulljob",
-                                                             "/validate-imagepulljob", "other"};
+static const char *const path_names[STATS_N_PATHS] = {
+    "/mutate", "/validate", "/mutate-imagepulljob", "/validate-imagepulljob", "/validate-imagecache", "other",
+};
+
+const char *stats_path_name(enum stats_path path)
+{
+    return path < STATS_N_PATHS ? path_names[path] : "other";
+}
 
 static const char *const result_names[STATS_N_RESULTS] = {
     "allowed", "patched", "denied", "invalid", "error", "not_found", "method_not_allowed",

@@ -17,6 +17,7 @@ enum stats_path {
     STATS_VALIDATE,
     STATS_MUTATE_IPJ,   /* /mutate-imagepulljob */
     STATS_VALIDATE_IPJ, /* /validate-imagepulljob */
+    STATS_VALIDATE_IC,  /* /validate-imagecache */
     STATS_OTHER,
     STATS_N_PATHS
 };
@@ -39,6 +40,9 @@ typedef struct stats {
     metrics_counter denials[OTA_N_RULES]; /* by rule; [OTA_RULE_NONE]: a denial without one */
     metrics_counter mutations[ADMIT_N_MUTATION_BITS]; /* by bit of admit_outcome.mutations */
 } stats;
+
+/* "/mutate", ...: a path's label on the metrics page and in logs. */
+const char *stats_path_name(enum stats_path path);
 
 /* Counts one request (owning thread only). */
 void stats_record(stats *s, enum stats_path path, enum stats_result result, uint64_t ns,

@@ -424,10 +424,12 @@ class Webhook:
 rendered_rbac = ota_rbac.rendered
 
 
-def render_manifests(certs):
-    """certs/render-manifests.sh CERTS: `kubectl kustomize manifests` with the
-    caBundle from CERTS/ca.crt, plus the serving Secret."""
-    out = subprocess.run([RENDER, certs], capture_output=True, text=True, timeout=120)
+def render_manifests(certs, overlay=None):
+    """certs/render-manifests.sh CERTS [OVERLAY]: `kubectl kustomize
+    manifests` (or the overlay's directory) with the caBundle from
+    CERTS/ca.crt, plus the serving Secret."""
+    out = subprocess.run([RENDER, certs] + ([overlay] if overlay else []), capture_output=True, text=True,
+                         timeout=120)
     if out.returncode != 0:
         raise AssertionError("%s failed (%d): %s" % (RENDER, out.returncode, out.stderr))
     return out.stdout
@@ -577,6 +579,7 @@ class Base(unittest.TestCase):
     LEASE = (15, 10, 2)
     CONTROLLER_ARGS = ()  # more flags for every controller (a later flag wins)
     WEBHOOK_ARGS = ()  # more flags for the webhook
+    OVERLAY = None  # with WEBHOOK: a directory of manifests/overlays to apply instead of the base
 
     @classmethod
     def setUpClass(cls):
@@ -615,7 +618,7 @@ class Base(unittest.TestCase):
     def apply_manifests(cls):
         """kubectl apply -f <the render> as admin; the registered webhook
         configurations are then exactly what the render holds."""
-        out = cls.sim.kubectl("admin", "apply", "-f", "-", stdin=render_manifests(cls.webhook.certs))
+        out = cls.sim.kubectl("admin", "apply", "-f", "-", stdin=render_manifests(cls.webhook.certs, cls.OVERLAY))
         if out.returncode != 0:
             raise AssertionError("kubectl apply of the rendered manifests failed: %s%s" % (out.stdout, out.stderr))
         log("applied the manifests:", out.stdout.strip().replace("\n", "; "))

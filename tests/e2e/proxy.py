@@ -176,14 +176,16 @@ class _RequestParser:
                     with self.proxy.lock:
                         self.proxy.resets.append((time.monotonic(), method, path))
                     raise _Reset()  # the request never reaches kubesim
-                length = 0
+                length, agent = 0, None
                 for h in head[1:]:
                     k, _, v = h.partition(":")
                     if k.strip().lower() == "content-length":
                         length = int(v.strip())
+                    elif k.strip().lower() == "user-agent":
+                        agent = v.strip()
                 now = time.monotonic()
                 self.entry = {"t": now, "t_sent": min(now, self.t_accept), "method": method, "path": path,
-                              "body": b"", "status": None, "t_done": None}
+                              "body": b"", "status": None, "t_done": None, "user_agent": agent}
                 self.t_accept = float("inf")  # later requests reuse the connection
                 self.need = length
             take = min(self.need, len(self.buf))

@@ -59,6 +59,13 @@ This runs them all, in one process; the tests are in
                            kubectl get/describe, edits, Kruise's finalizer;
                            ImagePullJobRunKruise19/18: on Kruise's CRDs;
                            ImagePullJobRunLeaders: two replicas
+  test_imagecache.py       ImageCacheOwnCrd: our CRD component applied with
+                           kubectl, docs/examples accepted, kube-fledged's
+                           messages as kubectl prints them, our columns;
+                           ImageCacheUpstreamCrd: kube-fledged's CRD
+                           unchanged; both: its sample CR accepted, the
+                           seed's refused by the schema (skipped without
+                           ../shared/upstream)
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -105,6 +112,7 @@ from test_unserved import ConfigTrouble, Unserved
 from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
 from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunKruise18, ImagePullJobRunKruise19,
                                    ImagePullJobRunLeaders)
+from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
 
 
 def main(argv):
@@ -120,7 +128,8 @@ def main(argv):
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun",
-                     "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders"]
+                     "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
+                     "ImageCacheOwnCrd", "ImageCacheUpstreamCrd"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

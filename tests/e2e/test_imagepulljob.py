@@ -20,10 +20,9 @@ defaults.  Skipped, saying why, when that directory is absent.
 """
 import json
 import os
-import subprocess
 import unittest
 
-from harness import RENDER, ROOT, Base, log
+from harness import ROOT, Base
 
 OVERLAY = os.path.join(ROOT, "manifests", "overlays", "imagepulljob")
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
@@ -47,16 +46,7 @@ spec:
 class ImagePullJobBase(Base):
     NODES = 1
     WEBHOOK = True
-
-    @classmethod
-    def apply_manifests(cls):
-        out = subprocess.run([RENDER, cls.webhook.certs, OVERLAY], capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise AssertionError("render failed: %s" % out.stderr)
-        res = cls.sim.kubectl("admin", "apply", "-f", "-", stdin=out.stdout)
-        if res.returncode != 0:
-            raise AssertionError("kubectl apply failed: %s%s" % (res.stdout, res.stderr))
-        log("applied the manifests with ImagePullJob:", res.stdout.strip().replace("\n", "; "))
+    OVERLAY = OVERLAY
 
     def kubectl(self, *args, stdin=None):
         return self.sim.kubectl("admin", *args, stdin=stdin)

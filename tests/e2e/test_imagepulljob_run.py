@@ -8,7 +8,7 @@ ImagePullJobRun (our CRD, 6 nodes), one namespace per test:
   01 Kruise's documentation sample (v1.8, read from ../shared/upstream/kruise
      at run time, its selector's matchLabels dropped: Kruise's own webhook
      refuses names with labels) -> desired/succeeded, "job has completed",
-     one Job per selected node named ota-ipj-<name>-<8 hex>, controlled by
+     one Job per selected node named ota-ipj-<name>-<16 hex>, controlled by
      the ImagePullJob, pod pinned to the node, deadline timeout x (backoff+1)
      + 60; `kubectl get imagepulljobs` shows it
   03 a missing image fails fast: failed = desired, failedNodes sorted, one
@@ -23,7 +23,8 @@ ImagePullJobRun (our CRD, 6 nodes), one namespace per test:
   07 ttlSecondsAfterFinished deletes the completed ImagePullJob (and the
      collector its Jobs)
   08 the controller SIGKILLed mid-job and started again: one Job per node,
-     same outcome
+     same outcome; a never-completing job's PullImageFailed Events, asked
+     again by the restarted controller, answered 409: each Event once
   10 `kubectl get imagepulljobs` columns and values, `kubectl describe
      imagepulljob` shows the Events
   11 an image edit after completion runs again: completionTime cleared, new
@@ -37,7 +38,8 @@ ImagePullJobRunKruise19 / ImagePullJobRunKruise18: Kruise's v1.9.0 CRD (both
   unchanged, and that version's documentation sample(s) run to completion
   (skipped without ../shared/upstream/kruise, or $OTA_UPSTREAM_KRUISE).
 ImagePullJobRunLeaders: two replicas; the follower writes nothing, the leader
-  is killed mid-job, the other carries on: one Job per node.
+  is killed mid-job, the other carries on: one Job per node; the Events the
+  new leader asks again are 409s: each Event once.
 
 Time: kubesim runs at harness.SCALE (30) simulated seconds per real second, so
 a 100 MB image takes 10 simulated seconds (0.3 s) and a 600 MB one 60 (2 s);
@@ -288,6 +290,60 @@ class ImagePullJobRunBase(ImagePullJobBase):
         sel = urllib.parse.quote("involvedObject.name=%s,involvedObject.kind=ImagePullJob" % name)
         return self.sim.get("/api/v1/namespaces/%s/events?fieldSelector=%s" % (self.ns, sel))["items"]
 
+    def assert_events_once(self, *names):
+        """Every Event on the ImagePullJobs called names, by (reason,
+        involvedObject, message): each is one object with count 1 (Events
+        are named from their keys, so one asked again after a restart or by
+        a new leader is a 409, not a second Event).  The keys, with each
+        Event's name."""
+        out = {}
+        for name in names:
+            for e in self.events_of(name):
+                io = e["involvedObject"]
+                key = (e["reason"], io.get("kind"), io.get("namespace"), io.get("name"), io.get("uid"),
+                       e["message"])
+                if key in out:
+                    self.fail("an Event posted twice: %s and %s (%s on %s: %s)" % (
+                        out[key], e["metadata"]["name"], key[0], key[3], key[5]))
+                self.assertEqual(e.get("count", 1), 1, "Event %s: %s" % (e["metadata"]["name"], e))
+                out[key] = e["metadata"]["name"]
+        return out
+
+    def wait_failed_events(self, name, n, timeout=20):
+        """Waits for n PullImageFailed Events on the ImagePullJob name (one
+        per node)."""
+        return wait_until(lambda: len({e["message"] for e in self.events_of(name)
+                                       if e["reason"] == "PullImageFailed"}) >= n or None,
+                          timeout, "%s: %d PullImageFailed Events" % (name, n))
+
+    def assert_events_asked_again(self, ctl, since, n, *names, timeout=15):
+        """After a restart or handover at since (monotonic): waits for ctl
+        to ask again for the n Events it was asked for before (n Event
+        creates answered), then checks each Event is on the apiserver once
+        (assert_events_once) and every create ctl sent since was a 409 (the
+        apiserver had it already), not a second Event.  Only the Events
+        on the ImagePullJobs names count.  The keys."""
+        def about(e):
+            try:
+                return json.loads(e["body"])["involvedObject"]["name"]
+            except (ValueError, KeyError, TypeError):
+                return None
+        def creates():
+            return [e for e in ctl.proxy.writes(since)
+                    if e["method"] == "POST" and e["path"].split("?")[0].endswith("/events")
+                    and e["status"] is not None and about(e) in names]
+        def said():
+            return "Event creates since:\n%s\n%s" % (
+                "\n".join("%.2f %s %s" % (e["t"] - since, e["path"], e["status"]) for e in creates()),
+                self.ctl_tail())
+        try:
+            wait_until(lambda: len(creates()) >= n, timeout, "%d Events asked again" % n)
+        except AssertionError:
+            raise AssertionError("the Events were not asked again: the test proves nothing; " + said())
+        keys = self.assert_events_once(*names)
+        self.assertEqual([e["status"] for e in creates()], [409] * len(creates()), said())
+        return keys
+
     def assert_messages_well_formed(self, versions):
         for o in versions:
             msg = (o.get("status") or {}).get("message")
@@ -334,7 +390,7 @@ class ImagePullJobRunBase(ImagePullJobBase):
         hashes = set()
         for node, (job,) in sorted(self.jobs_per_node(uid).items()):
             m = job["metadata"]
-            self.assertRegex(m["name"], r"^ota-ipj-%s-[0-9a-f]{8}$" % re.escape(name))
+            self.assertRegex(m["name"], r"^ota-ipj-%s-[0-9a-f]{16}$" % re.escape(name))
             self.assertEqual(m["namespace"], self.ns)
             refs = [r for r in m.get("ownerReferences") or [] if r.get("controller")]
             self.assertEqual(len(refs), 1, m.get("ownerReferences"))
@@ -512,6 +568,12 @@ class ImagePullJobRun(ImagePullJobRunBase):
         wait_until(lambda: not self.live_jobs(), 20, "its Jobs collected")
 
     def test_08_controller_restart_mid_job(self):
+        # a missing image on nodes 5 and 6, never completing: its failed
+        # nodes are decided again by the restarted controller, and their
+        # PullImageFailed Events asked again
+        self.apply(self.cr("restart-missing", MISSING, names=["node-5", "node-6"], parallelism=2, never=True,
+                           timeout=3600))
+        self.wait_failed_events("restart-missing", 2)
         nodes = ["node-1", "node-2", "node-3", "node-4"]
         obj = self.apply(self.cr("restart", SLOW[2], names=nodes, parallelism=1))
         uid = obj["metadata"]["uid"]
@@ -522,7 +584,10 @@ class ImagePullJobRun(ImagePullJobRunBase):
         running = [j["metadata"]["name"] for j in self.live_jobs() if not finished(j)]
         log("killed the controller; running:", running)
         self.assertTrue(running, "nothing was running at the kill: the test proves nothing")
+        before = self.assert_events_once("restart", "restart-missing")
+        self.assertEqual(sum(k[0] == "PullImageFailed" for k in before), 2, before)
         time.sleep(1)
+        t_start = time.monotonic()
         self.ctl.start()
         self.ctl.wait_ready()
         wait_until(self.ctl.leading, 30, "the restarted controller leading")
@@ -531,6 +596,9 @@ class ImagePullJobRun(ImagePullJobRunBase):
         self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0)), (4, 4, 0), st)
         self.assert_one_job_per_node(uid, nodes)
         self.assert_unique_names(uid)
+        # no Event posted twice: the two asked again were 409s
+        after = self.assert_events_asked_again(self.ctl, t_start, 2, "restart", "restart-missing")
+        self.assertEqual({k: after.get(k) for k in before}, before, "Events before the restart, after it")
 
     def test_10_kubectl_get_and_describe(self):
         self.apply(self.cr("fine", QUICK[2], names=["node-1", "node-2"], parallelism=2))
@@ -655,6 +723,19 @@ class ImagePullJobRun(ImagePullJobRunBase):
         self.assertEqual(len(self.jobs_of(uid)), len({job_node(j) for j in self.jobs_of(uid)}))
         self.assertEqual(self.ipj("deadline")["status"]["message"], "job exceeds activeDeadlineSeconds")
 
+    def test_14_pod_selector(self):
+        """podSelector: the nodes of the namespace's active scheduled pods
+        that match, each pulled once (the pods listed a page at a time)."""
+        self.make_ds(QUICK[20], name="web", nodes=["node-2", "node-4", "node-5"])
+        self.make_ds(QUICK[21], name="other", nodes=["node-1"])
+        doc = self.cr("by-pods", QUICK[22], parallelism=3)
+        doc["spec"]["podSelector"] = {"matchLabels": {"app": "web"}}
+        obj = self.apply(doc)
+        done = self.wait_completed("by-pods", 60)
+        st = done["status"]
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0)), (3, 3, 0), st)
+        self.assert_one_job_per_node(obj["metadata"]["uid"], ["node-2", "node-4", "node-5"])
+
 
 class UpstreamCrdRun(ImagePullJobRunBase):
     """Kruise's CRD (CRD_VERSION) instead of ours, applied unchanged before
@@ -700,7 +781,7 @@ class ImagePullJobRunKruise18(UpstreamCrdRun):
 
 
 class ImagePullJobRunLeaders(ImagePullJobRunBase):
-    NODES = 4
+    NODES = 5  # node-5: a missing image's PullImageFailed Event before the handover
     CONTROLLERS = 2
     LEASE = (3, 2, 0.5)
 
@@ -712,6 +793,10 @@ class ImagePullJobRunLeaders(ImagePullJobRunBase):
         lead = wait_until(self.leader, 10, "one leader")
         other = [c for c in self.ctls if c is not lead][0]
         t0 = time.monotonic()
+        # a missing image on node-5, never completing: the new leader
+        # decides its failed node again and asks its Event again
+        self.apply(self.cr("ha-missing", MISSING, names=["node-5"], never=True, timeout=3600))
+        self.wait_failed_events("ha-missing", 1)
         nodes = ["node-%d" % i for i in range(1, 5)]
         obj = self.apply(self.cr("ha", SLOW[4], names=nodes, parallelism=1))
         uid = obj["metadata"]["uid"]
@@ -719,6 +804,8 @@ class ImagePullJobRunLeaders(ImagePullJobRunBase):
                    "the second Job running")
         self.assertEqual(other.proxy.writes(t0), [], "the follower wrote")
         self.assertGreater(len(lead.proxy.writes(t0)), 0)
+        before = self.assert_events_once("ha", "ha-missing")
+        self.assertEqual(sum(k[0] == "PullImageFailed" for k in before), 1, before)
         lead.kill()
         t_kill = time.monotonic()
         wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 3, "the other replica taking over")
@@ -727,6 +814,9 @@ class ImagePullJobRunLeaders(ImagePullJobRunBase):
         self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0)), (4, 4, 0), st)
         self.assert_one_job_per_node(uid, nodes)
         self.assert_unique_names(uid)
+        # no Event posted twice: the one the new leader asked again was a 409
+        after = self.assert_events_asked_again(other, t_kill, 1, "ha", "ha-missing")
+        self.assertEqual({k: after.get(k) for k in before}, before, "Events before the handover, after it")
         self.assertEqual(lead.proxy.writes(t_kill), [])
         self.assertGreater(len(other.proxy.writes(t_kill)), 0)
         lead.start()

@@ -50,27 +50,38 @@ def reviews():
     return out
 
 
-def imagepulljob_reviews():
-    """ImagePullJob CREATEs and an UPDATE from tests/fixtures/imagepulljob."""
+def crd_reviews(folder, group, resource, kind, prefix):
+    """CREATEs and an UPDATE (the object as its own old object) of the
+    custom resources in tests/fixtures/FOLDER."""
     out = []
-    for path in sorted(glob.glob(os.path.join(FIXTURES, "imagepulljob", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(FIXTURES, folder, "*.json"))):
         with open(path) as f:
             obj = json.load(f)
         version = obj["apiVersion"].split("/")[1]
-        res = {"group": "apps.kruise.io", "version": version, "resource": "imagepulljobs"}
+        res = {"group": group, "version": version, "resource": resource}
         for op in ("CREATE", "UPDATE"):
-            req = {"uid": "u-1", "kind": {"group": "apps.kruise.io", "version": version, "kind": "ImagePullJob"},
+            req = {"uid": "u-1", "kind": {"group": group, "version": version, "kind": kind},
                    "resource": res, "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
                    "operation": op, "userInfo": {"username": "admin"}, "object": obj}
             if op == "UPDATE":
                 req["oldObject"] = obj
-            out.append(("ipj-%s-%s" % (os.path.basename(path)[:-5], op.lower()),
+            out.append(("%s-%s-%s" % (prefix, os.path.basename(path)[:-5], op.lower()),
                         slim({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req})))
     return out
 
 
+def imagepulljob_reviews():
+    """ImagePullJob CREATEs and an UPDATE from tests/fixtures/imagepulljob."""
+    return crd_reviews("imagepulljob", "apps.kruise.io", "imagepulljobs", "ImagePullJob", "ipj")
+
+
+def imagecache_reviews():
+    """ImageCache CREATEs and an UPDATE from tests/fixtures/imagecache."""
+    return crd_reviews("imagecache", "kubefledged.io", "imagecaches", "ImageCache", "ic")
+
+
 def review_seeds():
-    seeds = [(n, compact(r)) for n, r in reviews() + imagepulljob_reviews()]
+    seeds = [(n, compact(r)) for n, r in reviews() + imagepulljob_reviews() + imagecache_reviews()]
     by_name = dict(reviews())
     # the shapes issue 9 was about, from the YurtHub fixture
     base = compact(by_name["pod-status-prepull-yurthub"])

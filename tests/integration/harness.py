@@ -439,6 +439,22 @@ def raw_exchange(port, data, timeout=10):
     return status, hdrs, body
 
 
+def crd_review(obj, group, resource, operation="CREATE", old=None, uid="0d7f3c1a-2b4e-4f60-8a9d-5e6f7a8b9c0d"):
+    """The AdmissionReview the apiserver sends for a custom resource obj of
+    group/resource (its version and kind from obj), as an admin."""
+    version = obj["apiVersion"].split("/")[1]
+    kind = {"group": group, "version": version, "kind": obj["kind"]}
+    res = {"group": group, "version": version, "resource": resource}
+    req = {"uid": uid, "kind": kind, "resource": res, "requestKind": kind, "requestResource": res,
+           "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
+           "operation": operation,
+           "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+           "object": obj, "oldObject": old, "dryRun": False,
+           "options": {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
+                       "apiVersion": "meta.k8s.io/v1"}}
+    return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": req}
+
+
 def compact(doc):
     return json.dumps(doc, separators=(",", ":")).encode()
 

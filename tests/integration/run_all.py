@@ -34,6 +34,11 @@ docs/DECISIONS.md, file by file:
                               and /validate-imagepulljob: Kruise's defaults
                               and messages for both versions, wrong types,
                               a huge list, a spec over 1.5 MiB, metrics;
+  test_imagecache.py          kube-fledged ImageCache on /validate-imagecache:
+                              its messages on CREATE and UPDATE, an update
+                              of metadata or status not looked at, edits
+                              while Processing allowed, wrong types, a huge
+                              list, a spec over 1.5 MiB, metrics;
   test_body_limit.py          --max-request-bytes (413);
   test_budgets.py             no one client holds the connection slots or
                               the buffer budget: silent and unfinished

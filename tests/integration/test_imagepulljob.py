@@ -21,7 +21,7 @@ import copy
 import json
 import os
 
-from harness import (FIXTURES, ServerTestCase, compact, http_get, json_patch,
+from harness import (FIXTURES, ServerTestCase, compact, crd_review, http_get, json_patch,
                      metric_sum, parse_metrics)
 
 IPJ_FIXTURES = os.path.join(FIXTURES, "imagepulljob")
@@ -83,20 +83,8 @@ def load(name):
         return json.load(f)
 
 
-def review(obj, operation="CREATE", old=None, uid="0d7f3c1a-2b4e-4f60-8a9d-5e6f7a8b9c0d"):
-    version = obj["apiVersion"].split("/")[1]
-    req = {"uid": uid,
-           "kind": {"group": "apps.kruise.io", "version": version, "kind": "ImagePullJob"},
-           "resource": {"group": "apps.kruise.io", "version": version, "resource": "imagepulljobs"},
-           "requestKind": {"group": "apps.kruise.io", "version": version, "kind": "ImagePullJob"},
-           "requestResource": {"group": "apps.kruise.io", "version": version, "resource": "imagepulljobs"},
-           "name": obj["metadata"]["name"], "namespace": obj["metadata"]["namespace"],
-           "operation": operation,
-           "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
-           "object": obj, "oldObject": old, "dryRun": False,
-           "options": {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
-                       "apiVersion": "meta.k8s.io/v1"}}
-    return {"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1", "request": req}
+def review(obj, operation="CREATE", old=None):
+    return crd_review(obj, "apps.kruise.io", "imagepulljobs", operation, old)
 
 
 class TestImagePullJob(ServerTestCase):

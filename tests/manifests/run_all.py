@@ -28,7 +28,7 @@ import harness  # noqa: E402
 from manifests import CONTROLLER_BIN, WEBHOOK_BIN  # noqa: E402
 from test_apply import Apply  # noqa: E402,F401
 from test_rbac import RbacEvaluator, ControllerRbac, ControllerRbacImagePullJob  # noqa: E402,F401
-from test_render import Base, CertsRender, ImagePullJob, Images, Overlays, Render  # noqa: E402,F401
+from test_render import Base, CertsRender, ImageCache, ImagePullJob, Images, Overlays, Render  # noqa: E402,F401
 
 
 def main(argv):
@@ -37,8 +37,8 @@ def main(argv):
             print("no binary at %s (make all)" % b)
             print("0 passed, 1 failed")
             return 1
-    names = argv or ["Render", "Base", "CertsRender", "Overlays", "ImagePullJob", "Images", "Apply", "RbacEvaluator",
-                     "ControllerRbac", "ControllerRbacImagePullJob"]
+    names = argv or ["Render", "Base", "CertsRender", "Overlays", "ImagePullJob", "ImageCache", "Images", "Apply",
+                     "RbacEvaluator", "ControllerRbac", "ControllerRbacImagePullJob"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     bad = result.failures + result.errors

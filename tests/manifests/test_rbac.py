@@ -130,6 +130,10 @@ class ControllerRbac(E2EBase):
         self.assertEqual(self.ctl.stop(), 0)
         calls, used, denied = self.judged_calls(granted)
         self.assertEqual(denied, [], "calls the RBAC in manifests/ would refuse")
+        # the apiserver's audit log names the caller: every call says ota-controller/<version>
+        agents = {e["user_agent"] for e in self.ctl.proxy.entries()}
+        self.assertTrue(agents and all(a is not None and a.startswith("ota-controller/") for a in agents),
+                        agents)
         self.assertEqual(unused_grants(granted, used), [], "granted but never used")
         # and the flow did what it says: each kind of call is there
         kinds = {(a[0], a[2] + ("/" + a[3] if a[3] else "")) for a in used}

@@ -12,6 +12,10 @@ docs/operations.md promises about them.
   ImagePullJob  components/imagepulljob through overlays/imagepulljob: the
                 base plus our CRD (both versions, columns, status) and two
                 webhook entries; with certificates, a caBundle in each
+  ImageCache    components/imagecache through overlays/imagecache: the base
+                plus our CRD (v1alpha2, ic, /status, columns) and one
+                validating entry, nothing for the controller; with
+                certificates, a caBundle in it
   Overlays      pre-1.28 (no matchConditions, selectors, sized up),
                 cert-manager (issuers, certificates, inject-ca-from) and
                 network-policy (only the control plane's range reaches 9443),
@@ -98,7 +102,7 @@ class Render(unittest.TestCase):
     def test_every_kustomization_renders(self):
         dirs = kustomizations()
         rel = [os.path.relpath(d, MANIFESTS) for d in dirs]
-        self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/imagepulljob",
+        self.assertEqual(rel, [".", "base", "overlays/cert-manager", "overlays/imagecache", "overlays/imagepulljob",
                                "overlays/network-policy", "overlays/openyurt", "overlays/pre-1.28"])
         for d in dirs:
             objs = render(d)
@@ -292,6 +296,40 @@ class CertsRender(unittest.TestCase):
             self.assertNotIn("matchConditions", w)
 
 
+def check_component_entries(test, base, objs, entries, group, versions, resource):
+    """An overlay's webhook configurations are the base's plus `entries`
+    (name -> (configuration kind, path)), each Fail, Equivalent, on our
+    Service at its path, CREATE and UPDATE of group/versions/resource."""
+    base_hooks, hooks = webhooks(base), webhooks(objs)
+    test.assertEqual(set(hooks) - set(base_hooks), set(entries))
+    for name in base_hooks:
+        test.assertEqual(hooks[name], base_hooks[name], name)
+    for name, (kind, path) in entries.items():
+        k, w = hooks[name]
+        test.assertEqual(k, kind, name)
+        test.assertEqual(w["failurePolicy"], "Fail", name)
+        test.assertEqual(w["matchPolicy"], "Equivalent", name)
+        test.assertEqual(w["sideEffects"], "None", name)
+        test.assertEqual(w["clientConfig"]["service"],
+                         {"name": "ota-webhook", "namespace": NS, "path": path, "port": 443}, name)
+        test.assertEqual(w["rules"], [{"apiGroups": [group], "apiVersions": versions, "resources": [resource],
+                                       "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}], name)
+
+
+def check_ca_bundles(test, overlay, entries):
+    """overlays/<overlay> through certs/render-manifests.sh: the CA in each
+    of `entries`."""
+    d = tempfile.mkdtemp(prefix="ota-certs-", dir=os.path.join(ROOT, "build"))
+    try:
+        _, objs = render_with_certs(os.path.join(d, "certs"), os.path.join(MANIFESTS, "overlays", overlay))
+        ca = b64(os.path.join(d, "certs", "ca.crt"))
+    finally:
+        shutil.rmtree(d)
+    hooks = webhooks(objs)
+    for name in entries:
+        test.assertEqual(hooks[name][1]["clientConfig"].get("caBundle"), ca, name)
+
+
 IPJ_WEBHOOKS = {  # name -> (configuration kind, path)
     "imagepulljobs.mutate.ota-prepull.openyurt.io": ("MutatingWebhookConfiguration", "/mutate-imagepulljob"),
     "imagepulljobs.validate.ota-prepull.openyurt.io": ("ValidatingWebhookConfiguration",
@@ -299,11 +337,35 @@ IPJ_WEBHOOKS = {  # name -> (configuration kind, path)
 }
 
 
-class ImagePullJob(unittest.TestCase):
+class ComponentOverlay(unittest.TestCase):
+    """The base and overlays/OVERLAY rendered, as self.base and self.objs.
+    The overlay is the base, components/OVERLAY and components/OVERLAY-crd
+    (our CRD); the component alone brings no CRD, so that a cluster with
+    the upstream project's CRD keeps it."""
+    OVERLAY = None
+
     @classmethod
     def setUpClass(cls):
         cls.base = render(os.path.join(MANIFESTS, "base"))
-        cls.objs = render(os.path.join(MANIFESTS, "overlays", "imagepulljob"))
+        cls.objs = render(os.path.join(MANIFESTS, "overlays", cls.OVERLAY))
+
+    def test_component_alone_brings_no_crd(self):
+        d = tempfile.mkdtemp(prefix="ota-kz-", dir=os.path.join(ROOT, "build"))
+        try:
+            with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+                f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                        "resources:\n  - %s\ncomponents:\n  - %s\n" % (
+                            os.path.relpath(os.path.join(MANIFESTS, "base"), d),
+                            os.path.relpath(os.path.join(MANIFESTS, "components", self.OVERLAY), d)))
+            objs = render(d)
+        finally:
+            shutil.rmtree(d)
+        self.assertEqual(find(objs, "CustomResourceDefinition"), [])
+        self.assertEqual(sorted(o["kind"] for o in self.objs if o not in objs), ["CustomResourceDefinition"])
+
+
+class ImagePullJob(ComponentOverlay):
+    OVERLAY = "imagepulljob"
 
     def test_base_unchanged_plus_crd_and_webhooks(self):
         self.assertEqual(find(self.base, "CustomResourceDefinition"), [])
@@ -324,20 +386,8 @@ class ImagePullJob(unittest.TestCase):
         binding = one(self.objs, "ClusterRoleBinding", "ota-prepull-controller-imagepulljobs")
         self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "ota-controller",
                                                 "namespace": NS}])
-        base_hooks, hooks = webhooks(self.base), webhooks(self.objs)
-        self.assertEqual(set(hooks) - set(base_hooks), set(IPJ_WEBHOOKS))
-        for name in base_hooks:
-            self.assertEqual(hooks[name], base_hooks[name], name)
-        for name, (kind, path) in IPJ_WEBHOOKS.items():
-            k, w = hooks[name]
-            self.assertEqual(k, kind, name)
-            self.assertEqual(w["failurePolicy"], "Fail", name)
-            self.assertEqual(w["matchPolicy"], "Equivalent", name)
-            self.assertEqual(w["clientConfig"]["service"],
-                             {"name": "ota-webhook", "namespace": NS, "path": path, "port": 443}, name)
-            self.assertEqual(w["rules"], [{"apiGroups": ["apps.kruise.io"], "apiVersions": ["v1alpha1", "v1beta1"],
-                                           "resources": ["imagepulljobs"], "operations": ["CREATE", "UPDATE"],
-                                           "scope": "Namespaced"}], name)
+        check_component_entries(self, self.base, self.objs, IPJ_WEBHOOKS, "apps.kruise.io",
+                                ["v1alpha1", "v1beta1"], "imagepulljobs")
 
     def test_crd(self):
         crd = one(self.objs, "CustomResourceDefinition", "imagepulljobs.apps.kruise.io")["spec"]
@@ -371,15 +421,57 @@ class ImagePullJob(unittest.TestCase):
         self.assertEqual(crd["versions"][0]["schema"], crd["versions"][1]["schema"])
 
     def test_with_certs(self):
-        d = tempfile.mkdtemp(prefix="ota-certs-", dir=os.path.join(ROOT, "build"))
-        try:
-            _, objs = render_with_certs(os.path.join(d, "certs"), os.path.join(MANIFESTS, "overlays", "imagepulljob"))
-            ca = b64(os.path.join(d, "certs", "ca.crt"))
-        finally:
-            shutil.rmtree(d)
-        hooks = webhooks(objs)
-        for name in IPJ_WEBHOOKS:
-            self.assertEqual(hooks[name][1]["clientConfig"].get("caBundle"), ca, name)
+        check_ca_bundles(self, "imagepulljob", IPJ_WEBHOOKS)
+
+
+IC_WEBHOOKS = {"imagecaches.validate.ota-prepull.openyurt.io": ("ValidatingWebhookConfiguration",
+                                                              "/validate-imagecache")}
+
+
+class ImageCache(ComponentOverlay):
+    OVERLAY = "imagecache"
+
+    def test_base_unchanged_plus_crd_and_webhook(self):
+        added = [o for o in self.objs if o not in self.base]
+        # no controller flag, no RBAC: the ImageCache controller comes later
+        self.assertEqual(sorted(o["kind"] for o in added),
+                         ["CustomResourceDefinition", "ValidatingWebhookConfiguration"])
+        check_component_entries(self, self.base, self.objs, IC_WEBHOOKS, "kubefledged.io", ["v1alpha2"],
+                                "imagecaches")
+
+    def test_crd(self):
+        crd = one(self.objs, "CustomResourceDefinition", "imagecaches.kubefledged.io")["spec"]
+        self.assertEqual((crd["group"], crd["scope"], crd["names"]),
+                         ("kubefledged.io", "Namespaced",
+                          {"kind": "ImageCache", "listKind": "ImageCacheList", "plural": "imagecaches",
+                           "singular": "imagecache", "shortNames": ["ic"]}))
+        self.assertEqual([(v["name"], v["served"], v["storage"]) for v in crd["versions"]],
+                         [("v1alpha2", True, True)])
+        v = crd["versions"][0]
+        self.assertEqual(v["subresources"], {"status": {}})
+        self.assertEqual([(c["name"], c["type"], c["jsonPath"]) for c in v["additionalPrinterColumns"]],
+                         [("Status", "string", ".status.status"), ("Message", "string", ".status.message"),
+                          ("Age", "date", ".metadata.creationTimestamp")])
+        root = v["schema"]["openAPIV3Schema"]
+        self.assertEqual(root["required"], ["spec"])
+        spec = root["properties"]["spec"]
+        self.assertEqual(spec["required"], ["cacheSpec"])
+        self.assertEqual(set(spec["properties"]), {"cacheSpec", "imagePullSecrets"})
+        item = spec["properties"]["cacheSpec"]["items"]
+        self.assertEqual(item["required"], ["images"])
+        self.assertEqual(item["properties"]["images"]["items"], {"type": "string"})
+        self.assertEqual(item["properties"]["nodeSelector"]["additionalProperties"], {"type": "string"})
+        self.assertEqual(spec["properties"]["imagePullSecrets"]["items"]["properties"], {"name": {"type": "string"}})
+        status = root["properties"]["status"]
+        self.assertEqual(set(status["properties"]),
+                         {"status", "reason", "message", "failures", "startTime", "completionTime"})
+        self.assertNotIn("required", status)
+        self.assertEqual(status["properties"]["failures"]["additionalProperties"]["items"]["required"],
+                         ["node", "reason", "message"])
+        self.assertNotIn("default", json.dumps(v["schema"]))
+
+    def test_with_certs(self):
+        check_ca_bundles(self, "imagecache", IC_WEBHOOKS)
 
 
 class Overlays(unittest.TestCase):

@@ -275,6 +275,40 @@ FX_UNUSED static void fx_admit(arena *a, admit_phase phase, const char *body, ad
     assert_string_equal(resp->kind, "AdmissionReview");
 }
 
+/* Checks row `name`'s verdict: allowed with no status when rule is
+ * OTA_RULE_NONE, else denied by rule with code and exactly message, in the
+ * response and in the outcome. */
+FX_UNUSED static void fx_check_verdict(const char *name, const admit_outcome *out, const fx_response *resp,
+                                       ota_rule rule, long long code, const char *message)
+{
+    if (rule == OTA_RULE_NONE) {
+        FX_CHECK(name, resp->allowed && !resp->has_status && out->result == ADMIT_ALLOWED, "denied: %s",
+                 resp->message);
+        return;
+    }
+    FX_CHECK(name, !resp->allowed && out->result == ADMIT_DENIED, "allowed");
+    FX_CHECK(name, out->rule == rule, "rule %s", ota_rule_name(out->rule));
+    FX_CHECK(name, resp->code == code, "code %lld", resp->code);
+    FX_CHECK(name, resp->message != NULL && strcmp(resp->message, message) == 0, "message\n  got  %s\n  want %s",
+             resp->message, message);
+    FX_CHECK(name, out->message != NULL && strcmp(out->message, message) == 0, "outcome message %s",
+             out->message);
+}
+
+/* Fails unless every rule from first to last (ota_rule.h) is the rule of
+ * some row of table (an array of structs with a member `rule`): a table
+ * of denials that leaves a rule untested shows here. */
+#define FX_EVERY_RULE_HAS_A_ROW(table, first, last)                                                \
+    do {                                                                                           \
+        for (int r_ = (first); r_ <= (last); r_++) {                                               \
+            int n_ = 0;                                                                            \
+            for (size_t i_ = 0; i_ < sizeof(table) / sizeof((table)[0]); i_++)                     \
+                n_ += (table)[i_].rule == (ota_rule)r_;                                            \
+            if (n_ == 0)                                                                           \
+                fail_msg("no row is denied by %s", ota_rule_name((ota_rule)r_));                   \
+        }                                                                                          \
+    } while (0)
+
 /* The decoded patch of a mutation, NULL when the response carries none;
  * checks the patch and patchType come together and agree with result. */
 FX_UNUSED static const char *fx_mutate(arena *a, const char *body, admit_outcome *out)

@@ -236,6 +236,8 @@ static const char *const rule_labels[] = {
     "imagepulljob-parallelism-percentage", "imagepulljob-parallelism-not-integer",
     "imagepulljob-unknown-completion-policy", "imagepulljob-deadline-below-timeout",
     "imagepulljob-deadline-ttl-need-always", "imagepulljob-pull-secrets-immutable",
+    "imagecache-malformed", "imagecache-no-images", "imagecache-duplicate-image",
+    "imagecache-list-count-changed", "imagecache-node-selector-changed",
     "other", /* a denial that names no rule */
 };
 

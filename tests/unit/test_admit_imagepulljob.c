@@ -278,17 +278,7 @@ static void test_validation(void **state)
                      ipj_review(&a, versions[v], row->old_spec ? "UPDATE" : "CREATE", row->spec, row->old_spec),
                      &out, &resp);
             FX_CHECK(row->name, resp.patch == NULL, "patch %s", resp.patch);
-            if (row->rule == OTA_RULE_NONE) {
-                FX_CHECK(row->name, resp.allowed && !resp.has_status && out.result == ADMIT_ALLOWED,
-                         "denied: %s", resp.message);
-            } else {
-                FX_CHECK(row->name, !resp.allowed && out.result == ADMIT_DENIED, "allowed");
-                FX_CHECK(row->name, out.rule == row->rule, "rule %s", ota_rule_name(out.rule));
-                FX_CHECK(row->name, resp.code == row->code, "code %lld", resp.code);
-                FX_CHECK(row->name, resp.message && strcmp(resp.message, row->message) == 0,
-                         "message\n  got  %s\n  want %s", resp.message, row->message);
-                FX_CHECK(row->name, strcmp(out.message, row->message) == 0, "outcome message %s", out.message);
-            }
+            fx_check_verdict(row->name, &out, &resp, row->rule, row->code, row->message);
             /* the mutating webhook denies the malformed, the same way */
             if (row->rule == OTA_RULE_IPJ_MALFORMED && row->old_spec == NULL) {
                 fx_admit(&a, ADMIT_MUTATE, ipj_review(&a, versions[v], "CREATE", row->spec, NULL), &out, &resp);
@@ -303,13 +293,7 @@ static void test_validation(void **state)
 static void test_every_rule_has_a_row(void **state)
 {
     (void)state;
-    for (int r = OTA_RULE_IPJ_MALFORMED; r < OTA_N_RULES; r++) {
-        int rows = 0;
-        for (size_t i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
-            rows += denials[i].rule == (ota_rule)r;
-        if (rows == 0)
-            fail_msg("no row is denied by %s", ota_rule_name((ota_rule)r));
-    }
+    FX_EVERY_RULE_HAS_A_ROW(denials, OTA_RULE_IPJ_MALFORMED, OTA_RULE_IPJ_PULL_SECRETS_IMMUTABLE);
 }
 
 /* Every default the mutating webhook sets passes validation. */

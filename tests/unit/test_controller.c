@@ -57,7 +57,8 @@ static const exec_row exec_rows[] = {
     {"patch-pod-status 503", ACTION_PATCH_POD_STATUS, 503, EXEC_FAILED, HELD},
     {"create-event 201", ACTION_CREATE_EVENT, 201, EXEC_DONE, OK},
     {"create-event 404", ACTION_CREATE_EVENT, 404, EXEC_FAILED, HELD},
-    {"create-event 409", ACTION_CREATE_EVENT, 409, EXEC_FAILED, HELD},
+    {"create-event 409: sent before a restart (its name is its key's)", ACTION_CREATE_EVENT, 409,
+     EXEC_MADE_BEFORE, OK},
     {"get-node 200", ACTION_GET_NODE, 200, EXEC_DONE, OK},
     {"get-node 404", ACTION_GET_NODE, 404, EXEC_FAILED, HELD},
     /* an ImagePullJob's writes: gone is done, a precondition is a conflict */

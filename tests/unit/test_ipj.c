@@ -244,7 +244,7 @@ static void hash_of(const char *spec, char out[9])
     decode_spec(&s, spec, &a);
     ipj_values v;
     ipj_effective(&s, &v);
-    ipj_spec_hash(&s, &v, &a, out);
+    assert_int_equal(ipj_spec_hash(&s, &v, &a, out), 0);
     arena_free(&a);
 }
 
@@ -743,7 +743,7 @@ static void pass_run(pass_fixture *f, const cr_def *cr, const job_def *jobs, siz
     ipj_values v;
     ipj_effective(&f->spec, &v);
     char hash[9];
-    ipj_spec_hash(&f->spec, &v, &f->a, hash);
+    assert_int_equal(ipj_spec_hash(&f->spec, &v, &f->a, hash), 0);
     f->n_jobs = n_jobs;
     for (size_t i = 0; i < n_jobs; i++) {
         f->jobs[i] = job_of(&jobs[i], hash);
@@ -945,14 +945,71 @@ static void test_status_patch(void **state)
     free(body);
 }
 
+/* A Job its own deadline ended, whose kubelet's words this process
+ * remembers (its pod is gone): they are written on the Job, once, so a
+ * restarted controller still says why; not for a Job given up (they are
+ * there already) nor without words to keep. */
+static void test_keep_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        job_def job;
+        int keep;
+    } rows[] = {
+        {"deadline, words remembered", {"n-a", 0, J_FAIL, 60, 0, "ImagePullBackOff", "slow", 2, 0}, 1},
+        {"deadline, no words", {"n-a", 0, J_FAIL, 60, 0, NULL, NULL, 0, 0}, 0},
+        {"given up: annotated already", {"n-a", 0, J_GAVE_UP, 60, 0, "ErrImagePull", "not found", 2, 2},
+         0},
+        {"succeeded", {"n-a", 0, J_OK, 60, 0, NULL, NULL, 0, 0}, 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        cr_def cr = {SPEC_NAMES("\"n-a\",\"n-b\"", ""), 1, NULL, AGO("00:01"), NULL, 0, 0};
+        pass_fixture f;
+        pass_run(&f, &cr, &rows[i].job, 1);
+        ROW_CHECK(rows[i].name, f.plan.nodes[0].keep_words == rows[i].keep, "keep_words %d",
+                  f.plan.nodes[0].keep_words);
+        ROW_CHECK(rows[i].name, f.plan.nodes[0].give_up == 0, "give_up %d", f.plan.nodes[0].give_up);
+        pass_free(&f);
+    }
+}
+
+/* A selector edit leaves a running Job on a node no longer selected to
+ * finish; it still pulls, so it counts against parallelism.  A startTime
+ * that does not read as a time is no start: its deadline would never
+ * come, so the run starts now. */
+static void test_edge_counts(void **state)
+{
+    (void)state;
+    job_def elsewhere = {"n-a", 0, J_RUN, 0, 0, NULL, NULL, 0, 0};
+    cr_def cr = {SPEC_NAMES("\"n-b\",\"n-c\"", ""), 1, NULL, AGO("00:01"), NULL, 0, 0};
+    pass_fixture f;
+    pass_run(&f, &cr, &elsewhere, 1);
+    assert_int_equal(f.plan.running_elsewhere, 1);
+    for (size_t k = 0; k < f.plan.n_nodes; k++)
+        assert_int_equal(f.plan.nodes[k].offer, 0); /* parallelism 1, taken */
+    pass_free(&f);
+    cr_def garbled = {SPEC_NAMES("\"n-b\"", ""), 1, NULL, "yesterday", NULL, 0, 0};
+    pass_run(&f, &garbled, NULL, 0);
+    assert_string_equal(f.plan.status.start_time, IPJ_NOW);
+    assert_int_equal(f.plan.write_status, 1);
+    pass_free(&f);
+}
+
 static void test_other_bodies(void **state)
 {
     (void)state;
-    char *body = ipj_give_up_patch("ErrImagePull", "nginx:9: \"not\" found");
+    char *body = ipj_give_up_patch("ErrImagePull", "nginx:9: \"not\" found", 1);
     assert_string_equal(body, "{\"metadata\":{\"annotations\":{\"" OTA_ANN_JOB_GIVEN_UP_REASON
                               "\":\"ErrImagePull\",\"" OTA_ANN_JOB_GIVEN_UP_MESSAGE
                               "\":\"nginx:9: \\\"not\\\" found\"}},"
                               "\"spec\":{\"activeDeadlineSeconds\":1}}");
+    free(body);
+    /* the words alone, on a Job its own deadline ended */
+    body = ipj_give_up_patch("ImagePullBackOff", "slow", 0);
+    assert_string_equal(body, "{\"metadata\":{\"annotations\":{\"" OTA_ANN_JOB_GIVEN_UP_REASON
+                              "\":\"ImagePullBackOff\",\"" OTA_ANN_JOB_GIVEN_UP_MESSAGE
+                              "\":\"slow\"}}}");
     free(body);
     cr_def d = {"{}", 3, NULL, NULL, NULL, 0, 1};
     kobj *cr = cr_of(&d);
@@ -1085,8 +1142,13 @@ static void test_ota_first(void **state)
     assert_string_equal(st->key, "ipj-status:" IPJ_UID);
     assert_string_equal(st->namespace, IPJ_NS);
     assert_contains(st->body, "\"desired\":1,\"active\":1");
-    /* a second slot: both */
+    /* a cap of 2: the ImagePullJob node still waits, the last slot is
+     * kept for a node user's next request (PULLQ_INTERACTIVE_RESERVE) */
     w->cfg.max_concurrent_pulls = 2;
+    run(w);
+    expect_count(w, ACTION_CREATE_JOB, 1);
+    /* a cap of 3: both, and one slot left */
+    w->cfg.max_concurrent_pulls = 3;
     run(w);
     expect_count(w, ACTION_CREATE_JOB, 2);
     char hash[9];
@@ -1413,24 +1475,48 @@ static void test_not_served(void **state)
     run(w);
     const action *e = find_event(w, OTA_EVENT_IPJ_NOT_SERVED, "pull");
     assert_non_null(e);
-    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|spec");
+    assert_string_equal(e->key, RECONCILE_IPJ_EVENT_KEY IPJ_UID "|spec|1");
     expect_total(w, 1);
     assert_int_equal(strset_add(&w->events_sent, e->key), 0);
     run(w);
     expect_total(w, 0);
     store_free(&iw.ipjs);
     store_init(&iw.ipjs, kobj_free_any, kobj_uid);
-    const char *bad = "{\"image\":\"Nginx:1\",\"selector\":{\"names\":[\"n-a\"]}}";
-    add_ipj(&iw, bad, IPJ_CREATED);
+    /* what the webhook refuses is not trusted either: an image
+     * distribution/reference refuses, a selector with a bad operator, a
+     * podSelector too long to list with */
+    static const struct {
+        const char *spec, *says;
+    } bad[] = {
+        {"{\"image\":\"Nginx:1\",\"selector\":{\"names\":[\"n-a\"]}}", "invalid image Nginx:1: "},
+        {"{\"image\":\"x\",\"selector\":{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Near\"}]}}",
+         "invalid selector: "},
+        {"{\"image\":\"x\",\"podSelector\":{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\"}]}}",
+         "invalid podSelector: "},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        store_free(&iw.ipjs);
+        store_init(&iw.ipjs, kobj_free_any, kobj_uid);
+        strset_free(&w->events_sent); /* the same uid and generation each time */
+        strset_init(&w->events_sent);
+        add_ipj(&iw, bad[i].spec, IPJ_CREATED);
+        run(w);
+        expect_count(w, ACTION_CREATE_JOB, 0);
+        expect_count(w, ACTION_LIST_PODS, 0);
+        expect_count(w, ACTION_PATCH_IPJ_STATUS, 0);
+        e = find_event(w, OTA_EVENT_IPJ_NOT_SERVED, "pull");
+        assert_non_null(e);
+        assert_contains(e->body, bad[i].says);
+    }
+    /* being deleted with Kruise's finalizer: it goes, spec or no spec */
+    store_free(&iw.ipjs);
+    store_init(&iw.ipjs, kobj_free_any, kobj_uid);
+    cr_def deleting = {"{\"image\":7}", 3, NULL, NULL, NULL, 1, 1};
+    kobj *cr = cr_of(&deleting);
+    assert_int_equal(store_put(&iw.ipjs, cr->meta.uid, cr), 0);
     run(w);
-    expect_count(w, ACTION_CREATE_JOB, 0);
-    e = find_event(w, OTA_EVENT_IPJ_FAILED, "pull");
-    assert_non_null(e);
-    char hash[9], key[200];
-    snprintf(key, sizeof(key), RECONCILE_IPJ_EVENT_KEY IPJ_UID "|render|%s",
-             spec_hash_of(bad, hash));
-    assert_string_equal(e->key, key);
-    assert_contains(e->body, "Nginx:1");
+    const action *m = the(w, ACTION_PATCH_IPJ, "pull");
+    assert_contains(m->body, "\"finalizers\":[\"example.com/keep\"]");
     ipj_world_free(&iw);
 }
 
@@ -1451,6 +1537,8 @@ int main(void)
         cmocka_unit_test(test_failure_words),
         cmocka_unit_test(test_status_written_when_changed),
         cmocka_unit_test(test_status_patch),
+        cmocka_unit_test(test_keep_words),
+        cmocka_unit_test(test_edge_counts),
         cmocka_unit_test(test_other_bodies),
         cmocka_unit_test(test_job_spec),
         cmocka_unit_test(test_ota_first),

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -116,11 +117,42 @@ static void test_selector_string(void **state)
     }
 }
 
+/* A selector is written in one pass, and not past the bound: 1 000
+ * values make some 5 000 bytes, which no pod list is asked with. */
+static void test_selector_string_bound(void **state)
+{
+    (void)state;
+    size_t cap = 16 * 1024, at = 0;
+    char *sel = malloc(cap);
+    assert_non_null(sel);
+    at += (size_t)snprintf(sel + at, cap - at,
+                           "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\",\"values\":[");
+    for (int i = 0; i < 1000; i++)
+        at += (size_t)snprintf(sel + at, cap - at, "%s\"v%03d\"", i > 0 ? "," : "", i);
+    snprintf(sel + at, cap - at, "]}]}");
+    char *spec = malloc(cap + 64);
+    assert_non_null(spec);
+    snprintf(spec, cap + 64, "{\"image\":\"x\",\"podSelector\":%s}", sel);
+    arena a;
+    arena_init(&a);
+    ipj_spec s;
+    char err[256];
+    assert_int_equal(ipj_decode(&s, spec, strlen(spec), &a, err, sizeof(err)), 0);
+    size_t n = ipj_selector_string_len(&s.pod_selector);
+    assert_int_equal(n, strlen("k in (") + 1000 * 4 + 999 + 1);
+    assert_true(n > IPJ_SELECTOR_STRING_MAX);
+    assert_null(ipj_selector_string(&s.pod_selector, &a));
+    arena_free(&a);
+    free(spec);
+    free(sel);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches),
         cmocka_unit_test(test_selector_string),
+        cmocka_unit_test(test_selector_string_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

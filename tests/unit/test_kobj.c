@@ -1004,37 +1004,47 @@ static void test_pull_job_client_fields(void **state)
 }
 
 /* What a podSelector picks: the nodes of scheduled, unfinished pods that
- * are not being deleted, each once. */
+ * are not being deleted (one pod at a time, as the list streams), kept
+ * once each in a KOBJ_POD_NODES. */
 static void test_pod_nodes(void **state)
 {
     (void)state;
-    const char *list =
-        "{\"kind\":\"PodList\",\"items\":["
-        "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}},"
-        "{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Pending\"}},"
-        "{\"spec\":{},\"status\":{\"phase\":\"Pending\"}},"
-        "{\"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Succeeded\"}},"
-        "{\"spec\":{\"nodeName\":\"n3\"},\"status\":{\"phase\":\"Failed\"}},"
-        "{\"metadata\":{\"deletionTimestamp\":\"2026-11-27T08:00:00Z\"},"
-        "\"spec\":{\"nodeName\":\"n4\"}},"
-        "{\"spec\":{\"nodeName\":\"n5\"}}]}";
-    char err[128];
-    yajl_val tree = json_parse_tree(list, strlen(list), 64, err, sizeof(err));
-    assert_non_null(tree);
-    kobj *o = kobj_pod_nodes_of(tree, "ipj-uid", "labelSelector=app%3Dweb");
-    yajl_tree_free(tree);
+    static const struct {
+        const char *pod, *node;
+    } rows[] = {
+        {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Running\"}}", "n1"},
+        {"{\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":\"Pending\"}}", "n1"},
+        {"{\"spec\":{},\"status\":{\"phase\":\"Pending\"}}", NULL},
+        {"{\"spec\":{\"nodeName\":\"\"}}", NULL},
+        {"{\"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Succeeded\"}}", NULL},
+        {"{\"spec\":{\"nodeName\":\"n3\"},\"status\":{\"phase\":\"Failed\"}}", NULL},
+        {"{\"metadata\":{\"deletionTimestamp\":\"2026-11-27T08:00:00Z\"},"
+         "\"spec\":{\"nodeName\":\"n4\"}}",
+         NULL},
+        {"{\"spec\":{\"nodeName\":\"n5\"}}", "n5"},
+        {"{\"spec\":{\"nodeName\":7}}", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char err[128];
+        yajl_val pod = json_parse_tree(rows[i].pod, strlen(rows[i].pod), 64, err, sizeof(err));
+        assert_non_null(pod);
+        const char *got = kobj_active_pod_node(pod);
+        if ((got == NULL) != (rows[i].node == NULL) ||
+            (got != NULL && strcmp(got, rows[i].node) != 0))
+            fail_msg("row %zu: %s", i, got != NULL ? got : "(none)");
+        yajl_tree_free(pod);
+    }
+    char *nodes[] = {"n1", "n5"};
+    kobj *o = kobj_pod_nodes_new("ipj-uid", "labelSelector=app%3Dweb", nodes, 2);
     assert_non_null(o);
     assert_int_equal(o->kind, KOBJ_POD_NODES);
     assert_string_equal(o->meta.uid, "ipj-uid");
     assert_string_equal(o->u.pod_nodes.query, "labelSelector=app%3Dweb");
     assert_int_equal(o->u.pod_nodes.n_nodes, 2);
-    assert_string_equal(o->u.pod_nodes.nodes[0], "n1");
     assert_string_equal(o->u.pod_nodes.nodes[1], "n5");
+    assert_true(o->u.pod_nodes.nodes != nodes); /* its own copy */
     kobj_free(o);
-    /* not a list: no answer */
-    tree = json_parse_tree("{\"kind\":\"Status\"}", 17, 64, err, sizeof(err));
-    assert_null(kobj_pod_nodes_of(tree, "ipj-uid", ""));
-    yajl_tree_free(tree);
+    assert_null(kobj_pod_nodes_new(NULL, "", nodes, 2));
     assert_int_equal(kobj_interned(), 0);
 }
 

@@ -583,7 +583,10 @@ static void test_ipj_job_name(void **state)
     char a[PREPULL_JOB_NAME_MAX + 1], b[PREPULL_JOB_NAME_MAX + 1], c[PREPULL_JOB_NAME_MAX + 1];
     ipj_job_name(a, "Pull.Nginx", "u1", "node-1", "abcd0123");
     assert_true(strncmp(a, IPJ_JOB_NAME_PREFIX "pull-nginx-", 19) == 0);
-    assert_int_equal(strlen(a), strlen(IPJ_JOB_NAME_PREFIX "pull-nginx-") + 8);
+    /* 16 hex digits: 64 bits, as a fleet's nodes share one namespace */
+    assert_int_equal(strlen(a), strlen(IPJ_JOB_NAME_PREFIX "pull-nginx-") + 16);
+    for (size_t i = strlen(a) - 16; i < strlen(a); i++)
+        assert_true((a[i] >= '0' && a[i] <= '9') || (a[i] >= 'a' && a[i] <= 'f'));
     /* each of uid, node and spec hash makes another Job */
     ipj_job_name(b, "Pull.Nginx", "u1", "node-2", "abcd0123");
     ipj_job_name(c, "Pull.Nginx", "u1", "node-1", "abcd0124");

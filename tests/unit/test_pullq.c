@@ -17,6 +17,8 @@
 #define R PULLQ_NODE_READY
 #define NR PULLQ_NODE_NOT_READY
 #define UNK PULLQ_NODE_UNKNOWN
+#define I PULLQ_INTERACTIVE
+#define B PULLQ_BULK
 
 /* ---- the order ---------------------------------------------------------------- */
 
@@ -45,6 +47,7 @@ static void test_order(void **state)
 
 typedef struct verdict_row {
     const char *what;
+    pullq_class cls;
     size_t cap, per_node;
     size_t running;            /* Jobs running, none on the unit's node */
     size_t on_node;            /* Jobs running on the unit's node (counted in cap too) */
@@ -54,23 +57,31 @@ typedef struct verdict_row {
 } verdict_row;
 
 static const verdict_row verdicts[] = {
-    {"an empty queue starts", 10, 1, 0, 0, 0, R, PULLQ_START},
-    {"below the cap starts", 10, 1, 9, 0, 0, R, PULLQ_START},
-    {"at the cap waits", 10, 1, 10, 0, 0, R, PULLQ_WAIT_CAP},
-    {"no cap (0) never waits for it", 0, 1, 5000, 0, 0, R, PULLQ_START},
-    {"its node pulls already: waits for the node's slot", 10, 1, 0, 1, 0, R,
+    {"an empty queue starts", I, 10, 1, 0, 0, 0, R, PULLQ_START},
+    {"below the cap starts", I, 10, 1, 9, 0, 0, R, PULLQ_START},
+    {"at the cap waits", I, 10, 1, 10, 0, 0, R, PULLQ_WAIT_CAP},
+    {"no cap (0) never waits for it", I, 0, 1, 5000, 0, 0, R, PULLQ_START},
+    {"its node pulls already: waits for the node's slot", I, 10, 1, 0, 1, 0, R,
      PULLQ_WAIT_NODE_SLOT},
-    {"a terminating pull pod holds the node's slot", 10, 1, 0, 0, 1, R, PULLQ_WAIT_NODE_SLOT},
-    {"a terminating pull pod takes no global slot", 1, 2, 0, 0, 1, R, PULLQ_START},
-    {"two per node: one running leaves room", 10, 2, 0, 1, 0, R, PULLQ_START},
-    {"two per node: one running, one terminating", 10, 2, 0, 1, 1, R, PULLQ_WAIT_NODE_SLOT},
-    {"no bound per node (0)", 10, 0, 0, 3, 2, R, PULLQ_START},
-    {"a NotReady node waits for the node", 10, 1, 0, 0, 0, NR, PULLQ_WAIT_NODE},
-    {"waiting for the node is said before the cap", 1, 1, 1, 0, 0, NR, PULLQ_WAIT_NODE},
-    {"waiting for the node is said before its slot", 10, 1, 0, 1, 0, NR, PULLQ_WAIT_NODE},
-    {"a node being read holds its place", 10, 1, 0, 0, 0, UNK, PULLQ_HOLD},
-    {"a node being read waits at the cap like any", 1, 1, 1, 0, 0, UNK, PULLQ_WAIT_CAP},
-    {"a node being read holds even with its slot busy", 10, 1, 0, 1, 0, UNK, PULLQ_HOLD},
+    {"a terminating pull pod holds the node's slot", I, 10, 1, 0, 0, 1, R, PULLQ_WAIT_NODE_SLOT},
+    {"a terminating pull pod takes no global slot", I, 1, 2, 0, 0, 1, R, PULLQ_START},
+    {"two per node: one running leaves room", I, 10, 2, 0, 1, 0, R, PULLQ_START},
+    {"two per node: one running, one terminating", I, 10, 2, 0, 1, 1, R, PULLQ_WAIT_NODE_SLOT},
+    {"no bound per node (0)", I, 10, 0, 0, 3, 2, R, PULLQ_START},
+    {"a NotReady node waits for the node", I, 10, 1, 0, 0, 0, NR, PULLQ_WAIT_NODE},
+    {"waiting for the node is said before the cap", I, 1, 1, 1, 0, 0, NR, PULLQ_WAIT_NODE},
+    {"waiting for the node is said before its slot", I, 10, 1, 0, 1, 0, NR, PULLQ_WAIT_NODE},
+    {"a node being read holds its place", I, 10, 1, 0, 0, 0, UNK, PULLQ_HOLD},
+    {"a node being read waits at the cap like any", I, 1, 1, 1, 0, 0, UNK, PULLQ_WAIT_CAP},
+    {"a node being read holds even with its slot busy", I, 10, 1, 0, 1, 0, UNK, PULLQ_HOLD},
+    /* the interactive reserve: bulk units leave the last slot free */
+    {"bulk below cap - 1 starts", B, 10, 1, 8, 0, 0, R, PULLQ_START},
+    {"bulk at cap - 1 waits: the last slot is a node user's", B, 10, 1, 9, 0, 0, R, PULLQ_WAIT_CAP},
+    {"interactive at cap - 1 takes the last slot", I, 10, 1, 9, 0, 0, R, PULLQ_START},
+    {"cap 2: bulk has one slot", B, 2, 1, 0, 0, 0, R, PULLQ_START},
+    {"cap 2: bulk with one running waits", B, 2, 1, 1, 0, 0, R, PULLQ_WAIT_CAP},
+    {"cap 1: no reserve, bulk may run", B, 1, 1, 0, 0, 0, R, PULLQ_START},
+    {"no cap: no reserve", B, 0, 1, 5000, 0, 0, R, PULLQ_START},
 };
 
 static void test_verdicts(void **state)
@@ -86,7 +97,7 @@ static void test_verdicts(void **state)
             pullq_occupy(&q, "edge-1", 1);
         for (size_t j = 0; j < r->terminating_on_node; j++)
             pullq_occupy(&q, "edge-1", 0);
-        pullq_unit u = {PULLQ_INTERACTIVE, "edge-1", "2026-11-21T21:00:00Z", "u", r->node_state};
+        pullq_unit u = {r->cls, "edge-1", "2026-11-21T21:00:00Z", "u", r->node_state};
         pullq_verdict got = pullq_admit(&q, &u);
         if (got != r->want)
             fail_msg("%s: got %s, want %s", r->what, pullq_verdict_name(got),

@@ -83,11 +83,56 @@ static void test_outcome_event_per_request(void **state)
     }
 }
 
+/* Which Events were sent is kept in memory only: after a restart (or
+ * with a new leader) the same Event is asked for again.  Its name comes
+ * from its key, so the apiserver answers that with 409 (the executor then
+ * counts it sent) instead of making a second one. */
+static void test_event_names_from_keys(void **state)
+{
+    (void)state;
+    char first[5][300];
+    for (int round = 0; round < 2; round++) {
+        world w;
+        world_init(&w);
+        standard(&w);
+        w.cfg.max_concurrent_pulls = 1;
+        add_node(&w, NODE, "[]");
+        add_queue(&w);
+        run(&w);
+        size_t k = 0;
+        for (size_t i = 0; i < w.out.n; i++) {
+            const action *a = &w.out.v[i];
+            if (a->kind != ACTION_CREATE_EVENT)
+                continue;
+            yajl_val v = tree(a);
+            const char *name = str_at(v, (const char *[]){"metadata", "name", NULL});
+            const char *object = str_at(v, (const char *[]){"involvedObject", "name", NULL});
+            assert_non_null(name);
+            assert_null(str_at(v, (const char *[]){"metadata", "generateName", NULL}));
+            /* "<object>.<16 hex>", as the apiserver's own Events are named */
+            assert_int_equal(strlen(name), strlen(object) + 17);
+            assert_int_equal(strncmp(name, object, strlen(object)), 0);
+            if (round == 0) {
+                snprintf(first[k], sizeof(first[k]), "%s", name);
+                for (size_t j = 0; j < k; j++)
+                    assert_string_not_equal(first[j], name); /* another key, another name */
+            } else {
+                assert_string_equal(first[k], name); /* the same, asked again */
+            }
+            yajl_tree_free(v);
+            k++;
+        }
+        assert_int_equal(k, 5);
+        world_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_sent_once),
         cmocka_unit_test(test_outcome_event_per_request),
+        cmocka_unit_test(test_event_names_from_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
