@@ -14,9 +14,10 @@
  * linearly (a 64-bit tag of each key first, and not at all when the key's
  * bit in the object's 64-bit set of tags is clear: most keys are new), a
  * larger one through a hash index keyed with a per-process random seed
- * (SipHash-1-3), so a hostile body cannot make its keys collide.  Work is linear in the number of keys, memory at most 16
- * bytes per open key plus 8 per indexed one, freed by jkeys_free(); nesting
- * is bounded by JKEYS_MAX_DEPTH objects, as the decoders bound it anyway.
+ * (SipHash-1-3), so a hostile body cannot make its keys collide.  Work is
+ * linear in the number of keys, memory at most 16 bytes per open key plus
+ * 8 per indexed one, freed by jkeys_free(); nesting is bounded by
+ * JKEYS_MAX_DEPTH objects, as the decoders bound it anyway.
  */
 #ifndef OTA_JKEYS_H
 #define OTA_JKEYS_H
