@@ -80,14 +80,13 @@ static uint64_t key_hash(const unsigned char *s, size_t n)
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-/* jkeys_tag8() of a key of which only key[0..len) can be read. */
-static uint64_t key_tag(const unsigned char *key, size_t len)
+uint64_t jkeys_tag(const unsigned char *key, size_t len)
 {
-    unsigned char b[8] = {0};
-    if (len >= 8)
-        return jkeys_tag8(key, len);
+    unsigned char b[16] = {0};
+    if (len >= 16)
+        return jkeys_tag16(key, len);
     memcpy(b, key, len);
-    return jkeys_tag8(b, len);
+    return jkeys_tag16(b, len);
 }
 
 void jkeys_init(jkeys *k, const char *text, size_t len)
@@ -103,9 +102,11 @@ void jkeys_init(jkeys *k, const char *text, size_t len)
     k->copies = NULL;
     k->ncopies = k->capcopies = 0;
     k->depth = 0;
+    k->seen = 0;
     /* offsets and lengths of keys kept by view fit an entry */
-    k->fast_end = len >= 8 && len - 8 < JKEYS_COPIED ? len - 8 : 0;
+    k->fast_end = len >= 16 && len - 16 < JKEYS_COPIED ? len - 16 : 0;
     k->limit = 0;
+    k->begin = 0;
 }
 
 void jkeys_free(jkeys *k)
@@ -222,12 +223,13 @@ int jkeys_add_slow(jkeys *k, const unsigned char *key, size_t len)
         return -1;
     size_t begin = k->level[k->depth - 1].begin;
     if (!k->level[k->depth - 1].indexed) {
-        uint64_t tag = key_tag(key, len);
+        uint64_t tag = jkeys_tag(key, len);
         for (size_t i = begin; i < k->n; i++)
             if (k->keys[i].tag == tag && jkeys_same(k, &k->keys[i], key, len))
                 return 1;
         if (push_entry(k, key, len, tag) != 0)
             return -1;
+        k->seen |= jkeys_bit(tag); /* the inline path trusts it */
         if (k->n - begin > JKEYS_LINEAR && index_level(k) != 0)
             return -1;
         jkeys_set_limit(k);
@@ -248,8 +250,7 @@ int jkeys_add_slow(jkeys *k, const unsigned char *key, size_t len)
 
 void jkeys_close_indexed(jkeys *k)
 {
-    k->depth--;
-    size_t begin = k->level[k->depth].begin;
+    size_t begin = k->level[k->depth - 1].begin;
     size_t mask = k->nslots - 1;
     for (size_t i = k->n; i-- > begin;) {
         size_t at = (size_t)k->keys[i].tag & mask;
@@ -258,7 +259,5 @@ void jkeys_close_indexed(jkeys *k)
         k->slots[at] = 0;
         k->indexed--;
     }
-    k->n = begin;
-    k->ncopies = k->level[k->depth].copies;
-    jkeys_set_limit(k);
+    jkeys_pop(k);
 }

@@ -11,11 +11,13 @@
  * Cost and bounds: the keys of every object still open are kept (a view
  * into the text, or a copy of a key that had escapes), and dropped when
  * the object closes; an object of up to JKEYS_LINEAR keys is searched
- * linearly (length first), a larger one through a hash index keyed with a
- * per-process random seed (SipHash-1-3), so a hostile body cannot make its
- * keys collide.  Work is linear in the number of keys, memory at most 16
- * bytes per open key plus 8 per indexed one, freed by jkeys_free(); nesting
- * is bounded by JKEYS_MAX_DEPTH objects, as the decoders bound it anyway.
+ * linearly (a 64-bit tag of each key first, and not at all when the key's
+ * bit in the object's 64-bit set of tags is clear: most keys are new), a
+ * larger one through a hash index keyed with a per-process random seed
+ * (SipHash-1-3), so a hostile body cannot make its keys collide.  Work is
+ * linear in the number of keys, memory at most 16 bytes per open key plus
+ * 8 per indexed one, freed by jkeys_free(); nesting is bounded by
+ * JKEYS_MAX_DEPTH objects, as the decoders bound it anyway.
  */
 #ifndef OTA_JKEYS_H
 #define OTA_JKEYS_H
@@ -48,13 +50,26 @@ typedef struct jkeys {
     unsigned char *copies; /* keys that lie outside the text */
     size_t ncopies, capcopies;
     int depth;
-    /* The inline path of jkeys_add(): a key at an offset under fast_end (8
-     * bytes readable past its end) while n is under limit (the innermost
-     * object linear, under JKEYS_LINEAR keys, and room in keys). */
-    size_t fast_end, limit;
+    /* The inline path of jkeys_add(): a key at an offset under fast_end (16
+     * bytes readable from its start, for jkeys_tag16()) while n is under
+     * limit (the innermost object linear, under JKEYS_LINEAR keys, and room
+     * in keys); begin is the innermost object's first entry (the copy of
+     * level[depth - 1].begin the inline search starts from). */
+    size_t fast_end, limit, begin;
+    /* The innermost object's keys while it is linear, one bit each
+     * (jkeys_bit()): a key whose bit is not set is new without a search.
+     * Set on every path that keeps a key of a linear object. */
+    uint64_t seen;
     struct {
         uint32_t begin, copies; /* first entry and copy byte of the object */
         int indexed;
+        /* The enclosing object's begin, limit and seen, back as they were
+         * when this one closes (that object gets no key meanwhile; its
+         * limit can only be low if keys grew: a key then takes the slow
+         * path, which sets limit anew). */
+        uint32_t outer_begin;
+        size_t outer_limit;
+        uint64_t outer_seen;
     } level[JKEYS_MAX_DEPTH];
     jkeys_entry inline_keys[JKEYS_INLINE];
 } jkeys;
@@ -69,6 +84,7 @@ void jkeys_free(jkeys *k);
 static inline void jkeys_set_limit(jkeys *k)
 {
     size_t begin = k->depth > 0 ? k->level[k->depth - 1].begin : 0;
+    k->begin = begin;
     k->limit = k->depth == 0 || k->level[k->depth - 1].indexed ? 0
                : begin + JKEYS_LINEAR < k->cap                ? begin + JKEYS_LINEAR
                                                               : k->cap;
@@ -82,9 +98,26 @@ static inline int jkeys_open(jkeys *k)
     k->level[k->depth].begin = (uint32_t)k->n;
     k->level[k->depth].copies = (uint32_t)k->ncopies;
     k->level[k->depth].indexed = 0;
+    k->level[k->depth].outer_begin = (uint32_t)k->begin;
+    k->level[k->depth].outer_limit = k->limit;
+    k->level[k->depth].outer_seen = k->seen;
+    k->seen = 0;
     k->depth++;
+    k->begin = k->n;
     k->limit = k->n + JKEYS_LINEAR < k->cap ? k->n + JKEYS_LINEAR : k->cap;
     return 0;
+}
+
+/* The innermost object's level is left: its keys and copies forgotten, the
+ * enclosing object's inline state back.  Not for callers (jkeys_close()). */
+static inline void jkeys_pop(jkeys *k)
+{
+    k->depth--;
+    k->n = k->level[k->depth].begin;
+    k->ncopies = k->level[k->depth].copies;
+    k->begin = k->level[k->depth].outer_begin;
+    k->limit = k->level[k->depth].outer_limit;
+    k->seen = k->level[k->depth].outer_seen;
 }
 
 /* jkeys_add() and jkeys_close() for what the inline parts leave: copies,
@@ -100,16 +133,86 @@ static inline int jkeys_same(const jkeys *k, const jkeys_entry *e, const unsigne
     return (e->len & ~JKEYS_COPIED) == len && memcmp(at, key, len) == 0;
 }
 
-/* The filter tag of a key whose bytes from key to key + 8 can be read. */
-static inline uint64_t jkeys_tag8(const unsigned char *key, size_t len)
+/*
+ * The filter tag of a key in a linear object: a pure function of its bytes
+ * and length, compared before memcmp (a filter only: two keys with one tag
+ * are still told apart by memcmp, so a body whose keys share tags costs
+ * at most JKEYS_LINEAR compares per key).  Its bytes 0..7 and 8..15, zero
+ * past the key's end, and for a key over 16 bytes its last eight, folded
+ * with the length.  The same value whichever way it is computed:
+ * jkeys_tag16() when 16 bytes can be read from key, jkeys_tag_m128() from
+ * the 16 bytes jscan.c has already loaded, jkeys_tag() when only the key
+ * can be read (tests/unit/test_jkeys.c holds the three to one answer).
+ */
+static inline uint64_t jkeys_tag_mix(uint64_t lo, uint64_t hi, size_t len)
 {
-    uint64_t first, last = 0;
-    memcpy(&first, key, 8);
-    if (len < 8)
-        first &= (UINT64_C(1) << (8 * len)) - 1; /* little-endian: the first len bytes */
-    else
+    /* the product by an odd constant loses nothing, and its top bits,
+     * which jkeys_bit() takes, depend on every bit below (a short key's
+     * bytes are all in the low half of lo) */
+    return ((lo ^ (hi << 29 | hi >> 35)) + len) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+/* A tag's bit in jkeys.seen: its top six bits. */
+static inline uint64_t jkeys_bit(uint64_t tag)
+{
+    return UINT64_C(1) << (tag >> 58);
+}
+
+/* The tag of key[0..len), of which nothing past its end is read. */
+uint64_t jkeys_tag(const unsigned char *key, size_t len);
+
+/* The tag of key[0..len), 16 bytes from key readable whatever len is. */
+static inline uint64_t jkeys_tag16(const unsigned char *key, size_t len)
+{
+    uint64_t lo, hi, last = 0;
+    memcpy(&lo, key, 8);
+    memcpy(&hi, key + 8, 8);
+    /* little-endian: the first bytes of a word are its low bits */
+    if (len < 8) {
+        lo &= (UINT64_C(1) << (8 * len)) - 1;
+        hi = 0;
+    } else if (len < 16) {
+        hi &= (UINT64_C(1) << (8 * (len - 8))) - 1;
+    } else if (len > 16) {
         memcpy(&last, key + len - 8, 8);
-    return (first ^ (last << 29 | last >> 35)) + len * UINT64_C(0x9e3779b97f4a7c15);
+    }
+    return jkeys_tag_mix(lo, hi ^ last, len);
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* The tag of a key of len < 16 bytes whose first 16 bytes (and what
+ * follows it) are v. */
+static inline uint64_t jkeys_tag_m128(__m128i v, unsigned len)
+{
+    const __m128i at = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    v = _mm_and_si128(v, _mm_cmplt_epi8(at, _mm_set1_epi8((char)len)));
+    uint64_t lo = (uint64_t)_mm_cvtsi128_si64(v);
+    uint64_t hi = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
+    return jkeys_tag_mix(lo, hi, len);
+}
+#endif
+
+/* A key kept by view, its tag known: the caller has checked that key lies
+ * in the text at an offset under fast_end.  The inline case: an object
+ * under JKEYS_LINEAR keys, room in keys. */
+static inline int jkeys_add_view(jkeys *k, const unsigned char *key, size_t len, uint64_t tag)
+{
+    size_t n = k->n;
+    if (n < k->limit) {
+        jkeys_entry *e = k->keys;
+        uint64_t bit = jkeys_bit(tag);
+        if (k->seen & bit) /* else no key of the object has this tag */
+            for (size_t i = k->begin; i < n; i++)
+                if (e[i].tag == tag && jkeys_same(k, &e[i], key, len))
+                    return 1;
+        k->seen |= bit;
+        e[n] = (jkeys_entry){tag, (uint32_t)(key - k->text), (uint32_t)len};
+        k->n = n + 1;
+        return 0;
+    }
+    return jkeys_add_slow(k, key, len);
 }
 
 /* A key of the innermost open object: 0 when it is new, 1 when the object
@@ -119,17 +222,8 @@ static inline int jkeys_add(jkeys *k, const unsigned char *key, size_t len)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uintptr_t off = (uintptr_t)key - (uintptr_t)k->text;
-    size_t n = k->n;
-    if (off < k->fast_end && len <= k->fast_end - off && n < k->limit) {
-        uint64_t tag = jkeys_tag8(key, len);
-        jkeys_entry *e = k->keys;
-        for (size_t i = k->level[k->depth - 1].begin; i < n; i++)
-            if (e[i].tag == tag && jkeys_same(k, &e[i], key, len))
-                return 1;
-        e[n] = (jkeys_entry){tag, (uint32_t)off, (uint32_t)len};
-        k->n = n + 1;
-        return 0;
-    }
+    if (off < k->fast_end && len <= k->text_len - off)
+        return jkeys_add_view(k, key, len, jkeys_tag16(key, len));
 #endif
     return jkeys_add_slow(k, key, len);
 }
@@ -143,10 +237,7 @@ static inline void jkeys_close(jkeys *k)
         jkeys_close_indexed(k);
         return;
     }
-    k->depth--;
-    k->n = k->level[k->depth].begin;
-    k->ncopies = k->level[k->depth].copies;
-    jkeys_set_limit(k);
+    jkeys_pop(k);
 }
 
 #endif

@@ -48,24 +48,33 @@ static unsigned char closer(unsigned char open)
     return open == '{' ? '}' : ']';
 }
 
+#if defined(__SSE2__)
+/* Of the sixteen bytes v, those string_end() stops at: a quote, a
+ * backslash, a control character or a byte from 0x80 (one signed compare
+ * flags both of the last), one bit each, the first byte lowest. */
+static inline unsigned stops16(__m128i v)
+{
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
 /* A string, s just past its opening quote: past its closing quote, or NULL
  * when it is not RFC 8259 + RFC 3629 (a raw control character, a bad
  * escape, a lone surrogate escape, bad UTF-8, no closing quote).  *escaped
- * is set when it holds an escape. */
-static const unsigned char *string_end(const unsigned char *s, const unsigned char *end,
-                                       int *escaped)
+ * is set when it holds an escape.  string_end() below is the entry. */
+static const unsigned char *string_end_loop(const unsigned char *s, const unsigned char *end,
+                                            int *escaped)
 {
     for (;;) {
 #if defined(__SSE2__)
         /* sixteen bytes at a time to the first quote, backslash, control
-         * character or byte from 0x80 (one signed compare flags both of the
-         * last): most keys and values of a Kubernetes object in one step */
+         * character or byte from 0x80: most keys and values of a
+         * Kubernetes object in one step */
         while (end - s >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            unsigned bits = (unsigned)_mm_movemask_epi8(m);
+            unsigned bits = stops16(_mm_loadu_si128((const __m128i *)(const void *)s));
             if (bits != 0) {
                 s += __builtin_ctz(bits);
                 goto look;
@@ -132,6 +141,38 @@ static const unsigned char *string_end(const unsigned char *s, const unsigned ch
             s += 6;
         }
     }
+}
+
+#if defined(__SSE2__)
+/* The common string, found by one load without a call: under 16 plain
+ * bytes (two thirds of a Kubernetes object's string values, most of its
+ * keys), so that the first byte string_end_loop() would stop at is its
+ * closing quote.  s is just past the opening quote; *v gets the 16 bytes
+ * from s.  Its length, or -1 for any other string or fewer than 16 bytes
+ * left. */
+static inline int short_plain(const unsigned char *s, const unsigned char *end, __m128i *v)
+{
+    if (end - s < 16)
+        return -1;
+    *v = _mm_loadu_si128((const __m128i *)(const void *)s);
+    unsigned bits = stops16(*v);
+    if (bits == 0 || s[__builtin_ctz(bits)] != '"')
+        return -1;
+    return __builtin_ctz(bits);
+}
+#endif
+
+/* string_end_loop(), a short plain string inline. */
+static inline const unsigned char *string_end(const unsigned char *s, const unsigned char *end,
+                                              int *escaped)
+{
+#if defined(__SSE2__)
+    __m128i v;
+    int n = short_plain(s, end, &v);
+    if (n >= 0)
+        return s + n + 1;
+#endif
+    return string_end_loop(s, end, escaped);
 }
 
 static size_t put_utf8(unsigned char *o, unsigned long cp)
@@ -278,16 +319,38 @@ static const unsigned char *string_token(scanner *sc, const unsigned char *s,
 static const unsigned char *member_key(scanner *sc, const unsigned char *s,
                                        const yajl_callbacks *cb)
 {
-    int escaped = 0;
-    const unsigned char *e;
-    if (s >= sc->end || *s != '"' || (e = string_end(s + 1, sc->end, &escaped)) == NULL)
+    if (s >= sc->end || *s != '"')
         return NULL;
-    const unsigned char *key = s + 1;
-    size_t n = (size_t)(e - 1 - key);
-    if (escaped && (key = unescape(sc, key, n, &n)) == NULL)
-        return NULL;
-    if (jkeys_add(sc->keys, key, n) != 0)
-        return NULL;
+    const unsigned char *key = s + 1, *e = NULL;
+    size_t n = 0;
+    int known = 0;
+#if defined(__SSE2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Most keys of a Kubernetes object are short and plain: the 16 bytes
+     * that short_plain() loads to find the closing quote also give the
+     * key's tag (no second read for jkeys_tag16()), and a key in the text
+     * under jkeys' fast_end is kept by view.  Every other key takes the
+     * general way below. */
+    __m128i v;
+    int len;
+    if ((uintptr_t)key - (uintptr_t)sc->keys->text < sc->keys->fast_end &&
+        (len = short_plain(key, sc->end, &v)) >= 0) {
+        n = (size_t)len;
+        e = key + n + 1;
+        if (jkeys_add_view(sc->keys, key, n, jkeys_tag_m128(v, (unsigned)n)) != 0)
+            return NULL;
+        known = 1;
+    }
+#endif
+    if (!known) { /* short_plain() has already looked: straight to the loop */
+        int escaped = 0;
+        if ((e = string_end_loop(key, sc->end, &escaped)) == NULL)
+            return NULL;
+        n = (size_t)(e - 1 - key);
+        if (escaped && (key = unescape(sc, key, n, &n)) == NULL)
+            return NULL;
+        if (jkeys_add(sc->keys, key, n) != 0)
+            return NULL;
+    }
     if (cb->yajl_map_key != NULL) {
         sc->k->consumed = (size_t)(e - sc->base);
         if (!cb->yajl_map_key(sc->k->ctx, key, n)) {
@@ -295,7 +358,9 @@ static const unsigned char *member_key(scanner *sc, const unsigned char *s,
             return NULL;
         }
     }
-    s = skip_space(e, sc->end);
+    s = e;
+    if (s < sc->end && *s != ':') /* compact JSON, as the apiserver sends, has no space */
+        s = skip_space(s, sc->end);
     if (s >= sc->end || *s != ':')
         return NULL;
     return skip_space(s + 1, sc->end);
@@ -341,9 +406,9 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
             s = skip_space(s, end);
             if (s < end && *s == closer(c))
                 break; /* empty: closed below */
-            if (c == '{' && (s = member_key(&sc, s, cb)) == NULL)
-                goto done;
-            continue; /* the first member's value */
+            if (c == '{')
+                goto key; /* the first member's */
+            continue;     /* the first element */
         case '"':
             s = string_token(&sc, s, cb->yajl_string);
             break;
@@ -410,10 +475,18 @@ int jscan_parse(const char *text, size_t len, int max_depth, jscan_sink *k)
             if (*s != ',')
                 goto done;
             s = skip_space(s + 1, end);
-            if (o == '{' && (s = member_key(&sc, s, quiet < 0 ? sc.cb : &no_callbacks)) == NULL)
-                goto done;
-            break;
+            if (o == '{')
+                goto key;
+            break; /* the next element */
         }
+        continue;
+    key:
+        /* A member's key, the first after '{' or the next after a comma:
+         * one call site, so that member_key() is inlined into the loop (a
+         * call per key cost more than the key's own check).  The callbacks
+         * are the value's: none inside a skipped one. */
+        if ((s = member_key(&sc, s, quiet < 0 ? sc.cb : &no_callbacks)) == NULL)
+            goto done;
     }
 done:
     free(sc.buf);

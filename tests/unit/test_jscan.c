@@ -147,6 +147,18 @@ static const char *const cases[] = {
     "\"ki\":{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,"
     "\"k8\":8,\"k9\":9,\"ka\":0,\"kb\":0,\"kc\":0,\"kd\":0,\"ke\":0,\"kf\":0,\"kg\":0},"
     "\"kj\":0,\"k\\u0030\":0}",
+    /* keys around the 16 bytes of jscan's one-load path and of jkeys' tag:
+     * 15, 16 and 17 bytes, one repeated; keys that share a tag (the same
+     * first 16 and last 8 bytes and length) or differ in one escape; a
+     * short key the last in the text */
+    "{\"abcdefghijklmno\":1,\"abcdefghijklmnop\":2,\"abcdefghijklmnopq\":3}",
+    "{\"abcdefghijklmno\":1,\"abcdefghijklmnop\":2,\"abcdefghijklmno\":3}",
+    "{\"abcdefghijklmnop\":1,\"abcdefghijklmno\":2,\"abcdefghijklmnop\":3}",
+    "{\"0123456789abcdefXXXXXXX_last8by\":1,\"0123456789abcdefYYYYYYY_last8by\":2}",
+    "{\"0123456789abcdefXXXXXXX_last8by\":1,\"0123456789abcdefYYYYYYY_last8by\":2,"
+    "\"0123456789abcdefXXXXXXX_last8by\":3}",
+    "{\"abcdefghijklmnopqrs\":1,\"abcdefghijklmnopqr\\u0073\":2}",
+    "{\"s\\u0068ort\":{},\"short\":[]}", "{\"k\":{\"k\":1,\"q\":2},\"q\":{\"k\":3},\"k\":4}",
 };
 
 /* ---- jscan against the reference --------------------------------------- */
