@@ -57,6 +57,10 @@ static void log_outcome(const admit_outcome *out, admit_phase phase, arena *a)
 static int answer(h2o_req_t *req, uint64_t start, enum stats_path path, enum stats_result result,
                   const admit_outcome *out, arena *a)
 {
+    /* Counted before the response goes: a client that has its answer
+     * must find it counted on /metrics (a race the integration test of
+     * exact counters under concurrency caught, once in a few runs). */
+    stats_record(&worker_of(req)->stats, path, result, clock_mono_ns() - start, out);
     switch (result) {
     case STATS_NOT_FOUND:
         reply_status(req, 404, "NotFound",
@@ -74,7 +78,6 @@ static int answer(h2o_req_t *req, uint64_t start, enum stats_path path, enum sta
                    "application/json", out->body, out->body_len);
         break;
     }
-    stats_record(&worker_of(req)->stats, path, result, clock_mono_ns() - start, out);
     if (result == STATS_ERROR)
         log_msg(LOG_ERROR, "out of memory deciding a request", NULL);
     if (out == NULL)
