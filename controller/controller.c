@@ -411,8 +411,14 @@ static pod_list *pod_list_new(void)
 static int pod_list_next_page(controller *c, exec_ctx *x, const kube_result *r)
 {
     pod_list *l = x->pods;
-    if (r->status != 200 || l == NULL || l->failed || listsplit_finish(&l->ls) != 0)
+    if (r->status != 200 || l == NULL || l->failed)
         return 0;
+    /* a body cut short (a transport error, an item that would not parse
+     * into the list) is no answer: never half a list's nodes */
+    if (r->error != NULL || listsplit_finish(&l->ls) != 0) {
+        l->failed = 1;
+        return 0;
+    }
     char *token = listsplit_take_continue(&l->ls);
     if (token == NULL || token[0] == '\0') {
         free(token);
