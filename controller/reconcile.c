@@ -218,12 +218,8 @@ static void note_last(pass *p, size_t before, const kobj *subject, const char *n
  * second Event. */
 static void event_name(char *out, size_t size, const char *object, const char *key)
 {
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
-    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++) {
-        h ^= *c;
-        h *= 0x100000001b3ULL;
-    }
-    snprintf(out, size, "%.230s.%016" PRIx64, object, h);
+    /* the Jobs' own hash (prepull_job.h): one FNV in the controller */
+    snprintf(out, size, "%.230s.%016" PRIx64, object, pull_job_hash64(key, NULL, NULL));
 }
 
 static char *event_body(const kobj *pod, const char *api_version, const char *kind,

@@ -10,16 +10,23 @@
 
 /* ---- events once ---------------------------------------------------------------- */
 
+/* The standard world with a queue of requests and one pull slot, after
+ * one pass: five Events, one per request. */
+static void queued_world(world *w)
+{
+    world_init(w);
+    standard(w);
+    w->cfg.max_concurrent_pulls = 1;
+    add_node(w, NODE, "[]");
+    add_queue(w);
+    run(w);
+}
+
 static void test_events_sent_once(void **state)
 {
     (void)state;
     world w;
-    world_init(&w);
-    standard(&w);
-    w.cfg.max_concurrent_pulls = 1;
-    add_node(&w, NODE, "[]");
-    add_queue(&w);
-    run(&w);
+    queued_world(&w);
     size_t events = count(&w, ACTION_CREATE_EVENT);
     assert_int_equal(events, 5);
     /* the executor records what it sent */
@@ -93,12 +100,7 @@ static void test_event_names_from_keys(void **state)
     char first[5][300];
     for (int round = 0; round < 2; round++) {
         world w;
-        world_init(&w);
-        standard(&w);
-        w.cfg.max_concurrent_pulls = 1;
-        add_node(&w, NODE, "[]");
-        add_queue(&w);
-        run(&w);
+        queued_world(&w);
         size_t k = 0;
         for (size_t i = 0; i < w.out.n; i++) {
             const action *a = &w.out.v[i];
