@@ -329,22 +329,66 @@ static void step(leader *l, const leader_observation *obs, const kube_result *r,
     }
 }
 
-/* A call of ours ended.  Returns 1 when a release is under way, which is
- * then done: nothing else is to happen. */
-static int call_ended(leader *l)
+leader_release_step leader_release_next(const leader_release_in *in)
 {
-    l->st.busy = 0;
-    if (l->releasing)
+    int more = in->calls < LEADER_RELEASE_CALLS;
+    if (!in->started)
+        return in->busy ? LEADER_RELEASE_WAIT : in->ours ? LEADER_RELEASE_PUT : LEADER_RELEASE_DONE;
+    if (in->release_write)
+        /* 409: a renewal of ours landed first; anything else is final */
+        return in->ended == LEADER_WRITE_FAILED && in->code == 409 && more ? LEADER_RELEASE_GET
+                                                                          : LEADER_RELEASE_DONE;
+    switch (in->ended) {
+    case LEADER_WRITTEN: /* the election's write landed: the Lease is ours, as it answered */
+    case LEADER_READ:
+        return in->ours && more ? LEADER_RELEASE_PUT : LEADER_RELEASE_DONE;
+    case LEADER_WRITE_FAILED: /* did the Lease change under it?  Read it */
+        return more ? LEADER_RELEASE_GET : LEADER_RELEASE_DONE;
+    case LEADER_TICK:
+    case LEADER_READ_MISSING:
+    case LEADER_READ_FAILED:
+        break;
+    }
+    return LEADER_RELEASE_DONE;
+}
+
+/* Carries out what leader_release_next says. */
+static void release_step(leader *l, const leader_release_in *in)
+{
+    switch (leader_release_next(in)) {
+    case LEADER_RELEASE_DONE:
         l->released = 1;
-    return l->releasing;
+        break;
+    case LEADER_RELEASE_WAIT:
+        break;
+    case LEADER_RELEASE_GET:
+        l->release_calls++;
+        read_lease(l, clock_mono_ns());
+        break;
+    case LEADER_RELEASE_PUT:
+        l->release_calls++;
+        l->release_write = 1;
+        write_lease(l, "", 1, 0);
+        break;
+    }
+}
+
+/* A call of ours ended (event: what it came to) while the Lease is being
+ * given up: the release goes on from there. */
+static void release_call_ended(leader *l, leader_event event, long code)
+{
+    leader_release_in in = {.started = 1, .ended = event, .release_write = l->release_write,
+                            .code = code, .ours = strcmp(l->holder, l->cfg.identity) == 0,
+                            .calls = l->release_calls};
+    l->release_write = 0;
+    release_step(l, &in);
 }
 
 static void on_written(void *data, const kube_result *r)
 {
     leader *l = data;
     uint64_t now = clock_mono_ns();
-    if (call_ended(l))
-        return;
+    l->st.busy = 0;
     leader_observation obs = {LEADER_WRITE_FAILED, NULL, 0};
     if (r->status == 200 || r->status == 201) {
         observe(l, r->body, r->body_len, &obs.changed);
@@ -352,13 +396,20 @@ static void on_written(void *data, const kube_result *r)
     } else if (r->status == 409) {
         l->exists = 1; /* another candidate made it */
     }
-    step(l, &obs, r, now);
+    if (l->releasing)
+        release_call_ended(l, obs.event, r->status);
+    else
+        step(l, &obs, r, now);
 }
 
 /* A write that could not start failed: said, and tried again in a retry
- * period (not at every tick). */
+ * period (not at every tick); a release that cannot write is over. */
 static void write_not_started(leader *l)
 {
+    if (l->releasing) {
+        l->released = 1;
+        return;
+    }
     leader_observation failed = {LEADER_WRITE_FAILED, NULL, 0};
     kube_result none = {.error = "the call could not start (out of memory?)"};
     step(l, &failed, &none, clock_mono_ns());
@@ -369,8 +420,7 @@ static void write_lease(leader *l, const char *holder, long duration_s, int crea
 {
     char *body = lease_body(l, holder, duration_s);
     if (body == NULL) {
-        if (!l->releasing)
-            write_not_started(l);
+        write_not_started(l);
         return;
     }
     strbuf path = {0};
@@ -378,8 +428,7 @@ static void write_lease(leader *l, const char *holder, long duration_s, int crea
         path.failed) {
         strbuf_free(&path);
         free(body);
-        if (!l->releasing)
-            write_not_started(l);
+        write_not_started(l);
         return;
     }
     kube_call call = {.method = create ? "POST" : "PUT", .path = path.data,
@@ -389,7 +438,7 @@ static void write_lease(leader *l, const char *holder, long duration_s, int crea
     l->st.busy = kube_client_call(l->client, &call) == 0;
     strbuf_free(&path);
     free(body);
-    if (!l->st.busy && !l->releasing)
+    if (!l->st.busy)
         write_not_started(l);
 }
 
@@ -397,8 +446,7 @@ static void on_read(void *data, const kube_result *r)
 {
     leader *l = data;
     uint64_t now = clock_mono_ns();
-    if (call_ended(l))
-        return;
+    l->st.busy = 0;
     leader_observation obs = {LEADER_READ_FAILED, NULL, 0};
     if (r->status == 404) {
         l->exists = 0;
@@ -408,7 +456,10 @@ static void on_read(void *data, const kube_result *r)
         obs.event = LEADER_READ;
         obs.holder = l->holder;
     }
-    step(l, &obs, r, now);
+    if (l->releasing)
+        release_call_ended(l, obs.event, r->status);
+    else
+        step(l, &obs, r, now);
 }
 
 static void read_lease(leader *l, uint64_t now)
@@ -420,7 +471,9 @@ static void read_lease(leader *l, uint64_t now)
                       .no_retry = 1, .lease = 1, .timeout_ms = 5000};
     l->st.busy = ok && kube_client_call(l->client, &call) == 0;
     strbuf_free(&path);
-    if (!l->st.busy) {
+    if (!l->st.busy && l->releasing) {
+        l->released = 1; /* a release that cannot read is over */
+    } else if (!l->st.busy) {
         leader_observation failed = {LEADER_READ_FAILED, NULL, 0};
         kube_result none = {.error = "the call could not start (out of memory?)"};
         step(l, &failed, &none, now);
@@ -437,18 +490,11 @@ void leader_tick(leader *l, uint64_t now)
 
 void leader_release(leader *l)
 {
-    if (!l->st.is_leader || !l->exists) {
-        l->releasing = 1;
-        l->released = 1;
-        set_leader(l, 0);
-        return;
-    }
+    int ours = l->st.is_leader && l->exists;
     l->releasing = 1;
     set_leader(l, 0);
-    /* the release write goes out even if a read is in flight */
-    write_lease(l, "", 1, 0);
-    if (!l->st.busy)
-        l->released = 1;
+    leader_release_in in = {.busy = l->st.busy, .ours = ours};
+    release_step(l, &in);
 }
 
 int leader_released(const leader *l)

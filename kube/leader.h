@@ -144,6 +144,35 @@ typedef struct leader_lease {
  * freed).  0, or -1 when it does not parse. */
 int leader_lease_read(const char *body, size_t len, leader_lease *out);
 
+/* ---- giving the Lease up at shutdown (pure: leader.c carries it out) ---- */
+
+typedef enum leader_release_step {
+    LEADER_RELEASE_DONE, /* released, not ours, or hopeless (the Lease then expires) */
+    LEADER_RELEASE_WAIT, /* a call of the election is in flight: its answer comes first,
+                          * since a renewal it carries changes the resourceVersion */
+    LEADER_RELEASE_GET,  /* read the Lease again: our release met a newer one (409) */
+    LEADER_RELEASE_PUT,  /* write holder "" and a 1 s duration over the Lease last seen */
+} leader_release_step;
+
+/* A release makes at most this many calls (reads and writes together). */
+#define LEADER_RELEASE_CALLS 4
+
+/* Where a release stands when a step is decided. */
+typedef struct leader_release_in {
+    int started;         /* 0: the release begins now (no call of its own ended yet) */
+    int busy;            /* begins: a call of the election is in flight */
+    leader_event ended;  /* started: what the call that just ended came to */
+    int release_write;   /* started: that call was our release write */
+    long code;           /* its HTTP status (0: no answer) */
+    int ours;            /* the Lease as last seen is held by us */
+    int calls;           /* calls the release has made so far */
+} leader_release_in;
+
+/* The release's next step.  A release write answered 409 (a renewal
+ * landed before it) reads the Lease again and releases it if it is still
+ * ours, so a successor never waits out a lease we meant to give up. */
+leader_release_step leader_release_next(const leader_release_in *in);
+
 /* ---- the election on a kube_client ---- */
 
 typedef struct leader {
@@ -151,6 +180,8 @@ typedef struct leader {
     leader_config cfg;
     leader_state st;
     int releasing, released;
+    int release_calls; /* reads and writes the release made */
+    int release_write; /* the call in flight is the release's write */
     /* the last Lease we saw (its record's last change: st.observed_at) */
     char holder[256];
     char record[512];      /* holder + renewTime + duration, to spot changes */

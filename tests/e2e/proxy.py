@@ -9,7 +9,7 @@ it back on the same address: kubesim keeps its objects in memory and makes a
 fresh CA and fresh tokens on every start, so stopping and starting kubesim
 itself would be a new, empty cluster, not a restart.
 
-Proxy: accept, relay, stop()/start()/cut(), reset_writes, and the log
+Proxy: accept, relay, stop()/start()/cut(), reset_writes, hold_lease_answers, and the log
 (entries(), writes()); _RequestParser and _ResponseParser split the two byte
 streams into HTTP/1.1 requests and answers and pair them.
 """
@@ -38,6 +38,9 @@ class Proxy:
         self.listener = None
         self.reset_writes = False  # cut the connection of every write but the Lease's
         self.resets = []           # the writes cut so: (time, method, path)
+        # seconds the answer to a Lease PUT is held back once kubesim has
+        # written it: a renewal that landed but whose answer is on its way
+        self.hold_lease_answers = 0.0
         self.start()
 
     @property
@@ -134,6 +137,11 @@ class Proxy:
                         return
                     up.sendall(data)
                 else:
+                    held = req.pending[0] if req.pending else None
+                    if self.hold_lease_answers and held is not None and \
+                            held["method"] == "PUT" and "/leases/" in held["path"]:
+                        held["held"] = True
+                        time.sleep(self.hold_lease_answers)
                     resp.feed(data)
                     down.sendall(data)
 

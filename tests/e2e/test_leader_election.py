@@ -119,6 +119,34 @@ class LeaderElection(Base):
         lead.start()
         lead.wait_ready()
 
+    def test_sigterm_during_a_renewal_still_releases(self):
+        """SIGTERM while a renewal is in flight (kubesim wrote it, its answer
+        is on the way): the release waits for that answer and writes over
+        the resourceVersion it carries.  Sent at once, it carried the one
+        the renewal replaced and got 409 (a CI run saw it), and the other
+        replica waited out the whole lease."""
+        lead = wait_until(self.leader, 10, "one leader")
+        other = [c for c in self.ctls if c is not lead][0]
+        lead.proxy.hold_lease_answers = 1.0
+        try:
+            t_hold = time.monotonic()
+            wait_until(lambda: [e for e in lead.proxy.entries(t_hold) if e.get("held")
+                                and e["status"] is None], 5, "a renewal held in flight")
+            t_stop = time.monotonic()
+            self.assertEqual(lead.stop(), 0, lead.tail())
+        finally:
+            lead.proxy.hold_lease_answers = 0.0
+        puts = [e for e in lead.proxy.entries(t_stop) if e["method"] == "PUT"
+                and "/leases/" in e["path"]]
+        releases = [e for e in puts if json.loads(e["body"])["spec"].get("holderIdentity", "") == ""]
+        self.assertTrue(releases, puts)
+        self.assertEqual([e["status"] for e in releases][-1], 200, releases)
+        wait_until(other.leading, self.LEASE[0] + self.LEASE[2] + 3,
+                   "the other replica taking over")
+        log("takeover after SIGTERM during a renewal took %.2fs" % (time.monotonic() - t_stop))
+        lead.start()
+        lead.wait_ready()
+
 
 class LeaseTrouble(Base):
     LEASE = (3, 2, 0.5)

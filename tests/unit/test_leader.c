@@ -5,7 +5,8 @@
  * without a renewal, before another candidate may take over), the
  * Lease as read from the apiserver's JSON, its nesting bounded, and what
  * is logged about failing Lease calls (issue 19: a missing namespace or
- * RBAC used to fail silently), with the Status they are read from.
+ * RBAC used to fail silently), with the Status they are read from, and
+ * the release at shutdown (a renewal in flight, a 409 on the release).
  */
 #include "kobj_fixture.h"
 
@@ -521,6 +522,95 @@ static void test_status_read(void **state)
     free(deep);
 }
 
+/* Giving the Lease up at shutdown.  The CI failure it answers: SIGTERM
+ * while a renewal was in flight sent the release with the resourceVersion
+ * the renewal was about to replace; the renewal landed first, the release
+ * got 409 and the successor waited out the whole lease. */
+typedef struct release_row {
+    const char *name;
+    leader_release_in in;
+    leader_release_step want;
+} release_row;
+
+/* clang-format off */
+static const release_row release_rows[] = {
+    {"begins, ours, nothing in flight: write the release",
+     {.ours = 1}, LEADER_RELEASE_PUT},
+    {"begins with a renewal in flight: wait for its answer",
+     {.busy = 1, .ours = 1}, LEADER_RELEASE_WAIT},
+    {"begins, not ours (following): nothing to give up",
+     {.ours = 0}, LEADER_RELEASE_DONE},
+    {"begins, not leader but a read in flight: wait, it may say ours",
+     {.busy = 1}, LEADER_RELEASE_WAIT},
+    {"the awaited renewal landed: release over its resourceVersion",
+     {.started = 1, .ended = LEADER_WRITTEN, .code = 200, .ours = 1}, LEADER_RELEASE_PUT},
+    {"the awaited renewal got 409: read before writing",
+     {.started = 1, .ended = LEADER_WRITE_FAILED, .code = 409, .ours = 1}, LEADER_RELEASE_GET},
+    {"the awaited read says ours: release",
+     {.started = 1, .ended = LEADER_READ, .code = 200, .ours = 1}, LEADER_RELEASE_PUT},
+    {"the awaited read says another holds it: done",
+     {.started = 1, .ended = LEADER_READ, .code = 200, .ours = 0}, LEADER_RELEASE_DONE},
+    {"the awaited read found no Lease: done",
+     {.started = 1, .ended = LEADER_READ_MISSING, .code = 404}, LEADER_RELEASE_DONE},
+    {"the awaited read failed: done (the Lease expires)",
+     {.started = 1, .ended = LEADER_READ_FAILED, .code = 503, .ours = 1}, LEADER_RELEASE_DONE},
+    {"the release was written: done",
+     {.started = 1, .release_write = 1, .ended = LEADER_WRITTEN, .code = 200, .calls = 1},
+     LEADER_RELEASE_DONE},
+    {"the release got 409 (a renewal landed first): read again",
+     {.started = 1, .release_write = 1, .ended = LEADER_WRITE_FAILED, .code = 409, .ours = 1,
+      .calls = 1}, LEADER_RELEASE_GET},
+    {"the read after a 409 says still ours: release again",
+     {.started = 1, .ended = LEADER_READ, .code = 200, .ours = 1, .calls = 2},
+     LEADER_RELEASE_PUT},
+    {"the release got 409 with no calls left: done",
+     {.started = 1, .release_write = 1, .ended = LEADER_WRITE_FAILED, .code = 409, .ours = 1,
+      .calls = LEADER_RELEASE_CALLS}, LEADER_RELEASE_DONE},
+    {"a read says ours but no calls left: done",
+     {.started = 1, .ended = LEADER_READ, .code = 200, .ours = 1,
+      .calls = LEADER_RELEASE_CALLS}, LEADER_RELEASE_DONE},
+    {"the release failed otherwise (500): done",
+     {.started = 1, .release_write = 1, .ended = LEADER_WRITE_FAILED, .code = 500, .ours = 1,
+      .calls = 1}, LEADER_RELEASE_DONE},
+    {"the release got no answer: done",
+     {.started = 1, .release_write = 1, .ended = LEADER_WRITE_FAILED, .code = 0, .ours = 1,
+      .calls = 1}, LEADER_RELEASE_DONE},
+};
+/* clang-format on */
+
+static void test_release_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(release_rows) / sizeof(release_rows[0]); i++) {
+        const release_row *r = &release_rows[i];
+        leader_release_step got = leader_release_next(&r->in);
+        if (got != r->want)
+            fail_msg("%s: step %d, want %d", r->name, (int)got, (int)r->want);
+    }
+}
+
+/* The release never loops: whatever the apiserver answers, it is done
+ * within LEADER_RELEASE_CALLS calls. */
+static void test_release_bounded(void **state)
+{
+    (void)state;
+    leader_release_in in = {.ours = 1};
+    int calls = 0;
+    for (leader_release_step s = leader_release_next(&in); s != LEADER_RELEASE_DONE;
+         s = leader_release_next(&in)) {
+        assert_true(s == LEADER_RELEASE_GET || s == LEADER_RELEASE_PUT);
+        calls++;
+        assert_true(calls <= LEADER_RELEASE_CALLS);
+        /* every write 409s, every read says still ours */
+        in = (leader_release_in){.started = 1, .release_write = s == LEADER_RELEASE_PUT,
+                                 .ended = s == LEADER_RELEASE_PUT ? LEADER_WRITE_FAILED
+                                                                   : LEADER_READ,
+                                 .code = s == LEADER_RELEASE_PUT ? 409 : 200, .ours = 1,
+                                 .calls = calls};
+    }
+    assert_int_equal(calls, LEADER_RELEASE_CALLS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +621,8 @@ int main(void)
         cmocka_unit_test(test_say_table),
         cmocka_unit_test(test_say_missing_namespace),
         cmocka_unit_test(test_status_read),
+        cmocka_unit_test(test_release_table),
+        cmocka_unit_test(test_release_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
