@@ -215,12 +215,25 @@ void json_writer_free(json_writer *w)
 
 yajl_val json_parse_tree(const char *json, size_t len, int max_depth, char *err, size_t errlen)
 {
+    char *text = malloc(len + 1);
+    if (text == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    memcpy(text, json, len);
+    text[len] = '\0';
     /* Depth first, in one pass that skips strings, before yajl builds a
-     * tree it would free recursively. */
+     * tree it would free recursively.  The same pass turns an escaped NUL
+     * into U+FFFD: the tree's strings are C strings, so "a\u0000b" would
+     * read as "a", a different name that passes every check "a" passes.
+     * U+FFFD is as long escaped and is no valid name or reference. */
     int depth = 0, in_string = 0;
     for (size_t i = 0; i < len; i++) {
-        char c = json[i];
+        char c = text[i];
         if (in_string) {
+            if (c == '\\' && i + 5 < len && text[i + 1] == 'u' &&
+                memcmp(text + i + 2, "0000", 4) == 0)
+                memcpy(text + i + 2, "FFFD", 4);
             if (c == '\\')
                 i++;
             else if (c == '"')
@@ -230,19 +243,13 @@ yajl_val json_parse_tree(const char *json, size_t len, int max_depth, char *err,
         } else if (c == '{' || c == '[') {
             if (++depth > max_depth) {
                 snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
+                free(text);
                 return NULL;
             }
         } else if (c == '}' || c == ']') {
             depth--;
         }
     }
-    char *text = malloc(len + 1);
-    if (text == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    memcpy(text, json, len);
-    text[len] = '\0';
     yajl_val v = yajl_tree_parse(text, err, errlen);
     free(text);
     return v;

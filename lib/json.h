@@ -90,7 +90,9 @@ void json_writer_free(json_writer *w);
 
 /* Parses json[0..len) (not NUL-terminated) after checking, in one pass
  * that skips strings, that it nests at most max_depth maps and arrays deep:
- * yajl's tree free recurses, and so would a hostile document's.  Returns the
+ * yajl's tree free recurses, and so would a hostile document's.  An
+ * escaped NUL in a string (\u0000) reads as U+FFFD: the tree's strings
+ * are C strings, and a NUL would cut one short unseen.  Returns the
  * tree (free with yajl_tree_free), or NULL with a message in err (at most
  * errlen bytes). */
 yajl_val json_parse_tree(const char *json, size_t len, int max_depth, char *err, size_t errlen);

@@ -421,6 +421,48 @@ static void test_parse_errors(void **state)
     assert_null(json_parse_tree(buf, 10, 64, err, sizeof(err)));
 }
 
+/* An escaped NUL would cut a C string short unseen ("nginx:1.25\u0000x"
+ * read as "nginx:1.25"): it reads as U+FFFD instead, no valid name or
+ * image reference.  An escaped backslash before "u0000" is text. */
+static void test_parse_escaped_nul(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *want;
+    } rows[] = {
+        {"{\"s\":\"nginx:1.25\\u0000x\"}", "nginx:1.25\xef\xbf\xbdx"},
+        {"{\"s\":\"\\u0000\"}", "\xef\xbf\xbd"},
+        {"{\"s\":\"a\\u0000\\u0000b\"}", "a\xef\xbf\xbd\xef\xbf\xbd" "b"},
+        {"{\"s\":\"a\\\\u0000\"}", "a\\u0000"},  /* an escaped backslash, then text */
+        {"{\"s\":\"a\\u00001\"}", "a\xef\xbf\xbd" "1"},
+        {"{\"s\":\"\\u0041\"}", "A"},
+        {"{\"s\":\"u0000\"}", "u0000"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char err[256] = "";
+        yajl_val v = json_parse_tree(rows[i].json, strlen(rows[i].json), 8, err, sizeof(err));
+        if (v == NULL) {
+            fail_msg("%s: %s", rows[i].json, err);
+            return;
+        }
+        const char *got = YAJL_GET_STRING(yajl_tree_get(v, (const char *[]){"s", NULL},
+                                                        yajl_t_string));
+        if (got == NULL || strcmp(got, rows[i].want) != 0)
+            fail_msg("%s: read \"%s\"", rows[i].json, got != NULL ? got : "(none)");
+        yajl_tree_free(v);
+    }
+    /* a key too: it cannot name a different member */
+    const char key[] = "{\"spec\\u0000x\":1}";
+    char err[256] = "";
+    yajl_val v = json_parse_tree(key, strlen(key), 8, err, sizeof(err));
+    if (v == NULL) {
+        fail_msg("%s: %s", key, err);
+        return;
+    }
+    assert_null(yajl_tree_get(v, (const char *[]){"spec", NULL}, yajl_t_any));
+    yajl_tree_free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_parse_depth),
         cmocka_unit_test(test_parse_depth_strings),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_escaped_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
