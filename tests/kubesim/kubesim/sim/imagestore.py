@@ -83,6 +83,16 @@ class ImageStore:
                     other["names"].remove(image.tag_name)
             entry["used"] = self.clock.now()
 
+    def remove(self, digest):
+        """Delete a local image (every name of it), as the runtime's RemoveImage does;
+        returns its names, or None when the node does not have it."""
+        with self._lock:
+            entry = self._images.pop(digest, None)
+        if entry is None:
+            return None
+        self.on_change()
+        return entry["names"]
+
     def touch(self, digest):
         with self._lock:
             if digest in self._images:

@@ -6,7 +6,8 @@ time in order, then the containers; before starting a container it makes sure th
 present (imagePullPolicy Always / IfNotPresent / Never, default Always for :latest and
 untagged images), pulling it through the node's ImageStore with the pod's imagePullSecrets.
 Failed pulls show ErrImagePull, then ImagePullBackOff while the back-off (10 s doubling to
-300 s) lasts. Containers then run until killed or exit as runtime.py decides; the pod's
+300 s) lasts. Containers then run until killed or exit as runtime.py decides (a `crictl
+rmi` that reaches the node's runtime socket deletes images: crictl.py); the pod's
 phase, conditions and container statuses follow, written with PUT on pods/<name>/status as
 system:node:<node>, leaving conditions the kubelet does not own untouched.
 
@@ -17,13 +18,13 @@ finishes the deletion with DELETE ?gracePeriodSeconds=0.
 
 import hashlib
 
-from . import podstatus
+from . import crictl, podstatus
 from .events import EventRecorder
 from .identities import node_user
 from .imagestore import ImageStore
 from .podstatus import PodRuntime
 from .registry import ImageRef, InvalidReference, credentials_from_secret
-from .runtime import behaviour
+from .runtime import SHORT_RUN, behaviour
 from .workqueue import RESYNC, Worker, meta
 
 NODE_KEY = ("*node*",)
@@ -229,7 +230,7 @@ class Kubelet(Worker):
             rt.blocking = None
         for ctr in rt.ctrs.values():
             if ctr.running and ctr.exit_at is not None and now >= ctr.exit_at - 1e-6:
-                ctr.exit(self.clock, ctr.exit_code)
+                ctr.exit(self.clock, ctr.exit_code, message=ctr.exit_message)
         init_specs = spec.get("initContainers") or []
         for c in init_specs:
             ck, ctr = rt.ctr(c, True, "PodInitializing")
@@ -311,11 +312,32 @@ class Kubelet(Worker):
         ctr.ready = not ctr.init
         self.events.record(pod, "Normal", "Started", "Started container " + ctr.name,
                            ctr.field_path)
-        seconds, code = behaviour(c)
+        inv = crictl.parse(c)
+        if inv is not None:
+            seconds, code = SHORT_RUN, self._crictl(pod, c, ctr, inv)
+        else:
+            seconds, code = behaviour(c)
         if seconds is not None:
             ctr.exit_at = self.clock.now() + seconds
             ctr.exit_code = code
             self.enqueue_after(key, seconds)
+
+    def _crictl(self, pod, c, ctr, inv):
+        """A CRI client's `crictl rmi` against this node's runtime (crictl.py): deletes
+        what it may, returns the exit code, and keeps the output as the kubelet would
+        show it (the terminated message of a failed FallbackToLogsOnError container)."""
+        running = {x.digest: x.container_id.split("://", 1)[-1]
+                   for rt in self._pods.values() for x in rt.ctrs.values()
+                   if x.running and x.digest}   # this one too: it runs crictl's image
+        code, output = crictl.run(inv, c, pod.get("spec") or {},
+                                  self.registry.cri_socket(self.node), self.store, running,
+                                  self.clock.rfc3339())
+        if code != 0 and c.get("terminationMessagePolicy") == "FallbackToLogsOnError":
+            ctr.exit_message = crictl.termination_message(output)
+        if output:
+            self.log.debug("crictl on %s in %s/%s: %s", self.node, meta(pod)["namespace"],
+                           meta(pod)["name"], output.strip())
+        return code
 
     def _ensure_image(self, key, pod, rt, ck, ctr, c):
         """The digest of the container's image when it may start now; else None, with the

@@ -25,6 +25,7 @@ class Ctr:
         self.container_id = ""
         self.exit_at = None
         self.exit_code = 0
+        self.exit_message = None    # the terminated state's message when it exits
         self.finished_at = None
 
     @property
@@ -49,14 +50,17 @@ class Ctr:
             self.state["waiting"]["message"] = message
         self.ready = False
 
-    def exit(self, clock, code, reason=None):
+    def exit(self, clock, code, reason=None, message=None):
         running = self.state.get("running", {})
         self.state = {"terminated": {
             "exitCode": code, "reason": reason or ("Completed" if code == 0 else "Error"),
             "startedAt": running.get("startedAt"), "finishedAt": clock.rfc3339(),
             "containerID": self.container_id}}
+        if message:
+            self.state["terminated"]["message"] = message
         self.finished_at = clock.now()
         self.exit_at = None
+        self.exit_message = None
         self.ready = False
 
     def status(self, spec):

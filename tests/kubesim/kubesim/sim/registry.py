@@ -17,6 +17,7 @@ import threading
 DEFAULT_BANDWIDTH = 10_000_000  # bytes per simulated second (a 2 GB image takes ~3.5 min)
 DEFAULT_IMAGE_FS = 100_000_000_000  # bytes of image filesystem per node
 PRIVATE_REGISTRY = "registry.example.com"
+DEFAULT_CRI_SOCKET = "/run/containerd/containerd.sock"  # containerd's; CRI-O's is /var/run/crio/crio.sock
 
 DEFAULT_CONFIG = {
     "defaultBandwidth": DEFAULT_BANDWIDTH,
@@ -186,6 +187,12 @@ class Registry:
 
     def node_config(self, node):
         return self.nodes.get(node) or {}
+
+    def cri_socket(self, node):
+        """The host path of the node's container runtime socket (what a CRI client such as
+        crictl must reach through a hostPath mount)."""
+        return str(self.node_config(node).get("criSocket",
+                                              self.config.get("criSocket", DEFAULT_CRI_SOCKET)))
 
     def image_gc_policy(self, node):
         """(image filesystem bytes, high %, low %, minimum age s) for the node's image GC."""
