@@ -252,6 +252,10 @@ static void test_job_facts(void **state)
     assert_null(at(pod, p_pull));
     /* a pod-level runAsNonRoot: true would stop every container */
     assert_null(at(pod, p_podsc_nonroot));
+    const char *p_podsc[] = {"securityContext", NULL};
+    const char *p_seccomp[] = {"securityContext", "seccompProfile", "type", NULL};
+    assert_int_equal(keys(pod, p_podsc), 1);
+    assert_string_equal(str_at(pod, p_seccomp), "RuntimeDefault");
 
     const char *p_vols[] = {"volumes", NULL}, *v_name[] = {"name", NULL};
     const char *v_path[] = {"hostPath", "path", NULL}, *v_type[] = {"hostPath", "type", NULL};
