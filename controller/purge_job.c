@@ -47,8 +47,10 @@ static void purge_meta_marks(json_writer *w, const purge_job_spec *s)
 
 /* ---- validation ------------------------------------------------------------ */
 
-static int check_socket_path(const char *p, char *err, size_t errlen)
+int purge_job_check_socket_path(const char *p, char *err, size_t errlen)
 {
+    if (p == NULL || p[0] == '\0')
+        return errmsg_set(err, errlen, "CRI socket path is missing");
     size_t n = strlen(p);
     if (p[0] != '/')
         return errmsg_set(err, errlen, "CRI socket path %.64s is not absolute", p);
@@ -99,7 +101,7 @@ static int check_spec(const purge_job_spec *s, arena *a, const char **policy, ch
     if (s->active_deadline_seconds <= 0)
         return errmsg_set(err, errlen, "active deadline %ld s is not above 0",
                           s->active_deadline_seconds);
-    if (check_socket_path(s->socket_path, err, errlen) != 0)
+    if (purge_job_check_socket_path(s->socket_path, err, errlen) != 0)
         return -1;
     char why[160];
     imageref r;

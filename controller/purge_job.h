@@ -59,6 +59,15 @@ typedef struct purge_job_spec {
 } purge_job_spec;
 
 /*
+ * 0 when p can be the CRI socket path of a purge Job, else -1 with the
+ * reason in err (at most errlen bytes): not absolute, longer than
+ * PURGE_JOB_SOCKET_MAX, a ".." element (the apiserver refuses such a
+ * hostPath) or a control character.  For --cri-socket-path at start too,
+ * so a path that can never work stops the start instead of every purge.
+ */
+int purge_job_check_socket_path(const char *p, char *err, size_t errlen);
+
+/*
  * Renders the Job as JSON (indented, ending in a newline).  Returns 0 with
  * the text in *json (arena memory, NUL-terminated) and its length in *len,
  * or -1 with the reason in err (at most errlen bytes): a missing field, a

@@ -474,6 +474,22 @@ static void test_socket_paths_accepted(void **state)
     }
 }
 
+/* The same check on its own, as --cri-socket-path is checked at start. */
+static void test_check_socket_path(void **state)
+{
+    (void)state;
+    char err[128] = "";
+    assert_int_equal(purge_job_check_socket_path(SOCK, err, sizeof(err)), 0);
+    assert_int_equal(purge_job_check_socket_path("/var/run/crio/crio.sock", err, sizeof(err)), 0);
+    assert_int_equal(purge_job_check_socket_path(NULL, err, sizeof(err)), -1);
+    assert_string_equal(err, "CRI socket path is missing");
+    assert_int_equal(purge_job_check_socket_path("", err, sizeof(err)), -1);
+    assert_int_equal(purge_job_check_socket_path("unix:///run/x.sock", err, sizeof(err)), -1);
+    assert_contains(err, "is not absolute");
+    assert_int_equal(purge_job_check_socket_path("/a/../b", err, sizeof(err)), -1);
+    assert_contains(err, "'..' element");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_image_limit),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_socket_paths_accepted),
+        cmocka_unit_test(test_check_socket_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
