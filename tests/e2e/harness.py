@@ -161,10 +161,12 @@ class Kubesim(kubesim_launch.Kubesim):
     `nodes` nodes at SCALE, its state and log in a directory of STATE_DIRS,
     and the tests' HTTPS client of it."""
 
-    def __init__(self, nodes, registry_config=None, webhook=None):
+    def __init__(self, nodes, registry_config=None, webhook=None, names=()):
         self.dir = tempfile.mkdtemp(prefix="ota-e2e-")
         STATE_DIRS.append(self.dir)
         args = ["--nodes", str(nodes), "--time-scale", str(SCALE), "--bookmark-interval", "1"]
+        for name in names:  # more nodes, by name
+            args += ["--node", name]
         if webhook is not None:  # the manifests' Service name -> the local webhook
             args += ["--webhook-host", "%s=127.0.0.1:%d" % (WEBHOOK_SERVICE, webhook.port)]
         super().__init__(os.path.join(self.dir, "state"), args, registry=registry_config,
@@ -572,6 +574,7 @@ class Base(unittest.TestCase):
     applied with the real kubectl (so the webhook configurations under test
     are the ones `kubectl kustomize manifests` renders)."""
     NODES = 3
+    NODE_NAMES = ()  # more nodes besides node-1..node-NODES, by name (kubesim --node)
     WEBHOOK = False
     REGISTRY = REGISTRY_CONFIG
     CONTROLLERS = 1
@@ -587,7 +590,7 @@ class Base(unittest.TestCase):
         cls.ctls = []
         cls.webhook = Webhook("webhook-%s" % cls.__name__.lower(), cls.WEBHOOK_ARGS) if cls.WEBHOOK else None
         try:
-            cls.sim = Kubesim(cls.NODES, cls.REGISTRY, webhook=cls.webhook)
+            cls.sim = Kubesim(cls.NODES, cls.REGISTRY, webhook=cls.webhook, names=cls.NODE_NAMES)
         except BaseException:
             if cls.webhook:
                 cls.webhook.stop()

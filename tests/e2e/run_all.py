@@ -57,6 +57,8 @@ This runs them all, in one process; the tests are in
                            controller (issue 20): Kruise's sample, a missing
                            image, parallelism, NotReady, Never, TTL, restart,
                            kubectl get/describe, edits, Kruise's finalizer;
+                           ImagePullJobRunExamples: docs/examples run to
+                           their end state;
                            ImagePullJobRunKruise19/18: on Kruise's CRDs;
                            ImagePullJobRunLeaders: two replicas
   test_imagecache.py       ImageCacheOwnCrd: our CRD component applied with
@@ -110,8 +112,8 @@ from test_observe import Observability
 from test_paging import Paging
 from test_unserved import ConfigTrouble, Unserved
 from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
-from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunKruise18, ImagePullJobRunKruise19,
-                                   ImagePullJobRunLeaders)
+from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunExamples, ImagePullJobRunKruise18,
+                                   ImagePullJobRunKruise19, ImagePullJobRunLeaders)
 from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
 
 
@@ -127,7 +129,7 @@ def main(argv):
                      "Transitions", "YurtHubCompat", "YurtManagerCoexistence", "YurtManagerUnlisted",
                      "WebhookOutage", "UntrustedWebhook", "UpgradeDowntime", "KubectlOta", "BusyLeader",
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
-                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun",
+                     "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
                      "ImageCacheOwnCrd", "ImageCacheUpstreamCrd"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])

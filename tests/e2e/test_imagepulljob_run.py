@@ -33,6 +33,13 @@ ImagePullJobRun (our CRD, 6 nodes), one namespace per test:
      complete; a running ImagePullJob carrying it is deleted without hanging
   13 completionPolicy.activeDeadlineSeconds: "job exceeds
      activeDeadlineSeconds", the nodes not done failed, the running Job deleted
+ImagePullJobRunExamples: the project's own docs/examples/imagepulljob-*.yaml,
+  each applied unchanged with kubectl -n <ns> -f, on nodes labelled as they
+  select (two named store-01, store-02) with the Secrets they name: the
+  Always ones complete (succeeded == desired, one Job per node, the deadline
+  their comments compute), the Never ones reach "job is running, progress
+  100.0%" and stay running, the pull-secrets example's Jobs carry its
+  Secret as imagePullSecrets (the registry refuses the image without it)
 ImagePullJobRunKruise19 / ImagePullJobRunKruise18: Kruise's v1.9.0 CRD (both
   versions served, v1beta1 stored) or v1.8.4's (v1alpha1 only) applied
   unchanged, and that version's documentation sample(s) run to completion
@@ -56,7 +63,7 @@ import unittest
 import urllib.parse
 
 from harness import MISSING, REG, REGISTRY_CONFIG, ApiError, log, wait_until, watch_once
-from test_imagepulljob import ImagePullJobBase, UPSTREAM
+from test_imagepulljob import EXAMPLES, ImagePullJobBase, UPSTREAM
 
 try:
     import yaml
@@ -735,6 +742,211 @@ class ImagePullJobRun(ImagePullJobRunBase):
         st = done["status"]
         self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0)), (3, 3, 0), st)
         self.assert_one_job_per_node(obj["metadata"]["uid"], ["node-2", "node-4", "node-5"])
+
+
+# docs/examples/imagepulljob-*.yaml, and what ImagePullJobRunExamples gives
+# them: their images (the private ones only with the Secret each example
+# names), a cluster whose nodes carry the labels they select
+EX = "registry.example.com"
+EX_AGENT = EX + "/edge/agent:2.4"
+EX_WEB = EX + "/team/web:2.0"
+EX_BASE = EX + "/edge/runtime-base:1.8"
+EX_VISION = EX + "/vendor/vision-model:3.1"
+EX_MINIMAL = "nginx:1.25"  # kubesim's registry has it (70.5 MB)
+EX_CREDS = {"regcred": ("web-deployer", "web-token"), "vendor-registry": ("vision-user", "vision-token")}
+EX_REGISTRY = copy.deepcopy(REGISTRY)
+EX_REGISTRY["images"] = EX_REGISTRY["images"] + [
+    {"image": EX_AGENT, "size": 150_000_000},
+    {"image": EX_WEB, "size": 100_000_000, "pullSecret": "regcred",
+     "username": EX_CREDS["regcred"][0], "password": EX_CREDS["regcred"][1]},
+    {"image": EX_BASE, "size": 600_000_000},
+    {"image": EX_VISION, "size": 300_000_000, "pullSecret": "vendor-registry",
+     "username": EX_CREDS["vendor-registry"][0], "password": EX_CREDS["vendor-registry"][1]},
+]
+STORE, POOL = "example.com/site-tier", "apps.openyurt.io/nodepool"
+EX_REGISTRY["nodes"] = {"store-01": {"labels": {STORE: "store"}}, "store-02": {"labels": {STORE: "store"}},
+                        "node-4": {"labels": {STORE: "store"}},
+                        "node-2": {"labels": {POOL: "hangzhou"}}, "node-3": {"labels": {POOL: "hangzhou"}}}
+RUNNING_100 = "job is running, progress 100.0%"
+
+
+class ImagePullJobRunExamples(ImagePullJobRunBase):
+    """The project's own examples, each file applied unchanged with the
+    real kubectl (`kubectl apply -n <ns> -f docs/examples/<file>`), run
+    by the controller to the state it ends in.  Nodes: node-1..node-4 and
+    store-01, store-02 (kubesim --node; the pull-secrets example's
+    store-03 is no node); store-01, store-02, node-4 are
+    example.com/site-tier=store, node-2 and node-3 are in the node pool
+    hangzhou."""
+    NODES = 4
+    NODE_NAMES = ("store-01", "store-02")
+    ALL = ["node-1", "node-2", "node-3", "node-4", "store-01", "store-02"]
+    REGISTRY = EX_REGISTRY
+    RESYNC_S = 3  # the never-pods example's pods are listed again each resync
+    CONTROLLER_ARGS = ImagePullJobRunBase.CONTROLLER_ARGS + ("--resync-period", "%ds" % RESYNC_S)
+
+    # each has its test below
+    COVERED = ("imagepulljob-always.yaml", "imagepulljob-minimal.yaml", "imagepulljob-never-pods.yaml",
+               "imagepulljob-never-pool.yaml", "imagepulljob-pull-secrets.yaml")
+
+    def test_every_example_is_run(self):
+        self.assertEqual(sorted(f for f in os.listdir(EXAMPLES) if f.startswith("imagepulljob-")),
+                         sorted(self.COVERED), "an ImagePullJob example this class does not run")
+
+    def example(self, fname, image):
+        """Applies docs/examples/<fname> as it is in the repository; the
+        ImagePullJob as the controller reads it."""
+        if yaml is None:
+            self.skipTest("PyYAML (python3-yaml) is not installed")
+        self.assertIn(fname, self.COVERED)
+        path = os.path.join(EXAMPLES, fname)
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        # the registry here was given the example's image: a changed
+        # example wants this test changed too
+        self.assertEqual(doc["spec"]["image"], image, "%s: the image this test provides" % fname)
+        self.assertNotIn("namespace", doc["metadata"], "%s: the examples set no namespace" % fname)
+        res = self.kubectl("apply", "-n", self.ns, "-f", path)
+        self.assertEqual(res.returncode, 0, "kubectl apply -f %s: %s%s" % (path, res.stdout, res.stderr))
+        obj = self.ipj(doc["metadata"]["name"])
+        self.assertIsNotNone(obj, res.stdout)
+        return obj
+
+    def docker_registry_secret(self, name):
+        """The Secret as the pull-secrets example's comment creates it."""
+        user, password = EX_CREDS[name]
+        res = self.kubectl("create", "secret", "docker-registry", name, "-n", self.ns,
+                           "--docker-server=" + EX, "--docker-username=" + user, "--docker-password=" + password)
+        self.assertEqual(res.returncode, 0, res.stderr)
+
+    def check_jobs(self, obj, nodes, image, policy, deadline, secrets=()):
+        """One finished-Complete Job per node, pulling image with policy,
+        its deadline and its pod's imagePullSecrets as given."""
+        uid = obj["metadata"]["uid"]
+        self.assert_one_job_per_node(uid, nodes)
+        for node, (job,) in sorted(self.jobs_per_node(uid).items()):
+            what = "%s on %s" % (job["metadata"]["name"], node)
+            self.assertEqual(finished(job), "Complete", what)
+            self.assertEqual(job["spec"].get("activeDeadlineSeconds"), deadline, what)
+            c = pull_container(job)
+            self.assertIsNotNone(c, "no pull-0 container in " + what)
+            self.assertEqual((c["image"], c.get("imagePullPolicy")), (image, policy), what)
+            self.assertEqual(job["spec"]["template"]["spec"].get("imagePullSecrets") or [],
+                             [{"name": s} for s in secrets], what)
+
+    def passes(self):
+        return (self.ctl.metrics() or {}).get("ota_controller_reconcile_duration_seconds_count", 0)
+
+    def assert_stays_running(self, name, ipjs):
+        """A Never job at 100%: the controller looks at it again (an
+        annotation edit, then two more reconcile passes, the second begun
+        after the edit) and it still runs; no version of it ever
+        completed."""
+        res = self.kubectl("annotate", "--overwrite", "imagepulljob", name, "-n", self.ns,
+                           "e2e.ota-prepull/poke=%d" % time.monotonic_ns())
+        self.assertEqual(res.returncode, 0, res.stderr)
+        before = self.passes()  # read after the edit: the second pass from here began after it
+        wait_until(lambda: self.passes() >= before + 2, 15, "two reconcile passes after the edit")
+        st = self.ipj(name)["status"]
+        self.assertEqual(st.get("message"), RUNNING_100, st)
+        self.assertFalse(st.get("completionTime"), st)
+        versions = ipjs.objects(name)
+        self.assertFalse([o for o in versions if (o.get("status") or {}).get("completionTime")],
+                         "a Never job completed")
+        self.assert_messages_well_formed(versions)
+        return st
+
+    def test_always(self):
+        """imagepulljob-always.yaml: every store node, deadline 600 x (3 + 1)
+        + 60 = 2460 s as its comment says; completed and kept (TTL a day)."""
+        obj = self.example("imagepulljob-always.yaml", EX_AGENT)
+        done = self.wait_completed("agent-2-4-stores", 40)
+        st = done["status"]
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0), st.get("active", 0)),
+                         (3, 3, 0, 0), st)
+        self.assertFalse(st.get("failedNodes"), st)
+        self.check_jobs(obj, ["node-4", "store-01", "store-02"], EX_AGENT, "IfNotPresent", 2460)
+        self.completed_generation("agent-2-4-stores", done["metadata"]["generation"])
+
+    def test_minimal(self):
+        """imagepulljob-minimal.yaml: no selector, every node; the
+        webhook's defaults (Always, 600 s, 3, IfNotPresent) are what runs."""
+        obj = self.example("imagepulljob-minimal.yaml", EX_MINIMAL)
+        done = self.wait_completed("job-minimal", 40)
+        st = done["status"]
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0), st.get("active", 0)),
+                         (6, 6, 0, 0), st)
+        self.check_jobs(obj, self.ALL, EX_MINIMAL, "IfNotPresent", 2460)
+
+    def web_pod(self, node):
+        """A pod labelled app=web on node (a bare pod: kubesim's kubelet
+        runs what names its node)."""
+        self.sim.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, {
+            "metadata": {"name": "web-" + node, "labels": {"app": "web"}},
+            "spec": {"nodeName": node, "containers": [{"name": "web", "image": QUICK[0]}]}})
+
+    def test_never_pods(self):
+        """imagepulljob-never-pods.yaml: the nodes of the pods labelled
+        app=web (node-1 and node-3), pulled with regcred and
+        imagePullPolicy Always; a web pod started later on node-2 brings
+        node-2 in within a resync (--resync-period RESYNC_S here), as the
+        comment says; at 100% it keeps running."""
+        self.docker_registry_secret("regcred")
+        # the web pods run another image: the example pre-pulls their next one
+        for node in ("node-1", "node-3"):
+            self.web_pod(node)
+        ipjs = self.watch_ipjs()
+        obj = self.example("imagepulljob-never-pods.yaml", EX_WEB)
+        self.addCleanup(self.kubectl, "delete", "imagepulljob", "job-never", "-n", self.ns, "--wait=false")
+        self.wait_status("job-never", lambda s: s.get("desired") == 2 and s.get("succeeded") == 2
+                         and s.get("message") == RUNNING_100, 40, "both web nodes pulled")
+        self.assert_stays_running("job-never", ipjs)
+        self.check_jobs(obj, ["node-1", "node-3"], EX_WEB, "Always", 2460, secrets=["regcred"])
+        t0 = time.monotonic()
+        self.web_pod("node-2")
+        self.wait_status("job-never", lambda s: s.get("desired") == 3, self.RESYNC_S + 5,
+                         "node-2, with a web pod now, selected within a resync")
+        log("node-2 selected %.1fs after its web pod" % (time.monotonic() - t0))
+        self.wait_status("job-never", lambda s: s.get("succeeded") == 3 and s.get("message") == RUNNING_100, 20,
+                         "node-2 pulled")
+        st = self.assert_stays_running("job-never", ipjs)
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0), st.get("active", 0)),
+                         (3, 3, 0, 0), st)
+        self.check_jobs(obj, ["node-1", "node-2", "node-3"], EX_WEB, "Always", 2460, secrets=["regcred"])
+
+    def test_never_pool(self):
+        """imagepulljob-never-pool.yaml: the pool hangzhou's nodes, deadline
+        1800 x (2 + 1) + 60 = 5460 s as its comment says; at 100% it keeps
+        running."""
+        ipjs = self.watch_ipjs()
+        obj = self.example("imagepulljob-never-pool.yaml", EX_BASE)
+        self.addCleanup(self.kubectl, "delete", "imagepulljob", "runtime-base-hangzhou", "-n", self.ns,
+                        "--wait=false")
+        self.wait_status("runtime-base-hangzhou", lambda s: s.get("desired") == 2 and s.get("succeeded") == 2
+                         and s.get("message") == RUNNING_100, 40, "the pool's nodes pulled")
+        st = self.assert_stays_running("runtime-base-hangzhou", ipjs)
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0), st.get("active", 0)),
+                         (2, 2, 0, 0), st)
+        self.check_jobs(obj, ["node-2", "node-3"], EX_BASE, "IfNotPresent", 5460)
+
+    def test_pull_secrets(self):
+        """imagepulljob-pull-secrets.yaml after the Secret its comment
+        creates: store-01 and store-02 pulled with vendor-registry as their
+        Jobs' imagePullSecrets (the registry refuses the image without
+        it), store-03, no node, skipped; deadline 900 x (1 + 1) + 60."""
+        self.docker_registry_secret("vendor-registry")
+        obj = self.example("imagepulljob-pull-secrets.yaml", EX_VISION)
+        done = self.wait_completed("vision-model-3-1", 40)
+        st = done["status"]
+        self.assertEqual((st["desired"], st.get("succeeded"), st.get("failed", 0), st.get("active", 0)),
+                         (2, 2, 0, 0), st)
+        self.assertFalse(st.get("failedNodes"), st)
+        self.check_jobs(obj, ["store-01", "store-02"], EX_VISION, "Always", 1860, secrets=["vendor-registry"])
+        # "nothing is copied elsewhere": the one Secret of that name is ours
+        sel = urllib.parse.quote("metadata.name=vendor-registry")
+        self.assertEqual([(x["metadata"]["namespace"], x["metadata"]["name"])
+                          for x in self.sim.get("/api/v1/secrets?fieldSelector=" + sel)["items"]],
+                         [(self.ns, "vendor-registry")])
 
 
 class UpstreamCrdRun(ImagePullJobRunBase):

@@ -7,20 +7,22 @@ import unittest
 
 from .apisupport import Kubesim, TestWebhook, pod, webhook_config
 
+import kubesim_launch  # noqa: E402 (on the path apisupport sets)
+
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
 
 class ServerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.ks = Kubesim("--no-sim", "--nodes", "2", "--http-port", "0")
+        cls.ks = Kubesim("--no-sim", "--nodes", "2", "--node", "store-01", "--http-port", "0")
 
     @classmethod
     def tearDownClass(cls):
         cls.ks.stop()
 
     def test_tls_and_kubeconfigs(self):
-        for ident in ("admin", "controller", "user", "node-1", "node-2"):
+        for ident in ("admin", "controller", "user", "node-1", "node-2", "store-01"):
             path = self.ks.kubeconfig(ident)
             self.assertTrue(os.path.exists(path), path)
             with open(path) as f:
@@ -30,6 +32,10 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(self.ks.identities["controller"]["user"], "system:serviceaccount:ota-system:ota-controller")
         self.assertEqual(self.ks.identities["node-2"]["user"], "system:node:node-2")
         self.assertIn("system:nodes", self.ks.identities["node-2"]["groups"])
+        # --node: a node of that name besides node-1..node-N
+        self.assertEqual(self.ks.identities["store-01"]["user"], "system:node:store-01")
+        self.assertIn("system:nodes", self.ks.identities["store-01"]["groups"])
+        self.assertIn("nodes=3 ", self.ks.ready_line)
         self.assertIn("system:masters", self.ks.identities["admin"]["groups"])
         self.assertNotIn("system:masters", self.ks.identities["user"]["groups"])
         # an unknown CA fails the handshake
@@ -166,6 +172,14 @@ class WebhookHostFlagTest(unittest.TestCase):
 
 
 class LifecycleTest(unittest.TestCase):
+    def test_bad_node_names_refused(self):
+        for args, why in ((("--node", "Store_01"), "--node wants a DNS subdomain"),
+                          (("--nodes", "2", "--node", "node-2"), "--node node-2: a node of that name exists")):
+            with self.subTest(args=args):
+                with self.assertRaises(kubesim_launch.KubesimError) as cm:
+                    Kubesim("--no-sim", *args)
+                self.assertIn(why, str(cm.exception))
+
     def test_sigterm_stops_cleanly(self):
         ks = Kubesim("--no-sim")
         self.assertIn("kubesim ready: https://127.0.0.1:", ks.ready_line)
