@@ -1,6 +1,6 @@
 /*
  * jspec.h - the frame of a spec decoder (lib/ipj_spec.c for ImagePullJobs,
- * webhook/ic_spec.c for ImageCaches): one object's span of a request body,
+ * lib/ic_spec.c for ImageCaches): one object's span of a request body,
  * already held to the review decoder's rules (UTF-8, depth, no key twice),
  * read with yajl's parser in arena memory, its events folded into four
  * (a scalar, a container opened, closed, a key), with one error sink.

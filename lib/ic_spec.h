@@ -1,9 +1,8 @@
 /*
  * ic_spec.h - kube-fledged's ImageCache spec (kubefledged.io/v1alpha2) as
- * ota-webhook reads it to validate it as kube-fledged's webhook does
- * (docs/design.md "ImageCache admission").  It lives beside the webhook
- * because the webhook alone reads it today; it moves to lib/ when the
- * controller reads ImageCaches too, as lib/ipj_spec did.
+ * both programs read it: ota-webhook to validate it as kube-fledged's
+ * webhook does (docs/design.md "ImageCache admission"), ota-controller to
+ * serve it (controller/ic.h).
  *
  * The decoder keeps what kube-fledged's Go types keep (ImageCacheSpec:
  * cacheSpec[] {images, nodeSelector}, imagePullSecrets[].name), with the
