@@ -687,11 +687,40 @@ static long long cache_deadline_s(const ic_input *in)
     return d > IC_CACHE_DEADLINE_MIN_S ? d : IC_CACHE_DEADLINE_MIN_S;
 }
 
+/* The node's status.images, normalised once per pass and node (an item
+ * against each name would normalise items x names times). */
+static int node_names(pass *ps, const ic_node *n, sset *have)
+{
+    if (sset_init(have, n->n_images, ps->a) != 0)
+        return -1;
+    for (size_t i = 0; i < n->n_images; i++) {
+        const char *norm = ic_ref_normalize(n->images[i], ps->a);
+        if (norm != NULL)
+            sset_add(have, norm, 1);
+    }
+    return 0;
+}
+
+/* ic_already_present against a node_names set. */
+static int present_on(pass *ps, sset *have, const char *ref)
+{
+    imageref r;
+    char err[128];
+    if (ref == NULL || imageref_parse(&r, ref, strlen(ref), ps->a, err, sizeof(err)) != 0 ||
+        !same(imageref_pull_policy(&r), "IfNotPresent"))
+        return 0;
+    const char *norm = imageref_format(&r, ps->a);
+    return norm != NULL && sset_add(have, norm, 0);
+}
+
 /* The state of each item from what was seen, the node and the clock. */
-static void judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
+static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
 {
     const ic_input *in = ps->in;
     ic_plan *p = ps->p;
+    sset have;
+    if (node_names(ps, n, &have) != 0)
+        return -1;
     int late = ps->start_epoch + cache_deadline_s(in) <= in->now_epoch;
     for (size_t i = from; i < p->n_items; i++) {
         ic_item *it = &p->items[i];
@@ -702,8 +731,7 @@ static void judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
             it->message = s->message;
             if (it->state == IC_ITEM_PENDING || it->state == IC_ITEM_WAITING)
                 it->state = IC_ITEM_RUNNING; /* its Job exists */
-        } else if (it->op == IC_OP_PULL &&
-                   ic_already_present(it->image, n->images, n->n_images, ps->a)) {
+        } else if (it->op == IC_OP_PULL && present_on(ps, &have, it->image)) {
             it->state = IC_ITEM_PRESENT;
         } else if (seen_job(ps->seen, in->n_seen, it->node, it->op)) {
             /* its Job was made without it: no one will tell */
@@ -724,6 +752,8 @@ static void judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
                                        n->name, cache_deadline_s(in),
                                        empty(n->not_ready_why) ? "" : ": ",
                                        empty(n->not_ready_why) ? "" : n->not_ready_why);
+            if (it->message == NULL)
+                return -1;
         }
         if (it->state == IC_ITEM_FAILED && empty(it->reason))
             it->reason = it->op == IC_OP_PULL ? IC_FAIL_UNKNOWN_REASON : IC_FAIL_DELETE_REASON;
@@ -732,6 +762,7 @@ static void judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
         if (it->state == IC_ITEM_WAITING)
             *waiting = 1;
     }
+    return 0;
 }
 
 /* Units: (node, op) groups of items[from..) with pending items and no Job. */
@@ -904,7 +935,8 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
         size_t from = p->n_items;
         if (node_items(&ps, &in->nodes[i], &matched) != 0)
             return -1;
-        judge_items(&ps, from, &in->nodes[i], &waiting);
+        if (judge_items(&ps, from, &in->nodes[i], &waiting) != 0)
+            return -1;
         if (node_units(&ps, from, &in->nodes[i], identity) != 0)
             return -1;
     }
