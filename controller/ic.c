@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "imageref.h"
+#include "pullerr.h"
 
 static int same(const char *a, const char *b)
 {
@@ -487,6 +488,49 @@ const char *ic_item_state_name(ic_item_state s)
     case IC_ITEM_FAILED: return "failed";
     }
     return "unknown";
+}
+
+ic_item_state ic_container_outcome(const ic_container *c, long long now_epoch,
+                                   long long pull_deadline_s, arena *a, const char **reason,
+                                   const char **message)
+{
+    *reason = *message = NULL;
+    if (c->op == IC_OP_PULL && (c->started || c->terminated))
+        return IC_ITEM_PULLED; /* its image was there to run */
+    if (c->op == IC_OP_PURGE && c->terminated) {
+        if (c->exit_code == 0)
+            return IC_ITEM_DELETED;
+        *reason = !empty(c->term_reason) ? c->term_reason : IC_FAIL_DELETE_REASON;
+        *message = !empty(c->term_message) ? c->term_message : IC_FAIL_DELETE_MESSAGE;
+        return IC_ITEM_FAILED;
+    }
+    int has_words = !empty(c->waiting_reason);
+    if (c->op == IC_OP_PULL && has_words &&
+        pullerr_judge(c->waiting_reason, c->waiting_message, c->attempts) == PULLERR_GIVE_UP) {
+        *reason = c->waiting_reason;
+        *message = c->waiting_message;
+    } else if (c->op == IC_OP_PULL && c->pull_start_epoch > 0 && pull_deadline_s > 0 &&
+               now_epoch - c->pull_start_epoch >= pull_deadline_s) {
+        int kubelet = has_words && pullerr_classify(c->waiting_reason, c->waiting_message) != PULLERR_NONE;
+        *reason = kubelet ? c->waiting_reason : IC_FAIL_DEADLINE_REASON;
+        *message = kubelet && !empty(c->waiting_message)
+                       ? c->waiting_message
+                       : arena_printf(a, "Image pull did not finish within %llds", pull_deadline_s);
+    } else if (c->job_ended) {
+        *reason = !empty(c->given_up_reason) ? c->given_up_reason
+                  : c->op == IC_OP_PULL      ? IC_FAIL_UNKNOWN_REASON
+                                             : IC_FAIL_DELETE_REASON;
+        *message = !empty(c->given_up_message) ? c->given_up_message
+                   : c->op == IC_OP_PULL       ? IC_FAIL_UNKNOWN_MESSAGE
+                                               : IC_FAIL_DELETE_MESSAGE;
+    } else {
+        return IC_ITEM_RUNNING;
+    }
+    if (empty(*reason))
+        *reason = c->op == IC_OP_PULL ? IC_FAIL_UNKNOWN_REASON : IC_FAIL_DELETE_REASON;
+    if (empty(*message))
+        *message = c->op == IC_OP_PULL ? IC_FAIL_UNKNOWN_MESSAGE : IC_FAIL_DELETE_MESSAGE;
+    return IC_ITEM_FAILED;
 }
 
 static void kv_or_null(json_writer *w, const char *key, const char *v, int merge)

@@ -91,6 +91,8 @@
 #define IC_WAITING_NAMES_MAX 10
 /* A waited-on item failed at the cache deadline. */
 #define IC_FAIL_NODE_NOT_READY "NodeNotReady"
+/* A pull past its deadline with no words of the kubelet's. */
+#define IC_FAIL_DEADLINE_REASON "ImagePullDeadlineExceeded"
 /* A purge container that failed without words. */
 #define IC_FAIL_DELETE_REASON "ImageDeleteFailed"
 #define IC_FAIL_DELETE_MESSAGE "crictl rmi failed and left no message"
@@ -270,6 +272,34 @@ typedef struct ic_item {
     ic_item_state state;
     const char *reason, *message; /* FAILED: the kubelet's (or crictl's) words */
 } ic_item;
+
+/* One container of an action's Job as the glue read it (pull-<i> or
+ * rmi-<i>), for ic_container_outcome. */
+typedef struct ic_container {
+    ic_op op;
+    int started;        /* running, or terminated: it ran */
+    int terminated;
+    int exit_code;      /* terminated */
+    const char *term_reason, *term_message; /* terminated: its reason, its message */
+    const char *waiting_reason, *waiting_message; /* the pull's words as pullerr_seen keeps them */
+    int attempts;       /* pullerr_seen.attempts */
+    long long pull_start_epoch; /* when this container's pull began; 0: not yet */
+    int job_ended;      /* its Job ended (deadline, given up) without this one's outcome */
+    const char *given_up_reason, *given_up_message; /* the Job's give-up annotations */
+} ic_container;
+
+/* The item state of one container, its words in *reason and *message
+ * (borrowed, or ours; NULL unless FAILED): a pull container that ran
+ * pulled its image (whatever its exit); a purge container's exit 0 deleted
+ * it, another exit failed with crictl's words; a pull the kubelet will not
+ * retry, or the registry refused (pullerr_judge GIVE_UP), fails at once;
+ * a pull that began pull_deadline_s or more ago fails with the kubelet's
+ * last words (IC_FAIL_DEADLINE_REASON when it has none); a Job that ended
+ * around it fails it with the Job's give-up words, else kube-fledged's
+ * unknown ones; anything else runs. */
+ic_item_state ic_container_outcome(const ic_container *c, long long now_epoch,
+                                   long long pull_deadline_s, arena *a, const char **reason,
+                                   const char **message);
 
 /* One failures entry: failures[image] holds {node, reason, message}. */
 typedef struct ic_failure {

@@ -1160,6 +1160,83 @@ static void test_idle(void **state)
     arena_free(&w.a);
 }
 
+/* ---- one container's outcome --------------------------------------------------------------- */
+
+#define NOTFOUND                                                                                   \
+    "rpc error: code = NotFound desc = failed to pull and unpack image \"r.example.com/a:9\": "   \
+    "failed to resolve reference \"r.example.com/a:9\": r.example.com/a:9: not found"
+#define TIMEOUT "dial tcp 10.0.0.7:443: i/o timeout"
+
+static void test_container_outcome(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *row;
+        ic_container c;
+        ic_item_state want;
+        const char *reason, *message;
+    } rows[] = {
+        {"pull ran: pulled", {.op = IC_OP_PULL, .started = 1}, IC_ITEM_PULLED, NULL, NULL},
+        {"pull ran and exited non-zero: still pulled",
+         {.op = IC_OP_PULL, .terminated = 1, .exit_code = 2}, IC_ITEM_PULLED, NULL, NULL},
+        {"nothing known yet: running", {.op = IC_OP_PULL}, IC_ITEM_RUNNING, NULL, NULL},
+        {"pulling, within its deadline",
+         {.op = IC_OP_PULL, .waiting_reason = "ContainerCreating", .pull_start_epoch = NOW_EPOCH - 299},
+         IC_ITEM_RUNNING, NULL, NULL},
+        {"not found twice: fails at once, the kubelet's words",
+         {.op = IC_OP_PULL, .waiting_reason = "ErrImagePull", .waiting_message = NOTFOUND, .attempts = 2,
+          .pull_start_epoch = NOW_EPOCH - 10},
+         IC_ITEM_FAILED, "ErrImagePull", NOTFOUND},
+        {"not found once: the registry may be racing a push",
+         {.op = IC_OP_PULL, .waiting_reason = "ErrImagePull", .waiting_message = NOTFOUND, .attempts = 1,
+          .pull_start_epoch = NOW_EPOCH - 10},
+         IC_ITEM_RUNNING, NULL, NULL},
+        {"InvalidImageName: final at once",
+         {.op = IC_OP_PULL, .waiting_reason = "InvalidImageName", .waiting_message = "invalid reference format"},
+         IC_ITEM_FAILED, "InvalidImageName", "invalid reference format"},
+        {"a timeout within the deadline: waits",
+         {.op = IC_OP_PULL, .waiting_reason = "ErrImagePull", .waiting_message = TIMEOUT,
+          .pull_start_epoch = NOW_EPOCH - 100},
+         IC_ITEM_RUNNING, NULL, NULL},
+        {"a timeout at the deadline: the kubelet's words",
+         {.op = IC_OP_PULL, .waiting_reason = "ErrImagePull", .waiting_message = TIMEOUT,
+          .pull_start_epoch = NOW_EPOCH - 300},
+         IC_ITEM_FAILED, "ErrImagePull", TIMEOUT},
+        {"a slow pull at the deadline: ours, never empty",
+         {.op = IC_OP_PULL, .waiting_reason = "ContainerCreating", .pull_start_epoch = NOW_EPOCH - 301},
+         IC_ITEM_FAILED, IC_FAIL_DEADLINE_REASON, "Image pull did not finish within 300s"},
+        {"not started: no deadline", {.op = IC_OP_PULL, .waiting_reason = "PodInitializing"},
+         IC_ITEM_RUNNING, NULL, NULL},
+        {"the Job given up: its annotations",
+         {.op = IC_OP_PULL, .job_ended = 1, .given_up_reason = "ErrImagePull", .given_up_message = "gone"},
+         IC_ITEM_FAILED, "ErrImagePull", "gone"},
+        {"the Job ended, no words: kube-fledged's unknown",
+         {.op = IC_OP_PULL, .job_ended = 1}, IC_ITEM_FAILED, IC_FAIL_UNKNOWN_REASON,
+         IC_FAIL_UNKNOWN_MESSAGE},
+        {"purge exit 0: deleted", {.op = IC_OP_PURGE, .terminated = 1}, IC_ITEM_DELETED, NULL, NULL},
+        {"purge exit 1: crictl's words",
+         {.op = IC_OP_PURGE, .terminated = 1, .exit_code = 1, .term_reason = "Error",
+          .term_message = "image is in use by a container"},
+         IC_ITEM_FAILED, "Error", "image is in use by a container"},
+        {"purge exit 1, no words: ours",
+         {.op = IC_OP_PURGE, .terminated = 1, .exit_code = 1}, IC_ITEM_FAILED, IC_FAIL_DELETE_REASON,
+         IC_FAIL_DELETE_MESSAGE},
+        {"purge running", {.op = IC_OP_PURGE, .started = 1}, IC_ITEM_RUNNING, NULL, NULL},
+        {"purge, its Job ended around it",
+         {.op = IC_OP_PURGE, .job_ended = 1}, IC_ITEM_FAILED, IC_FAIL_DELETE_REASON, IC_FAIL_DELETE_MESSAGE},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        arena a;
+        arena_init(&a);
+        const char *reason = "x", *message = "x";
+        ic_item_state got = ic_container_outcome(&rows[i].c, NOW_EPOCH, 300, &a, &reason, &message);
+        ROW_CHECK(rows[i].row, got == rows[i].want, "state %s", ic_item_state_name(got));
+        ROW_CHECK(rows[i].row, same_str(reason, rows[i].reason), "reason %s", show(reason));
+        ROW_CHECK(rows[i].row, same_str(message, rows[i].message), "message %s", show(message));
+        arena_free(&a);
+    }
+}
+
 /* ---- the status body ---------------------------------------------------------------------- */
 
 static const char *status_body(const ic_status *s, int merge, arena *a)
@@ -1246,6 +1323,7 @@ int main(void)
         cmocka_unit_test(test_update_purges_removed),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_idle),
+        cmocka_unit_test(test_container_outcome),
         cmocka_unit_test(test_write_status),
         cmocka_unit_test(test_oom),
     };
