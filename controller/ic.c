@@ -674,11 +674,16 @@ typedef struct pass {
     int has_removed;
     ic_item *seen;          /* in->seen sorted */
     size_t n_items_cap;
+    int too_large;          /* IC_MAX_ITEMS reached */
 } pass;
 
 static int add_item(pass *ps, const char *image, const char *node, ic_op op)
 {
     ic_plan *p = ps->p;
+    if (p->n_items >= IC_MAX_ITEMS) {
+        ps->too_large = 1;
+        return 0;
+    }
     if (p->n_items == ps->n_items_cap) {
         size_t cap = ps->n_items_cap == 0 ? 64 : 2 * ps->n_items_cap;
         ic_item *v = arena_alloc(ps->a, cap * sizeof(*v));
@@ -983,8 +988,19 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
             return -1;
         if (node_units(&ps, from, &in->nodes[i], identity) != 0)
             return -1;
+        if (ps.too_large)
+            break;
     }
 
+    if (ps.too_large) {
+        const char *msg = arena_printf(a, IC_MSG_TOO_LARGE, IC_MAX_ITEMS);
+        if (msg == NULL)
+            return -1;
+        final_status(&ps, IC_STATUS_FAILED, msg);
+        p->units = NULL;
+        p->n_units = 0;
+        return 0;
+    }
     size_t open = 0, failed = 0, failed_pulls = 0;
     for (size_t i = 0; i < p->n_items; i++) {
         ic_item_state s = p->items[i].state;

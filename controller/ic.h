@@ -14,7 +14,8 @@
  *     in.nodes = nodes; in.n_nodes = n;      // every Node (labels, readiness,
  *                                            // status.images names)
  *     in.seen = seen; in.n_seen = k;         // what the action's Jobs say, one
- *                                            // row per (node, op, image) found
+ *                                            // row per (node, op, image) found,
+ *                                            // its state by ic_container_outcome
  *     in.now = "..."; in.now_epoch = ...;    // and the three flags
  *     ic_plan plan;
  *     if (ic_decide(&in, a, &plan) != 0) ... out of memory ...
@@ -103,6 +104,12 @@
 #define IC_ANN_SPEC "ota-prepull.openyurt.io/imagecache-spec"
 #define IC_LABEL_HOSTNAME "kubernetes.io/hostname"
 
+/* The most (image, node, op) items one action holds (a hostile spec of
+ * 100 000 images on 500 nodes would be 50 million); past it the action
+ * ends Failed with IC_MSG_TOO_LARGE (printf: the bound). */
+#define IC_MAX_ITEMS 200000
+#define IC_MSG_TOO_LARGE                                                                           \
+    "Image cache is too large: more than %d (image, node) pairs; split it into smaller caches"
 /* The record's bound: above it the images are left out (no removal purge). */
 #define IC_RECORD_MAX (64 * 1024)
 /* The cache's own deadline for nodes waited on: the larger of this and

@@ -1160,6 +1160,42 @@ static void test_idle(void **state)
     arena_free(&w.a);
 }
 
+/* A hostile size: more (image, node) pairs than IC_MAX_ITEMS ends the
+ * action Failed with our message, bounded memory, no Jobs. */
+static void test_too_large(void **state)
+{
+    (void)state;
+    node_def nodes[16];
+    char nm[16][8];
+    for (size_t i = 0; i < 16; i++) {
+        snprintf(nm[i], sizeof(nm[i]), "n%02zu", i);
+        nodes[i] = (node_def){nm[i], NULL, NULL, 0};
+    }
+    size_t n_images = IC_MAX_ITEMS / 16 + 1;
+    arena b;
+    arena_init(&b);
+    char *spec = arena_strndup(&b, "{\"cacheSpec\":[{\"images\":[", 26);
+    size_t cap = 64 + n_images * 24, len = strlen(spec);
+    char *buf = arena_alloc(&b, cap);
+    memcpy(buf, spec, len);
+    for (size_t i = 0; i < n_images; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s\"r.io/i%zu:1\"", i > 0 ? "," : "", i);
+    snprintf(buf + len, cap - len, "]}]}");
+    world w;
+    world_init(&w, buf, nodes, 16);
+    processing(&w, IC_REASON_CREATE, EARLIER);
+    decide(&w);
+    assert_string_equal(w.plan.status.status, "Failed");
+    char want[256];
+    snprintf(want, sizeof(want), IC_MSG_TOO_LARGE, IC_MAX_ITEMS);
+    assert_string_equal(w.plan.status.message, want);
+    assert_int_equal(w.plan.n_units, 0);
+    assert_true(w.plan.n_items <= IC_MAX_ITEMS);
+    assert_true(w.plan.event);
+    arena_free(&w.a);
+    arena_free(&b);
+}
+
 /* ---- one container's outcome --------------------------------------------------------------- */
 
 #define NOTFOUND                                                                                   \
@@ -1323,6 +1359,7 @@ int main(void)
         cmocka_unit_test(test_update_purges_removed),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_idle),
+        cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_container_outcome),
         cmocka_unit_test(test_write_status),
         cmocka_unit_test(test_oom),
