@@ -675,6 +675,9 @@ typedef struct pass {
     ic_item *seen;          /* in->seen sorted */
     size_t n_items_cap;
     int too_large;          /* IC_MAX_ITEMS reached */
+    sset forms;             /* images asked about, with form_of[] their present_form */
+    const char **form_of;
+    size_t n_forms;
 } pass;
 
 static int add_item(pass *ps, const char *image, const char *node, ic_op op)
@@ -750,16 +753,47 @@ static int node_names(pass *ps, const ic_node *n, sset *have)
     return 0;
 }
 
-/* ic_already_present against a node_names set. */
-static int present_on(pass *ps, sset *have, const char *ref)
+/* An image's normal form when it may be taken as present (IfNotPresent),
+ * else "": once per image per pass, in a map beside the set of images. */
+static const char *present_form(pass *ps, const char *ref)
 {
+    size_t i = (size_t)fnv(ref) & (ps->forms.cap - 1);
+    while (ps->forms.slot[i] != NULL) {
+        if (strcmp(ps->forms.slot[i], ref) == 0)
+            return ps->form_of[i];
+        i = (i + 1) & (ps->forms.cap - 1);
+    }
     imageref r;
     char err[128];
-    if (ref == NULL || imageref_parse(&r, ref, strlen(ref), ps->a, err, sizeof(err)) != 0 ||
-        !same(imageref_pull_policy(&r), "IfNotPresent"))
+    const char *form = "";
+    if (imageref_parse(&r, ref, strlen(ref), ps->a, err, sizeof(err)) == 0 &&
+        same(imageref_pull_policy(&r), "IfNotPresent"))
+        form = imageref_format(&r, ps->a);
+    if (form == NULL)
+        return NULL;
+    if (ps->n_forms + 1 < ps->forms.cap / 2) { /* else: not kept, still right */
+        ps->forms.slot[i] = ref;
+        ps->form_of[i] = form;
+        ps->n_forms++;
+    }
+    return form;
+}
+
+/* ic_already_present against a node's status.images, normalised on the
+ * first question about the node. 1, 0, or -1 out of memory. */
+static int present_on(pass *ps, const ic_node *n, sset *have, int *built, const char *ref)
+{
+    const char *form = present_form(ps, ref);
+    if (form == NULL)
+        return -1;
+    if (form[0] == '\0')
         return 0;
-    const char *norm = imageref_format(&r, ps->a);
-    return norm != NULL && sset_add(have, norm, 0);
+    if (!*built) {
+        if (node_names(ps, n, have) != 0)
+            return -1;
+        *built = 1;
+    }
+    return sset_add(have, form, 0);
 }
 
 /* The state of each item from what was seen, the node and the clock. */
@@ -768,8 +802,7 @@ static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
     const ic_input *in = ps->in;
     ic_plan *p = ps->p;
     sset have;
-    if (node_names(ps, n, &have) != 0)
-        return -1;
+    int built = 0, present = 0;
     int late = ps->start_epoch + cache_deadline_s(in) <= in->now_epoch;
     for (size_t i = from; i < p->n_items; i++) {
         ic_item *it = &p->items[i];
@@ -780,7 +813,10 @@ static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
             it->message = s->message;
             if (it->state == IC_ITEM_PENDING || it->state == IC_ITEM_WAITING)
                 it->state = IC_ITEM_RUNNING; /* its Job exists */
-        } else if (it->op == IC_OP_PULL && present_on(ps, &have, it->image)) {
+        } else if (it->op == IC_OP_PULL &&
+                   (present = present_on(ps, n, &have, &built, it->image)) != 0) {
+            if (present < 0)
+                return -1;
             it->state = IC_ITEM_PRESENT;
         } else if (seen_job(ps->seen, in->n_seen, it->node, it->op)) {
             /* its Job was made without it: no one will tell */
@@ -968,6 +1004,14 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
         memcpy(ps.seen, in->seen, in->n_seen * sizeof(*ps.seen));
         qsort(ps.seen, in->n_seen, sizeof(*ps.seen), cmp_item_q);
     }
+    size_t distinct = 0;
+    for (size_t i = 0; i < ps.acted.n; i++)
+        distinct += ps.acted.list[i].n;
+    if (distinct > IC_MAX_ITEMS)
+        distinct = IC_MAX_ITEMS;
+    if (sset_init(&ps.forms, distinct, a) != 0 ||
+        (ps.form_of = arena_alloc(a, ps.forms.cap * sizeof(char *))) == NULL)
+        return -1;
     const char *why = ic_action_reason(ps.act);
     if (why == NULL || ps.start == NULL || ps.hash == NULL)
         return -1;
