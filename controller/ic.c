@@ -1060,7 +1060,7 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
                                 .message = msg, .start_time = ps.start};
         p->write_status = !same(in->status, p->status.status) ||
                           !same(in->reason, p->status.reason) ||
-                          !same(in->message, p->status.message) || in->completion_time != NULL ||
+                          !same(in->message, p->status.message) || !empty(in->completion_time) ||
                           p->record != NULL;
         if (waiting)
             p->requeue_after_s = ps.start_epoch + cache_deadline_s(in) - in->now_epoch;
