@@ -187,8 +187,11 @@ def decode_continue(token):
 
 
 class Api:
-    def __init__(self, clock, admission=None, store=None, authorization=authz.DEFAULT_MODE):
+    def __init__(self, clock, admission=None, store=None, authorization=authz.DEFAULT_MODE,
+                 feature_gates=None):
         self.clock = clock
+        # run --feature-gates: {"ImageVolume": bool, ...} (defaults.FEATURE_GATES)
+        self.feature_gates = dict(defaults.FEATURE_GATES, **(feature_gates or {}))
         self.store = store or Store()
         self.admission = admission      # object with .admit(...) or None
         self.registry = discovery.Registry()
@@ -467,6 +470,9 @@ class Api:
                     req.res.crd.present(obj)
         if after_mutate is not None:
             after_mutate(obj)
+        if op in ("CREATE", "UPDATE") and req.subresource is None:
+            # PrepareForCreate/PrepareForUpdate: fields of disabled feature gates go
+            defaults.drop_disabled_fields(req.res.key, obj, old, self.feature_gates)
         if op in ("CREATE", "UPDATE"):
             self._validate(req, obj, old if op == "UPDATE" else None)
             if self.admission is not None and req.resource.endswith("webhookconfigurations"):

@@ -7,6 +7,11 @@ does the same for the fields its clients read, and rejects the mistakes a
 real cluster rejects (missing name, bad name, pod without containers or image,
 DaemonSet selector not matching its template, Job restartPolicy Always,
 changes to immutable fields), with the apiserver's `Invalid` wording.
+
+Feature gates (`run --feature-gates`): with a gate off, the apiserver drops the fields it
+guards when a Pod or a pod template is written (dropDisabledFields, in PrepareForCreate /
+PrepareForUpdate, after mutating admission and before validation), unless the old object
+already used them; drop_disabled_fields() does that here (ImageVolume: `volumes[].image`).
 """
 import re
 
@@ -20,6 +25,71 @@ NAME_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanume
 LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+# Feature gates kubesim knows, with their default (Kubernetes 1.33's: ImageVolume is beta
+# and off by default in 1.33 and 1.34; 1.35 turns it on).
+FEATURE_GATES = {"ImageVolume": False}
+
+
+_PARSE_BOOL = dict([(v, True) for v in ("1", "t", "T", "TRUE", "true", "True")] +
+                   [(v, False) for v in ("0", "f", "F", "FALSE", "false", "False")])
+
+
+def parse_feature_gates(text):
+    """`--feature-gates` as kube-apiserver takes it: "Name=true,Other=false" -> the full
+    gate map (defaults for the rest); ValueError on an unknown gate or a bad value."""
+    gates = dict(FEATURE_GATES)
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep:
+            raise ValueError("missing bool value for %s" % name)
+        if name not in FEATURE_GATES:
+            raise ValueError("unrecognized feature gate: %s" % name)
+        if value not in _PARSE_BOOL:      # Go's strconv.ParseBool
+            raise ValueError('invalid value of %s=%s, err: strconv.ParseBool: parsing "%s": '
+                             'invalid syntax' % (name, value, value))
+        gates[name] = _PARSE_BOOL[value]
+    return gates
+
+
+def _pod_specs(resource, obj):
+    """The pod spec(s) of a Pod or of a workload's pod template."""
+    spec = (obj or {}).get("spec")
+    if not isinstance(spec, dict):
+        return []
+    if resource == "pods":
+        return [spec]
+    if resource in ("daemonsets", "jobs", "deployments", "replicasets", "statefulsets",
+                    "podtemplates"):
+        tpl = (obj.get("template") if resource == "podtemplates" else spec.get("template"))
+        tspec = (tpl or {}).get("spec") if isinstance(tpl, dict) else None
+        return [tspec] if isinstance(tspec, dict) else []
+    return []
+
+
+def _uses_image_volumes(spec):
+    return any(isinstance(v, dict) and v.get("image") is not None
+               for v in spec.get("volumes") or [])
+
+
+def drop_disabled_fields(resource, obj, old, gates):
+    """dropDisabledPodFields: with ImageVolume off, `volumes[].image` is removed from a
+    Pod or pod template (unless the old object already had an image volume), which leaves
+    such a volume without a source for validation to refuse."""
+    if (gates or {}).get("ImageVolume"):
+        return
+    old_specs = _pod_specs(resource, old) if old is not None else []
+    if any(_uses_image_volumes(s) for s in old_specs):
+        return
+    for spec in _pod_specs(resource, obj):
+        for v in spec.get("volumes") or []:
+            if isinstance(v, dict):
+                v.pop("image", None)
 
 
 def image_pull_policy_default(image):
@@ -58,6 +128,14 @@ def default_pod_spec(spec):
     for v in spec.get("volumes") or []:
         if isinstance(v, dict) and len(v) == 1:
             v["emptyDir"] = {}
+        if isinstance(v, dict) and isinstance(v.get("image"), dict):
+            # SetDefaults_ImageVolumeSource: as a container's imagePullPolicy (an empty or
+            # unparsable reference has no tag "latest": IfNotPresent)
+            iv = v["image"]
+            if not iv.get("pullPolicy"):
+                ref = iv.get("reference")
+                iv["pullPolicy"] = image_pull_policy_default(ref) \
+                    if isinstance(ref, str) and ref else "IfNotPresent"
 
 
 def apply_defaults(resource, obj):
@@ -175,7 +253,7 @@ def validate(resource, obj, old=None, group=""):
                            "63 characters" % v))
     spec = obj.get("spec")
     if resource == "pods":
-        causes += _validate_pod_spec(spec, "spec")
+        causes += _validate_pod_spec(spec, "spec", is_pod=True)
         if old is not None:
             causes += _validate_pod_update(obj, old)
     elif resource == "daemonsets":
@@ -196,10 +274,41 @@ def validate(resource, obj, old=None, group=""):
         raise _invalid(obj, causes, group)
 
 
-def _validate_pod_spec(spec, path):
+PULL_POLICIES_MSG = 'supported values: "Always", "IfNotPresent", "Never"'
+
+
+def _validate_volumes(spec, path, is_pod):
+    """The volume checks clients meet: a volume needs a source (`must specify a volume
+    type`, what a volume whose `image` the apiserver dropped gets), an image volume's
+    reference (required in a Pod only: a template may leave it to a controller, as
+    ResourceIsPod says upstream) and pull policy."""
+    causes = []
+    for i, v in enumerate(spec.get("volumes") or []):
+        if not isinstance(v, dict):
+            continue
+        p = "%s.volumes[%d]" % (path, i)
+        if not v.get("name"):
+            causes.append((p + ".name", "FieldValueRequired", "Required value"))
+        if not any(k != "name" and val is not None for k, val in v.items()):
+            causes.append((p, "FieldValueRequired", "Required value: must specify a volume type"))
+        iv = v.get("image")
+        if isinstance(iv, dict):
+            if is_pod and not iv.get("reference"):
+                causes.append((p + ".image.reference", "FieldValueRequired", "Required value"))
+            pol = iv.get("pullPolicy")
+            if not pol:
+                causes.append((p + ".image.pullPolicy", "FieldValueRequired", "Required value"))
+            elif pol not in ("Always", "IfNotPresent", "Never"):
+                causes.append((p + ".image.pullPolicy", "FieldValueNotSupported",
+                               'Unsupported value: "%s": %s' % (pol, PULL_POLICIES_MSG)))
+    return causes
+
+
+def _validate_pod_spec(spec, path, is_pod=False):
     causes = []
     if not isinstance(spec, dict):
         return [(path, "FieldValueRequired", "Required value")]
+    causes += _validate_volumes(spec, path, is_pod)
     cs = spec.get("containers")
     if not cs:
         causes.append(("%s.containers" % path, "FieldValueRequired", "Required value"))

@@ -15,9 +15,10 @@ from . import start
 class SimCluster:
     """An Api plus a running simulated cluster; use as a context manager."""
 
-    def __init__(self, nodes=("node-1",), scale=100.0, config=None, light=False):
+    def __init__(self, nodes=("node-1",), scale=100.0, config=None, light=False,
+                 feature_gates=None):
         self.clock = Clock(scale)
-        self.api = Api(self.clock)
+        self.api = Api(self.clock, feature_gates=feature_gates)
         self._tmp = None
         path = None
         if config is not None:
