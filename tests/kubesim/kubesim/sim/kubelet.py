@@ -11,6 +11,13 @@ rmi` that reaches the node's runtime socket deletes images: crictl.py); the pod'
 phase, conditions and container statuses follow, written with PUT on pods/<name>/status as
 system:node:<node>, leaving conditions the kubelet does not own untouched.
 
+Image volumes (KEP-4639, `volumes[].image`): before any init container, once per pod and
+in order, every image volume's image is made present through the same path as a
+container's (policy, pull secrets, back-off, Events on the Pod itself); a volume's error
+then shows on each container that mounts it (the last failing one it mounts), and a
+container mounting only good volumes starts. On a node whose runtime cannot mount images
+(registry `imageVolumes: false`) creating such a container fails (CreateContainerError).
+
 Like the real kubelet (kubernetes#125050), the pod worker is blocked while it waits for a
 pull: a pod deleted during a pull stays Terminating until the pull ends; then the kubelet
 finishes the deletion with DELETE ?gracePeriodSeconds=0.
@@ -34,6 +41,7 @@ IMAGE_BACKOFF = (10.0, 300.0)
 CRASH_BACKOFF = (10.0, 300.0)
 BACKOFF_STATUS_DELAY = 2.0   # ErrImagePull shows this long before ImagePullBackOff
 RESYNC_SECONDS = 60.0
+POD_WORKER_BACKOFF = 10.0    # a failed pod sync (CreateContainerError) is retried after this
 KUBELET_VERSION = "v1.32.0"
 
 
@@ -125,7 +133,7 @@ class Kubelet(Worker):
                          "bootID": digest[:8] + "-boot", "kernelVersion": "6.1.0-kubesim",
                          "osImage": "kubesim simulated node", "operatingSystem": "linux",
                          "architecture": "amd64",
-                         "containerRuntimeVersion": "containerd://1.7.24",
+                         "containerRuntimeVersion": self.registry.runtime_version(self.node),
                          "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION},
             "images": self.store.node_status_images(),
         }
@@ -170,6 +178,10 @@ class Kubelet(Worker):
     def collect_images(self):
         """One image GC round: images of any container of a pod still on the node stay."""
         in_use = {c.digest for rt in self._pods.values() for c in rt.ctrs.values() if c.digest}
+        # an image volume is held while a container that mounts it runs (whether an exited
+        # container's mount still protects it is not known: kubesim says no)
+        in_use |= {d for rt in self._pods.values() for c in rt.ctrs.values() if c.running
+                   for d in c.volume_digests}
         removed = self.store.collect_garbage(in_use)
         if removed:
             self.log.info("image GC on %s removed %s", self.node, ", ".join(removed))
@@ -231,6 +243,8 @@ class Kubelet(Worker):
         for ctr in rt.ctrs.values():
             if ctr.running and ctr.exit_at is not None and now >= ctr.exit_at - 1e-6:
                 ctr.exit(self.clock, ctr.exit_code, message=ctr.exit_message)
+        if not self._ensure_image_volumes(key, pod, rt):
+            return      # the pod worker waits for a volume's pull
         init_specs = spec.get("initContainers") or []
         for c in init_specs:
             ck, ctr = rt.ctr(c, True, "PodInitializing")
@@ -291,9 +305,25 @@ class Kubelet(Worker):
         return True
 
     def _run(self, key, pod, rt, ck, ctr, c):
-        """Make sure the image is there, then start the container."""
+        """Make sure the image volumes it mounts and its image are there, then start the
+        container."""
+        mounts = image_volume_mounts(pod, c)
+        failed = [r for r in (rt.volumes.get(n) for n in mounts) if r and r[0] is None]
+        if failed:
+            # toKubeContainerImageVolumes: the last failing volume's error, before the
+            # container's own image is looked at
+            reason, msg = failed[-1][1]
+            ctr.wait(reason, msg)
+            self.events.record(pod, "Warning", "Failed", "Error: " + reason, ctr.field_path)
+            return
         digest = self._ensure_image(key, pod, rt, ck, ctr, c)
         if digest is None:
+            return
+        if mounts and not self.registry.image_volumes(self.node):
+            msg = self._no_image_mounts_message(rt, ctr)
+            ctr.wait("CreateContainerError", msg)
+            self.events.record(pod, "Warning", "Failed", "Error: " + msg, ctr.field_path)
+            self.enqueue_after(key, POD_WORKER_BACKOFF)
             return
         if ctr.terminated:
             ctr.last_state = {"terminated": ctr.state["terminated"]}
@@ -302,10 +332,13 @@ class Kubelet(Worker):
         local = self.store.lookup(ImageRef(c.get("image", "")))
         ctr.image = c.get("image", "")
         ctr.image_id = next((n for n in local[1]["names"] if "@" in n), "") if local else ""
-        ctr.container_id = "containerd://" + hashlib.sha256(
+        ctr.container_id = self._runtime_scheme() + "://" + hashlib.sha256(
             ("%s/%s/%d" % (rt.uid, ctr.name, ctr.restart_count)).encode()).hexdigest()
         self.store.touch(digest)
         ctr.digest = digest
+        ctr.volume_digests = [rt.volumes[n][0] for n in mounts]
+        for d in ctr.volume_digests:
+            self.store.touch(d)
         self.events.record(pod, "Normal", "Created", "Created container " + ctr.name,
                            ctr.field_path)
         ctr.state = {"running": {"startedAt": self.clock.rfc3339()}}
@@ -339,21 +372,67 @@ class Kubelet(Worker):
                            meta(pod)["name"], output.strip())
         return code
 
+    def _runtime_scheme(self):
+        return self.registry.runtime_version(self.node).partition("://")[0] or "containerd"
+
+    def _no_image_mounts_message(self, rt, ctr):
+        """CreateContainer's error on a runtime that ignores CRI Mount.image: the kubelet
+        sends the mount with an empty host_path (KEP-4639), which containerd < 2.1 tries to
+        create and docker refuses. The wording is inferred from those runtimes' code paths,
+        not seen on a cluster."""
+        cid = hashlib.sha256(("%s/%s/%d/create" % (rt.uid, ctr.name, ctr.restart_count))
+                             .encode()).hexdigest()
+        if self._runtime_scheme() == "docker":
+            return ("failed to create a container: Error response from daemon: invalid mount "
+                    "config for type \"bind\": field Source must not be empty")
+        return ('failed to generate container "%s" spec: failed to generate spec: failed to '
+                'mkdir "": mkdir : no such file or directory' % cid)
+
+    def _ensure_image_volumes(self, key, pod, rt):
+        """getImageVolumes: each image volume not yet pulled for this pod, in order, made
+        present as a container image is (Events on the Pod). Results go to rt.volumes
+        (name -> (digest, None) or (None, (reason, message))). False while the pod worker
+        waits for a volume's pull."""
+        for name, iv in image_volumes(pod):
+            if rt.volumes.get(name, (None,))[0] is not None:
+                continue                # pulled once per pod
+            image = iv.get("reference") or ""
+            res = self._ensure(key, pod, rt, ("volume", name), image,
+                               iv.get("pullPolicy"), None)
+            if res is None:
+                return False
+            rt.volumes[name] = res
+        return True
+
     def _ensure_image(self, key, pod, rt, ck, ctr, c):
         """The digest of the container's image when it may start now; else None, with the
         container's waiting state saying why (and a pull queued when one is needed)."""
-        image = c.get("image", "")
-        fp = ctr.field_path
+        res = self._ensure(key, pod, rt, ck, c.get("image", ""), c.get("imagePullPolicy"),
+                           ctr.field_path)
+        if res is None:
+            if ctr.state.get("waiting", {}).get("reason") not in ("ErrImagePull",
+                                                                  "ImagePullBackOff"):
+                ctr.wait("PodInitializing" if ctr.init else "ContainerCreating")
+            return None
+        digest, err = res
+        if err:
+            ctr.wait(*err)
+            self.events.record(pod, "Warning", "Failed", "Error: " + err[0], ctr.field_path)
+            return None
+        return digest
+
+    def _ensure(self, key, pod, rt, ck, image, policy, fp):
+        """EnsureImageExists for a container's image or an image volume's (Events on fp, or
+        on the Pod when None): (digest, None) when present, (None, (reason, message)) when
+        it cannot be, None when a pull was queued (rt.blocking)."""
         try:
             ref = ImageRef(image)
         except InvalidReference:
             msg = ('Failed to apply default image tag "%s": couldn\'t parse image reference '
                    '"%s": invalid reference format' % (image, image))
-            ctr.wait("InvalidImageName", msg)
             self.events.record(pod, "Warning", "InspectFailed", msg, fp)
-            self.events.record(pod, "Warning", "Failed", "Error: InvalidImageName", fp)
-            return None
-        policy = c.get("imagePullPolicy") or ref.default_pull_policy()
+            return None, ("InvalidImageName", msg)
+        policy = policy or ref.default_pull_policy()
         now = self.clock.now()
         done = rt.pulled.pop(ck, None)
         if done is not None and done.ref.name == ref.name:
@@ -361,43 +440,35 @@ class Kubelet(Worker):
                 _, delay = rt.image_backoff.get(image, (0, None))
                 delay = IMAGE_BACKOFF[0] if delay is None else min(delay * 2, IMAGE_BACKOFF[1])
                 rt.image_backoff[image] = (now + delay, delay)
-                ctr.wait("ErrImagePull", done.error)
                 self.events.record(pod, "Warning", "Failed", 'Failed to pull image "%s": %s'
                                    % (image, done.error), fp)
-                self.events.record(pod, "Warning", "Failed", "Error: ErrImagePull", fp)
                 self.enqueue_after(key, BACKOFF_STATUS_DELAY)
-                return None
+                return None, ("ErrImagePull", done.error)
             took = done.finished_at - done.started_at
             waited = done.finished_at - done.queued_at
             self.events.record(pod, "Normal", "Pulled", 'Successfully pulled image "%s" in %s '
                                '(%s including waiting). Image size: %d bytes.'
                                % (image, go_duration(took), go_duration(waited),
                                   done.image.size), fp)
-            return done.image.digest
+            return done.image.digest, None
         local = self.store.lookup(ref)
         if policy == "Never" or (policy == "IfNotPresent" and local):
             if local:
                 self.events.record(pod, "Normal", "Pulled", 'Container image "%s" already '
                                    'present on machine' % image, fp)
-                return local[0]
+                return local[0], None
             msg = 'Container image "%s" is not present with pull policy of Never' % image
-            ctr.wait("ErrImageNeverPull", msg)
             self.events.record(pod, "Warning", "ErrImageNeverPull", msg, fp)
-            self.events.record(pod, "Warning", "Failed", "Error: ErrImageNeverPull", fp)
-            return None
+            return None, ("ErrImageNeverPull", msg)
         until, _ = rt.image_backoff.get(image, (0, None))
         if now < until:
             msg = 'Back-off pulling image "%s"' % image
-            ctr.wait("ImagePullBackOff", msg)
             self.events.record(pod, "Normal", "BackOff", msg, fp)
-            self.events.record(pod, "Warning", "Failed", "Error: ImagePullBackOff", fp)
             self.enqueue_after(key, until - now)
-            return None
+            return None, ("ImagePullBackOff", msg)
         self.events.record(pod, "Normal", "Pulling", 'Pulling image "%s"' % image, fp)
         pull = self.store.pull(ref, self._pull_credentials(pod), lambda p: self.enqueue(key))
         rt.blocking = (ck, pull)
-        if ctr.state.get("waiting", {}).get("reason") not in ("ErrImagePull", "ImagePullBackOff"):
-            ctr.wait("PodInitializing" if ctr.init else "ContainerCreating")
         return None
 
     def _pull_credentials(self, pod):
@@ -430,3 +501,16 @@ class Kubelet(Worker):
             self._pods.pop(key, None)
         elif code != 200:
             raise RuntimeError("writing status of %s/%s: %s %s" % (key + (code, obj)))
+
+
+def image_volumes(pod):
+    """[(volume name, its `image` source)] of a pod's image volumes, in spec order."""
+    return [(v.get("name"), v["image"]) for v in (pod.get("spec") or {}).get("volumes") or []
+            if isinstance(v, dict) and isinstance(v.get("image"), dict)]
+
+
+def image_volume_mounts(pod, c):
+    """Names of the image volumes container c mounts, in its volumeMounts order."""
+    names = {n for n, _ in image_volumes(pod)}
+    return [m.get("name") for m in c.get("volumeMounts") or []
+            if isinstance(m, dict) and m.get("name") in names]

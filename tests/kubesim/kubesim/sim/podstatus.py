@@ -22,6 +22,7 @@ class Ctr:
         self.ready = False
         self.image_id = ""
         self.digest = None          # the local image it runs (keeps image GC away)
+        self.volume_digests = []    # images of the image volumes it mounts
         self.container_id = ""
         self.exit_at = None
         self.exit_code = 0
@@ -82,7 +83,8 @@ class PodRuntime:
         self.start_time = start_time
         self.ctrs = {}
         self.blocking = None        # (ctr key, Pull) the pod worker is waiting for
-        self.pulled = {}            # ctr key -> finished Pull not yet looked at
+        self.pulled = {}            # ctr key (or ("volume", name)) -> finished Pull not yet looked at
+        self.volumes = {}           # image volume -> (digest, None) or (None, (reason, message))
         self.image_backoff = {}     # image -> [until, delay]
         self.crash_backoff = {}     # ctr key -> delay of the next back-off
 

@@ -19,6 +19,19 @@ DEFAULT_IMAGE_FS = 100_000_000_000  # bytes of image filesystem per node
 PRIVATE_REGISTRY = "registry.example.com"
 DEFAULT_CRI_SOCKET = "/run/containerd/containerd.sock"  # containerd's; CRI-O's is /var/run/crio/crio.sock
 
+DEFAULT_RUNTIME = "containerd://2.1.4"   # mounts image volumes (containerd >= 2.1.0)
+OLD_CONTAINERD = "containerd://1.7.24"    # does not
+
+
+def runtime_mounts_images(version):
+    """Whether a containerRuntimeVersion ("containerd://2.1.4", "cri-o://1.31.0",
+    "docker://27.3.1") mounts image volumes: containerd >= 2.1, CRI-O >= 1.31."""
+    name, _, ver = str(version).partition("://")
+    nums = [int(x) for x in re.findall(r"\d+", ver)[:2]] + [0, 0]
+    least = {"containerd": (2, 1), "cri-o": (1, 31)}.get(name)
+    return least is not None and tuple(nums[:2]) >= least
+
+
 DEFAULT_CONFIG = {
     "defaultBandwidth": DEFAULT_BANDWIDTH,
     "images": [
@@ -193,6 +206,29 @@ class Registry:
         crictl must reach through a hostPath mount)."""
         return str(self.node_config(node).get("criSocket",
                                               self.config.get("criSocket", DEFAULT_CRI_SOCKET)))
+
+    def _setting(self, node, key):
+        """A node's own value of key, else the top-level one, else None."""
+        value = self.node_config(node).get(key)
+        return self.config.get(key) if value is None else value
+
+    def runtime_version(self, node):
+        """Node.status.nodeInfo.containerRuntimeVersion: `containerRuntimeVersion`, else
+        what `imageVolumes` implies (containerd 2.1, which mounts image volumes, or 1.7)."""
+        version = self._setting(node, "containerRuntimeVersion")
+        if version:
+            return str(version)
+        return DEFAULT_RUNTIME if self._setting(node, "imageVolumes") is not False \
+            else OLD_CONTAINERD
+
+    def image_volumes(self, node):
+        """Whether the node's runtime mounts image volumes (CRI Mount.image, KEP-4639):
+        `imageVolumes` when set, else by containerRuntimeVersion: containerd >= 2.1 and
+        CRI-O >= 1.31 do, older ones and docker (cri-dockerd) do not."""
+        value = self._setting(node, "imageVolumes")
+        if value is not None:
+            return bool(value)
+        return runtime_mounts_images(self.runtime_version(node))
 
     def image_gc_policy(self, node):
         """(image filesystem bytes, high %, low %, minimum age s) for the node's image GC."""
