@@ -7,6 +7,7 @@ cannot mount images."""
 
 import unittest
 
+from kubesim import defaults
 from kubesim.api import SYSTEM_ADMIN, Api
 from kubesim.clock import Clock
 from kubesim.sim.registry import dockerconfigjson_secret
@@ -93,6 +94,18 @@ class ApiTest(unittest.TestCase):
 
     def post(self, api, path, body):
         return api.call(SYSTEM_ADMIN, "POST", path, body)
+
+    def test_feature_gates_flag(self):
+        self.assertEqual(defaults.parse_feature_gates(""), {"ImageVolume": False})
+        self.assertEqual(defaults.parse_feature_gates("ImageVolume=true"),
+                         {"ImageVolume": True})
+        self.assertEqual(defaults.parse_feature_gates(" ImageVolume=True ,"),
+                         {"ImageVolume": True})
+        with self.assertRaisesRegex(ValueError, "unrecognized feature gate: Nope"):
+            defaults.parse_feature_gates("Nope=true")
+        with self.assertRaisesRegex(ValueError, 'strconv.ParseBool: parsing "yes"'):
+            defaults.parse_feature_gates("ImageVolume=yes")
+        self.assertEqual(Api(Clock(1.0)).feature_gates, {"ImageVolume": False})
 
     def test_gate_off_drops_the_field_and_refuses(self):
         api = self.api(False)
