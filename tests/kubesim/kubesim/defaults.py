@@ -126,8 +126,8 @@ def default_pod_spec(spec):
         if isinstance(c, dict):
             default_container(c)
     for v in spec.get("volumes") or []:
-        if isinstance(v, dict) and len(v) == 1:
-            v["emptyDir"] = {}
+        if isinstance(v, dict) and not any(k != "name" and x is not None for k, x in v.items()):
+            v["emptyDir"] = {}      # SetDefaults_Volume: no source at all is an emptyDir
         if isinstance(v, dict) and isinstance(v.get("image"), dict):
             # SetDefaults_ImageVolumeSource: as a container's imagePullPolicy (an empty or
             # unparsable reference has no tag "latest": IfNotPresent)

@@ -146,10 +146,12 @@ class ApiTest(unittest.TestCase):
                 image_volume("c", MODEL),
                 image_volume("d", "example.com/model@sha256:" + "a" * 64),
                 image_volume("e", MODEL, "Never"),
-                image_volume("f", "example.com/model", "IfNotPresent")]
+                image_volume("f", "example.com/model", "IfNotPresent"),
+                {"name": "g", "emptyDir": None}]
         code, out = self.post(api, PODS, pod("p", vols, [helper("c", "a", "b")]))
         self.assertEqual(code, 201, out)
-        got = {v["name"]: v["image"] for v in out["spec"]["volumes"]}
+        self.assertEqual(out["spec"]["volumes"][-1], {"name": "g", "emptyDir": {}})
+        got = {v["name"]: v["image"] for v in out["spec"]["volumes"] if "image" in v}
         self.assertEqual({n: v["pullPolicy"] for n, v in got.items()},
                          {"a": "Always", "b": "Always", "c": "IfNotPresent",
                           "d": "IfNotPresent", "e": "Never", "f": "IfNotPresent"})
