@@ -26,6 +26,8 @@ typedef struct controller_config {
     /* --imagepulljobs: read and serve ImagePullJobs; off, their informer
      * never starts (and counts as synced, with nothing in it) */
     int imagepulljobs;
+    /* --imagecaches: the same for kube-fledged's ImageCaches */
+    int imagecaches;
     /* Writes the executor keeps queued or in flight at most (the bound on
      * a pass's writes, reconcile_input.max_writes); 0: no bound.  main
      * sets controller_write_cap(). */

@@ -40,6 +40,21 @@ static const flagtab_row rows[] = {
     {"imagepulljobs", FLAGTAB_BOOL, NULL, "false",
      "serve OpenKruise's ImagePullJobs (needs their\nCRD and manifests/components/imagepulljob's\nRBAC; off: they are not read)",
      AT(ctl.imagepulljobs)},
+    {"imagecaches", FLAGTAB_BOOL, NULL, "false",
+     "serve kube-fledged's ImageCaches (needs their\nCRD and manifests/components/imagecache's\nRBAC; off: they are not read)",
+     AT(ctl.imagecaches)},
+    {"image-cache-refresh-frequency", FLAGTAB_DURATION, "D", "15m",
+     "ImageCaches refreshed this often (0s: never)", AT(ctl.reconcile.ic_refresh_s),
+     .min = 0, .max = SECONDS(30 * 86400), .unit = SECONDS(1)},
+    {"image-pull-deadline-duration", FLAGTAB_DURATION, "D", "5m",
+     "an ImageCache's pull of one image on one\nnode, from that pull's start",
+     AT(ctl.reconcile.ic_pull_deadline_s), .min = SECONDS(1), .max = SECONDS(86400),
+     .unit = SECONDS(1)},
+    {"image-cache-purge-image", FLAGTAB_STRING, "IMAGE", "",
+     "image with crictl for the ImageCache purge Jobs,\nthe only privileged pods this project makes\n(a hostPath to the CRI socket, root); empty:\npurge disabled",
+     AT(ctl.reconcile.ic_purge_image)},
+    {"cri-socket-path", FLAGTAB_STRING, "PATH", "/run/containerd/containerd.sock",
+     "the container runtime's socket on the nodes\n(purge Jobs)", AT(ctl.reconcile.cri_socket_path)},
     {"leader-elect", FLAGTAB_BOOL, NULL, "true", NULL, AT(ctl.leader_elect)},
     {"leader-elect-resource-namespace", FLAGTAB_STRING, "NS", NULL,
      "the Lease's namespace (default: the pod's\nown, from the service account mount, else\n"
@@ -84,11 +99,12 @@ const flagtab flags_flagtab = {
     .n_rows = sizeof(rows) / sizeof(rows[0]),
 };
 
-/* Every pre-pull Job runs the helper image, so one the kubelet cannot
- * parse would fail each pull with InvalidImageName: read it as the Job
- * renderer will (controller/prepull_job.c), once, at start.  0, or -1 with
- * the line to print in err. */
-static int check_helper_image(const char *ref, char *err, size_t errlen)
+/* Every pre-pull Job runs the helper image (and every purge Job the purge
+ * image), so one the kubelet cannot parse would fail each pull with
+ * InvalidImageName: read it as the Job renderer will
+ * (controller/prepull_job.c), once, at start.  0, or -1 with the line to
+ * print in err. */
+static int check_helper_image(const char *flag, const char *ref, char *err, size_t errlen)
 {
     arena a;
     arena_init(&a);
@@ -97,11 +113,28 @@ static int check_helper_image(const char *ref, char *err, size_t errlen)
     int rc = imageref_parse(&r, ref, strlen(ref), &a, why, sizeof(why));
     if (rc != 0) /* why names the reference */
         errmsg_set(err, errlen,
-                   "ota-controller: --helper-image wants an image reference the kubelet can "
-                   "pull: %s",
+                   "ota-controller: %s wants an image reference the kubelet can pull: %s", flag,
                    why);
     arena_free(&a);
     return rc;
+}
+
+/* The purge Jobs mount the socket as a hostPath and hand it to crictl as
+ * unix://PATH: an absolute path of printable bytes without spaces, quotes
+ * or backslashes (so it reads the same in YAML, JSON and a URL), at most
+ * 255 bytes.  0, or -1 with the line in err. */
+static int check_socket_path(const char *p, char *err, size_t errlen)
+{
+    size_t n = strlen(p);
+    int ok = n >= 2 && n <= 255 && p[0] == '/';
+    for (size_t i = 0; ok && i < n; i++)
+        ok = p[i] > ' ' && p[i] < 0x7f && p[i] != '"' && p[i] != '\\' && p[i] != '\'';
+    if (!ok)
+        errmsg_set(err, errlen,
+                   "ota-controller: --cri-socket-path wants an absolute path (printable, no "
+                   "spaces or quotes, at most 255 bytes), got \"%.300s\"",
+                   p);
+    return ok ? 0 : -1;
 }
 
 flagtab_result flags_parse(int argc, char *const *argv, flags *f, char *err, size_t errlen)
@@ -116,7 +149,13 @@ flagtab_result flags_parse(int argc, char *const *argv, flags *f, char *err, siz
                    "ota-controller: want retry period < renew deadline < lease duration");
         return FLAGTAB_BAD_VALUE;
     }
-    if (check_helper_image(f->ctl.reconcile.helper_image, err, errlen) != 0)
+    if (check_helper_image("--helper-image", f->ctl.reconcile.helper_image, err, errlen) != 0)
+        return FLAGTAB_BAD_VALUE;
+    const char *purge = f->ctl.reconcile.ic_purge_image;
+    if (purge != NULL && purge[0] != '\0' &&
+        check_helper_image("--image-cache-purge-image", purge, err, errlen) != 0)
+        return FLAGTAB_BAD_VALUE;
+    if (check_socket_path(f->ctl.reconcile.cri_socket_path, err, errlen) != 0)
         return FLAGTAB_BAD_VALUE;
     return r;
 }

@@ -82,6 +82,14 @@ typedef struct reconcile_config {
     long pull_timeout_s;       /* activeDeadlineSeconds unless the DaemonSet says */
     const char *helper_image;  /* static busybox for /ota-bin/true */
     int backoff_limit;         /* Job backoffLimit, 0..2 */
+    /* ImageCaches (--imagecaches): the periodic refresh (0: none), the
+     * deadline of one (image, node) pull from its start, and purge: the
+     * image of a CRI client with crictl ("" or NULL: purge disabled) and
+     * the runtime's socket on the node it is given as a hostPath. */
+    uint64_t ic_refresh_s;
+    long ic_pull_deadline_s;
+    const char *ic_purge_image;
+    const char *cri_socket_path;
 } reconcile_config;
 
 /* What the reconciler reads.  nodes holds kobj_node by node name, for the

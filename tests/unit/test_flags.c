@@ -62,6 +62,30 @@ static void test_parse_refuses(void **state)
         {"empty Lease namespace, older spelling", 3,
          {"ota-controller", "--leader-elect-namespace", ""}, FLAGTAB_BAD_VALUE,
          "ota-controller: --leader-elect-resource-namespace wants a non-empty NS, got \"\""},
+        {"purge disabled by default", 2, {"ota-controller", "--imagecaches"}, FLAGTAB_RUN, NULL},
+        {"purge image", 3, {"ota-controller", "--image-cache-purge-image", "ghcr.io/x/crictl:1.30"},
+         FLAGTAB_RUN, NULL},
+        {"purge image the kubelet cannot pull", 2,
+         {"ota-controller", "--image-cache-purge-image=Crictl"}, FLAGTAB_BAD_VALUE,
+         "ota-controller: --image-cache-purge-image wants an image reference the kubelet can "
+         "pull: invalid image reference \"Crictl\": repository name must be lowercase"},
+        {"refresh off", 2, {"ota-controller", "--image-cache-refresh-frequency=0s"}, FLAGTAB_RUN,
+         NULL},
+        {"pull deadline of zero", 2, {"ota-controller", "--image-pull-deadline-duration=0s"},
+         FLAGTAB_BAD_VALUE, NULL},
+        {"CRI-O socket", 3, {"ota-controller", "--cri-socket-path", "/var/run/crio/crio.sock"},
+         FLAGTAB_RUN, NULL},
+        {"relative socket path", 2, {"ota-controller", "--cri-socket-path=run/x.sock"},
+         FLAGTAB_BAD_VALUE,
+         "ota-controller: --cri-socket-path wants an absolute path (printable, no spaces or "
+         "quotes, at most 255 bytes), got \"run/x.sock\""},
+        {"socket path with a quote", 2, {"ota-controller", "--cri-socket-path=/run/a\"b.sock"},
+         FLAGTAB_BAD_VALUE,
+         "ota-controller: --cri-socket-path wants an absolute path (printable, no spaces or "
+         "quotes, at most 255 bytes), got \"/run/a\"b.sock\""},
+        {"empty socket path", 2, {"ota-controller", "--cri-socket-path="}, FLAGTAB_BAD_VALUE,
+         "ota-controller: --cri-socket-path wants an absolute path (printable, no spaces or "
+         "quotes, at most 255 bytes), got \"\""},
         {"a bad period is told first", 3,
          {"ota-controller", "--leader-elect-renew-deadline", "15s"}, FLAGTAB_BAD_VALUE,
          "ota-controller: want retry period < renew deadline < lease duration"},
@@ -76,6 +100,32 @@ static void test_parse_refuses(void **state)
         if (rows[i].err != NULL)
             ROW_CHECK(rows[i].name, strcmp(err, rows[i].err) == 0, "err \"%s\"", err);
     }
+}
+
+/* The ImageCache flags' defaults and values (upstream's spellings and
+ * defaults: 15m, 5m, containerd's socket; purge off unless an image is
+ * named). */
+static void test_imagecache_values(void **state)
+{
+    (void)state;
+    flags f;
+    char err[512] = "";
+    const char *none[] = {"ota-controller"};
+    assert_int_equal(flags_parse(1, (char *const *)none, &f, err, sizeof(err)), FLAGTAB_RUN);
+    assert_int_equal(f.ctl.imagecaches, 0);
+    assert_int_equal(f.ctl.reconcile.ic_refresh_s, 900);
+    assert_int_equal(f.ctl.reconcile.ic_pull_deadline_s, 300);
+    assert_string_equal(f.ctl.reconcile.ic_purge_image, "");
+    assert_string_equal(f.ctl.reconcile.cri_socket_path, "/run/containerd/containerd.sock");
+    const char *set[] = {"ota-controller", "--imagecaches", "--image-cache-refresh-frequency=0s",
+                         "--image-pull-deadline-duration=1m30s",
+                         "--image-cache-purge-image=crictl:1", "--cri-socket-path=/c.sock"};
+    assert_int_equal(flags_parse(6, (char *const *)set, &f, err, sizeof(err)), FLAGTAB_RUN);
+    assert_int_equal(f.ctl.imagecaches, 1);
+    assert_int_equal(f.ctl.reconcile.ic_refresh_s, 0);
+    assert_int_equal(f.ctl.reconcile.ic_pull_deadline_s, 90);
+    assert_string_equal(f.ctl.reconcile.ic_purge_image, "crictl:1");
+    assert_string_equal(f.ctl.reconcile.cri_socket_path, "/c.sock");
 }
 
 static void test_lease_namespace(void **state)
@@ -126,6 +176,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_refuses),
+        cmocka_unit_test(test_imagecache_values),
         cmocka_unit_test(test_lease_namespace),
         cmocka_unit_test(test_identity),
     };
