@@ -20,6 +20,14 @@
  * A pod needs one regular container; "ota-done" runs /ota-bin/true from the
  * helper image, which the first init container has already pulled.
  *
+ * An ImageCache reports every (image, node) on its own (its "failures"
+ * name each image that failed, with the kubelet's words), so its Jobs ask
+ * for targets_as_containers: the targets are then the regular containers,
+ * each pulled and started independently; no image waits for another's
+ * back-off, and the pod ends Succeeded once each has run /ota-bin/true.
+ * Their requests add up (1m and 8Mi each, 64 images at most: 512Mi asked
+ * of a node for seconds), the price of one outcome per image.
+ *
  * The ownerReference to the pod says controller: false.  The pod does not
  * manage the Job (this controller does); claiming controller: true would
  * make `kubectl describe` and tools that follow controller references treat
@@ -105,6 +113,12 @@ void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const ch
      * collide about once in a hundred such jobs (a collision is a 409
      * read as made before, and the node would never be pulled) */
     job_name(out, IPJ_JOB_NAME_PREFIX, ipj_name, pull_job_hash64(ipj_uid, node, spec_hash), 16);
+}
+
+void ic_job_name(char *out, const char *cache_name, const char *cache_uid, const char *node,
+                 const char *action)
+{
+    job_name(out, IC_JOB_NAME_PREFIX, cache_name, pull_job_hash64(cache_uid, node, action), 16);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -199,8 +213,11 @@ static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *er
         const char *normal = imageref_format(&r, a);
         if (normal == NULL)
             return errmsg_set(err, errlen, "out of memory");
+        /* as containers, "pull-<i>" is the i-th distinct string: the
+         * caller finds each image's outcome by it */
         size_t j = 0;
-        while (j < n && strcmp(t[j].normal, normal) != 0)
+        while (j < n && strcmp(s->targets_as_containers ? t[j].image : t[j].normal,
+                               s->targets_as_containers ? image : normal) != 0)
             j++;
         if (j < n)
             continue; /* same image under another spelling: pulled once */
@@ -294,6 +311,11 @@ static void pod_spec(json_writer *w, const pull_job_spec *s, const target *helpe
     json_array_open(w, "initContainers");
     container(w, PREPULL_JOB_HELPER_CONTAINER, helper->image, helper->policy, copy,
               sizeof(copy) / sizeof(copy[0]), 0);
+    if (s->targets_as_containers) {
+        /* the targets are the pod's regular containers (prepull_job.h) */
+        json_array_close(w);
+        json_array_open(w, "containers");
+    }
     for (size_t i = 0; i < n; i++) {
         const char *name = arena_printf(a, PREPULL_JOB_TARGET_PREFIX "%zu", i);
         if (name == NULL) {
@@ -302,11 +324,14 @@ static void pod_spec(json_writer *w, const pull_job_spec *s, const target *helpe
         }
         container(w, name, t[i].image, t[i].policy, run_true, 1, 1);
     }
-    json_array_close(w);
-    /* ota-helper has just pulled the helper image on this node: asking the
-     * registry again (Always, for a :latest helper) could only fail. */
-    json_array_open(w, "containers");
-    container(w, PREPULL_JOB_DONE_CONTAINER, helper->image, "IfNotPresent", run_true, 1, 1);
+    if (!s->targets_as_containers) {
+        json_array_close(w);
+        /* ota-helper has just pulled the helper image on this node: asking
+         * the registry again (Always, for a :latest helper) could only
+         * fail. */
+        json_array_open(w, "containers");
+        container(w, PREPULL_JOB_DONE_CONTAINER, helper->image, "IfNotPresent", run_true, 1, 1);
+    }
     json_array_close(w);
     json_map_close(w);
 }

@@ -103,6 +103,15 @@ typedef struct pull_job_spec {
     const char *helper_image;
     int backoff_limit;            /* 0..2 */
     long active_deadline_seconds; /* > 0 */
+    /* 0: the shape above (targets are init containers, one after another,
+     * the first failure stops the rest, deduplicated by normalised
+     * reference).  1: targets are the regular containers "pull-<i>", one
+     * per distinct image string in the order given (init_images, then
+     * images; two spellings of one image are two containers), and there is
+     * no "ota-done": each image gets its own outcome (a container whose
+     * image fails does not stop the others), and the pod ends Succeeded
+     * when every target ran /ota-bin/true.  An ImageCache's Job. */
+    int targets_as_containers;
 } pull_job_spec;
 
 /*
@@ -149,6 +158,15 @@ void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
 #define IPJ_JOB_NAME_PREFIX "ota-ipj-"
 void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const char *node,
                   const char *spec_hash);
+
+/* An ImageCache's Job on a node: "ota-ic-<cache name cut to fit>-<16 hex
+ * of pull_job_hash64(cache uid, node, action)>", by prepull_job_name's
+ * rules.  action names what the Job does for this (cache, node) (the pull
+ * of one action, a purge), so a restarted controller computes the same
+ * name and gets 409. */
+#define IC_JOB_NAME_PREFIX "ota-ic-"
+void ic_job_name(char *out, const char *cache_name, const char *cache_uid, const char *node,
+                 const char *action);
 
 /*
  * The OTA request's Job (prepull_job_spec): pull_job_render of the shape

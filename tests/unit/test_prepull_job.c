@@ -680,6 +680,106 @@ static void test_ipj_job_body(void **state)
     arena_free(&a);
 }
 
+/* An ImageCache's Job: the targets are the regular containers, one per
+ * distinct string in order (two spellings of one image are two, so each
+ * image as written has its own "pull-<i>"), the helper the only init
+ * container, no ota-done; golden file cache.json.  The OTA and
+ * ImagePullJob shapes are unchanged by the option (goldens above). */
+static void test_targets_as_containers(void **state)
+{
+    (void)state;
+    const char *images[] = {"nginx", "docker.io/library/nginx:latest", "nginx",
+                            "registry.example.com/edge/agent:v2"};
+    const char *secrets[] = {"regcred"};
+    const char *labels[] = {"ota-prepull.openyurt.io/imagecache", "cache-uid"};
+    pull_job_spec s = {
+        .namespace = "kube-fledged",
+        .name = "ota-ic-imagecache1-0123456789abcdef",
+        .node_name = "edge-1",
+        .owner = {"kubefledged.io/v1alpha2", "ImageCache", "imagecache1", "cache-uid", 1},
+        .labels = labels,
+        .n_labels = 1,
+        .images = images,
+        .n_images = 4,
+        .pull_secrets = secrets,
+        .n_pull_secrets = 1,
+        .pull_policy = "IfNotPresent",
+        .helper_image = "busybox:1.36-musl",
+        .backoff_limit = 0,
+        .active_deadline_seconds = 300,
+        .targets_as_containers = 1,
+    };
+    arena a;
+    arena_init(&a);
+    char err[256] = "", path[] = GOLDEN_DIR "cache.json";
+    const char *json = NULL;
+    size_t len = 0;
+    FX_CHECK("cache.json", pull_job_render(&s, &a, &json, &len, err, sizeof(err)) == 0, "%s",
+             err);
+    if (getenv("OTA_UPDATE_GOLDEN") != NULL) {
+        FILE *f = fopen(path, "wb");
+        FX_CHECK("cache.json", f != NULL && fwrite(json, 1, len, f) == len && fclose(f) == 0,
+                 "cannot write %s", path);
+    }
+    size_t want_len = 0;
+    const char *want = read_file(&a, path, &want_len);
+    FX_CHECK("cache.json", want != NULL, "cannot read %s (run from the repository root)", path);
+    if (want_len != len || memcmp(want, json, len) != 0) {
+        print_error("%s differs from the rendered Job:\n%s\n", path, json);
+        fail_msg("golden file %s (OTA_UPDATE_GOLDEN=1 regenerates it)", path);
+    }
+
+    yajl_val job = parse(json);
+    const char *p_init[] = {"spec", "template", "spec", "initContainers", NULL};
+    const char *p_cont[] = {"spec", "template", "spec", "containers", NULL};
+    assert_int_equal(count(job, p_init), 1);
+    const want_container helper = {"ota-helper", "busybox:1.36-musl", "IfNotPresent",
+                                   {"/bin/busybox", "cp", "/bin/busybox", "/ota-bin/true"}, 0};
+    check_container(elem(job, p_init, 0), &helper);
+    assert_int_equal(count(job, p_cont), 3);
+    const want_container want_c[] = {
+        {"pull-0", "nginx", "IfNotPresent", {"/ota-bin/true"}, 1},
+        {"pull-1", "docker.io/library/nginx:latest", "IfNotPresent", {"/ota-bin/true"}, 1},
+        {"pull-2", "registry.example.com/edge/agent:v2", "IfNotPresent", {"/ota-bin/true"}, 1},
+    };
+    for (size_t i = 0; i < 3; i++)
+        check_container(elem(job, p_cont, i), &want_c[i]);
+    const char *p_restart[] = {"spec", "template", "spec", "restartPolicy", NULL};
+    assert_string_equal(str_at(job, p_restart), "Never");
+    yajl_tree_free(job);
+
+    /* the same spec as init containers: one nginx, then ota-done */
+    s.targets_as_containers = 0;
+    assert_int_equal(pull_job_render(&s, &a, &json, &len, err, sizeof(err)), 0);
+    job = parse(json);
+    assert_int_equal(count(job, p_init), 3);
+    assert_int_equal(count(job, p_cont), 1);
+    const char *p_name[] = {"name", NULL};
+    assert_string_equal(str_at(elem(job, p_cont, 0), p_name), "ota-done");
+    yajl_tree_free(job);
+    arena_free(&a);
+}
+
+static void test_ic_job_name(void **state)
+{
+    (void)state;
+    char a[PREPULL_JOB_NAME_MAX + 1], b[PREPULL_JOB_NAME_MAX + 1], c[PREPULL_JOB_NAME_MAX + 1];
+    ic_job_name(a, "imagecache1", "u1", "node-1", "pull:abcd");
+    assert_true(strncmp(a, "ota-ic-imagecache1-", 19) == 0);
+    assert_int_equal(strlen(a), 19 + 16);
+    ic_job_name(b, "imagecache1", "u1", "node-1", "pull:abcd");
+    assert_string_equal(a, b); /* a restarted controller computes the same */
+    ic_job_name(c, "imagecache1", "u1", "node-1", "purge:abcd");
+    assert_string_not_equal(a, c);
+    ic_job_name(c, "imagecache1", "u1", "node-2", "pull:abcd");
+    assert_string_not_equal(a, c);
+    char longname[254];
+    memset(longname, 'y', 253);
+    longname[253] = '\0';
+    ic_job_name(a, longname, "u1", "node-1", "pull:abcd");
+    assert_int_equal(strlen(a), PREPULL_JOB_NAME_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -689,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_helper_policy),        cmocka_unit_test(test_image_limits),
         cmocka_unit_test(test_request_without_time), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_ipj_job_name),         cmocka_unit_test(test_ipj_job_body),
+        cmocka_unit_test(test_targets_as_containers), cmocka_unit_test(test_ic_job_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
