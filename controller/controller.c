@@ -105,6 +105,19 @@ static void keep_pull_error(const void *old_obj, void *fresh_obj)
     /* out of memory: the back-off is all we say */
     if (now.kept)
         (void)kobj_job_pod_set_waiting(fresh, now.reason, now.message);
+    /* the same rule for each target of an ImageCache's pod on its own */
+    for (size_t i = 0; i < n->n_targets && i < o->n_targets; i++) {
+        const kobj_target *ot = &o->targets[i];
+        kobj_target *nt = &n->targets[i];
+        pullerr_seen tb = {ot->reason, ot->message, ot->backing_off, ot->failed_attempts, 0,
+                           ot->pull_errors};
+        pullerr_seen tn = pullerr_next(&tb, nt->state == KOBJ_TARGET_WAITING ? nt->reason : NULL,
+                                       nt->state == KOBJ_TARGET_WAITING ? nt->message : NULL);
+        nt->failed_attempts = (unsigned short)(tn.attempts < 65535 ? tn.attempts : 65535);
+        nt->pull_errors = (unsigned short)(tn.errors < 65535 ? tn.errors : 65535);
+        if (tn.kept && nt->state == KOBJ_TARGET_WAITING)
+            (void)kobj_job_pod_set_target_words(fresh, i, tn.reason, tn.message);
+    }
 }
 
 static void on_leader_change(void *data, int is_leader)
@@ -870,12 +883,23 @@ static void remember_job_waiting(controller *c)
         snprintf(key, sizeof(key), "%s/%s", o->meta.namespace, o->u.job_pod.job_name);
         /* keep_pull_error's rule across the pods of one Job */
         const kobj *before = store_get(&c->job_waiting, key);
-        if (before != NULL &&
+        if (before != NULL && o->u.job_pod.n_targets == 0 &&
             pullerr_says_less(o->u.job_pod.waiting_reason, before->u.job_pod.waiting_reason))
             continue;
         kobj *copy = kobj_copy_job_pod(o);
-        if (copy != NULL)
-            store_put(&c->job_waiting, key, copy);
+        if (copy == NULL)
+            continue;
+        /* per target: a target whose words say less keeps the words before */
+        for (size_t t = 0; before != NULL && t < copy->u.job_pod.n_targets &&
+                           t < before->u.job_pod.n_targets;
+             t++) {
+            const kobj_target *bt = &before->u.job_pod.targets[t];
+            const kobj_target *ct = &copy->u.job_pod.targets[t];
+            if (ct->state == KOBJ_TARGET_WAITING && bt->state == KOBJ_TARGET_WAITING &&
+                pullerr_says_less(ct->reason, bt->reason))
+                (void)kobj_job_pod_set_target_words(copy, t, bt->reason, bt->message);
+        }
+        store_put(&c->job_waiting, key, copy);
     }
     if (c->job_waiting.len == 0)
         return;

@@ -215,6 +215,10 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.job_pod.node_name, 1, ctx); /* many pull pods per node */
         fn(&o->u.job_pod.waiting_reason, 1, ctx);
         fn(&o->u.job_pod.waiting_message, 1, ctx);
+        for (size_t i = 0; i < o->u.job_pod.n_targets; i++) {
+            fn(&o->u.job_pod.targets[i].reason, 1, ctx);
+            fn(&o->u.job_pod.targets[i].message, 1, ctx);
+        }
         break;
     case KOBJ_NODE:
         each_list(o->u.node.images, o->u.node.n_images, 1, fn, ctx); /* same images on many nodes */
@@ -222,6 +226,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
     case KOBJ_NODE_STATE: /* a fleet's nodes share most labels */
         each_list(o->u.node.label_keys, o->u.node.n_labels, 1, fn, ctx);
         each_list(o->u.node.label_values, o->u.node.n_labels, 1, fn, ctx);
+        each_list(o->u.node.images, o->u.node.n_images, 1, fn, ctx);
         break;
     case KOBJ_IMAGEPULLJOB:
         fn(&o->u.ipj.spec, 0, ctx);
@@ -263,7 +268,9 @@ static size_t lists_of(kobj *o, char ****lists, size_t *counts)
         counts[0] = o->u.node.n_labels;
         lists[1] = &o->u.node.label_values;
         counts[1] = o->u.node.n_labels;
-        return 2;
+        lists[2] = &o->u.node.images;
+        counts[2] = o->u.node.n_images;
+        return 3;
     case KOBJ_IMAGEPULLJOB:
         lists[0] = &o->u.ipj.finalizers;
         counts[0] = o->u.ipj.n_finalizers;
@@ -323,6 +330,10 @@ kobj *kobj_pack(const kobj *draft)
     size_t counts[3], n_lists = lists_of(&probe, lists, counts), list_bytes = 0;
     for (size_t i = 0; i < n_lists; i++)
         list_bytes += counts[i] * sizeof(char *);
+    /* a Job pod's targets follow the lists (pointer-aligned: the struct
+     * and the lists are multiples of a pointer's size) */
+    size_t n_targets = draft->kind == KOBJ_JOB_POD ? draft->u.job_pod.n_targets : 0;
+    list_bytes += n_targets * sizeof(kobj_target);
     pack_ctx p = {0};
     each_field(&probe, size_field, &p);
     size_t total = sizeof(kobj) + list_bytes + p.bytes;
@@ -343,6 +354,13 @@ kobj *kobj_pack(const kobj *draft)
         memcpy(cursor, *lists[i], counts[i] * sizeof(char *));
         *lists[i] = (char **)(void *)cursor;
         cursor += counts[i] * sizeof(char *);
+    }
+    if (n_targets > 0) {
+        memcpy(cursor, draft->u.job_pod.targets, n_targets * sizeof(kobj_target));
+        o->u.job_pod.targets = (kobj_target *)(void *)cursor;
+        cursor += n_targets * sizeof(kobj_target);
+    } else if (o->kind == KOBJ_JOB_POD) {
+        o->u.job_pod.targets = NULL;
     }
     p.cursor = cursor;
     each_field(o, copy_field, &p);
@@ -369,7 +387,10 @@ void kobj_free(kobj *o)
     free(o);
 }
 
-int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message)
+/* Replaces *reason_field and *message_field (shared strings of o) by
+ * interned copies of reason and message. */
+static int set_words(kobj *o, char **reason_field, char **message_field, const char *reason,
+                     const char *message)
 {
     char *r = reason != NULL ? intern_get(reason) : NULL;
     char *m = message != NULL ? intern_get(message) : NULL;
@@ -380,12 +401,25 @@ int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message)
             intern_put(m);
         return -1;
     }
-    kobj_job_pod *jp = &o->u.job_pod;
-    release_field(&jp->waiting_reason, 1, o);
-    release_field(&jp->waiting_message, 1, o);
-    jp->waiting_reason = r;
-    jp->waiting_message = m;
+    release_field(reason_field, 1, o);
+    release_field(message_field, 1, o);
+    *reason_field = r;
+    *message_field = m;
     return 0;
+}
+
+int kobj_job_pod_set_target_words(kobj *o, size_t i, const char *reason, const char *message)
+{
+    if (o->kind != KOBJ_JOB_POD || i >= o->u.job_pod.n_targets)
+        return -1;
+    kobj_target *t = &o->u.job_pod.targets[i];
+    return set_words(o, &t->reason, &t->message, reason, message);
+}
+
+int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message)
+{
+    kobj_job_pod *jp = &o->u.job_pod;
+    return set_words(o, &jp->waiting_reason, &jp->waiting_message, reason, message);
 }
 
 /* ---- decoding into a draft -------------------------------------------------
@@ -418,6 +452,8 @@ static void free_draft(kobj *d)
     size_t counts[3], n = lists_of(d, lists, counts);
     for (size_t i = 0; i < n; i++)
         free(*lists[i]);
+    if (d->kind == KOBJ_JOB_POD)
+        free(d->u.job_pod.targets);
 }
 
 static void decode_meta(yajl_val obj, kobj_meta *m)
@@ -592,7 +628,81 @@ static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
     }
 }
 
-static void decode_job_pod(yajl_val obj, kobj_job_pod *jp)
+/* The index i of a container named "pull-<i>" or "rmi-<i>" (decimal, no
+ * leading zero, below KOBJ_MAX_TARGETS), or -1. */
+static int target_index(const char *name)
+{
+    static const char *const prefixes[] = {OTA_JOB_PULL_CONTAINER_PREFIX, "rmi-"};
+    for (size_t k = 0; name != NULL && k < 2; k++) {
+        size_t n = strlen(prefixes[k]);
+        if (strncmp(name, prefixes[k], n) != 0)
+            continue;
+        const char *d = name + n;
+        int v = 0;
+        size_t len = strlen(d);
+        if (len == 0 || len > 2 || (len == 2 && d[0] == '0'))
+            return -1;
+        for (; *d != '\0'; d++) {
+            if (*d < '0' || *d > '9')
+                return -1;
+            v = v * 10 + (*d - '0');
+        }
+        return v < KOBJ_MAX_TARGETS ? v : -1;
+    }
+    return -1;
+}
+
+/* Each target container's status (kobj_target): a malloc'd array in the
+ * draft, copied by kobj_pack.  -1 when memory runs out. */
+static int decode_targets(yajl_val statuses, kobj_job_pod *jp)
+{
+    if (!YAJL_IS_ARRAY(statuses))
+        return 0;
+    for (size_t i = 0; i < statuses->u.array.len; i++) {
+        yajl_val st = statuses->u.array.values[i];
+        int idx = target_index(kobj_member_str(st, "name"));
+        if (idx < 0)
+            continue;
+        if ((size_t)idx >= jp->n_targets) {
+            kobj_target *grown = realloc(jp->targets, ((size_t)idx + 1) * sizeof(kobj_target));
+            if (grown == NULL)
+                return -1;
+            memset(grown + jp->n_targets, 0,
+                   ((size_t)idx + 1 - jp->n_targets) * sizeof(kobj_target));
+            jp->targets = grown;
+            jp->n_targets = (size_t)idx + 1;
+        }
+        kobj_target *t = &jp->targets[idx];
+        yajl_val state = kobj_member(st, "state");
+        yajl_val waiting = kobj_member(state, "waiting");
+        yajl_val term = kobj_member(state, "terminated");
+        if (YAJL_IS_OBJECT(term)) {
+            yajl_val code = kobj_member(term, "exitCode");
+            int ok = YAJL_IS_INTEGER(code) && YAJL_GET_INTEGER(code) == 0;
+            t->state = ok ? KOBJ_TARGET_DONE : KOBJ_TARGET_FAILED;
+            if (!ok) {
+                t->reason = borrow(kobj_member_str(term, "reason"));
+                t->message = borrow(kobj_member_str(term, "message"));
+            }
+        } else if (YAJL_IS_OBJECT(kobj_member(state, "running"))) {
+            t->state = KOBJ_TARGET_DONE; /* started: its image is there */
+        } else if (YAJL_IS_OBJECT(waiting)) {
+            const char *reason = kobj_member_str(waiting, "reason");
+            if (reason == NULL || strcmp(reason, "ContainerCreating") == 0 ||
+                strcmp(reason, "PodInitializing") == 0) {
+                t->state = KOBJ_TARGET_PENDING;
+            } else {
+                t->state = KOBJ_TARGET_WAITING;
+                t->reason = borrow(reason);
+                t->message = borrow(kobj_member_str(waiting, "message"));
+                t->backing_off = (unsigned char)pullerr_backing_off(reason);
+            }
+        }
+    }
+    return 0;
+}
+
+static int decode_job_pod(yajl_val obj, kobj_job_pod *jp)
 {
     static const char *const p_init[] = {"status", "initContainerStatuses", NULL};
     static const char *const p_main[] = {"status", "containerStatuses", NULL};
@@ -603,6 +713,7 @@ static void decode_job_pod(yajl_val obj, kobj_job_pod *jp)
     jp->node_name = borrow(get_str(obj, p_node));
     decode_waiting(get(obj, p_init), jp);
     decode_waiting(get(obj, p_main), jp);
+    return decode_targets(get(obj, p_main), jp);
 }
 
 /* Whether a pod bound to the node can start (kobj_node.not_ready). */
@@ -628,10 +739,11 @@ static void decode_node_ready(yajl_val obj, kobj_node *node)
     }
 }
 
-static int decode_node(yajl_val obj, kobj_node *node)
+/* status.images[].names into node->images, distinct; at most max names
+ * (0: no bound). */
+static int decode_node_images(yajl_val obj, kobj_node *node, size_t max)
 {
     static const char *const p_images[] = {"status", "images", NULL};
-    decode_node_ready(obj, node);
     yajl_val images = get(obj, p_images);
     if (!YAJL_IS_ARRAY(images))
         return 0;
@@ -640,12 +752,43 @@ static int decode_node(yajl_val obj, kobj_node *node)
         if (!YAJL_IS_ARRAY(names))
             continue;
         for (size_t j = 0; j < names->u.array.len; j++) {
+            if (max > 0 && node->n_images >= max)
+                return 0;
             yajl_val n = names->u.array.values[j];
             if (YAJL_IS_STRING(n) && push_unique(&node->images, &node->n_images, YAJL_GET_STRING(n)) != 0)
                 return -1;
         }
     }
     return 0;
+}
+
+static int decode_node(yajl_val obj, kobj_node *node)
+{
+    decode_node_ready(obj, node);
+    return decode_node_images(obj, node, 0);
+}
+
+const char *kobj_node_label(const kobj *node, const char *key)
+{
+    const kobj_node *n = &node->u.node;
+    size_t lo = 0, hi = n->n_labels; /* sorted by key */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(n->label_keys[mid], key);
+        if (c == 0)
+            return n->label_values[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+const char *kobj_node_hostname(const kobj *node)
+{
+    const char *h = kobj_node_label(node, "kubernetes.io/hostname");
+    return h != NULL && h[0] != '\0' ? h : node->meta.name;
 }
 
 /* Pairs of label keys and values, sorted by key. */
@@ -775,7 +918,7 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         decode_job(obj, &d.u.job);
         break;
     case KOBJ_JOB_POD:
-        decode_job_pod(obj, &d.u.job_pod);
+        rc = decode_job_pod(obj, &d.u.job_pod);
         break;
     case KOBJ_NODE:
         rc = decode_node(obj, &d.u.node);
@@ -783,6 +926,8 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
     case KOBJ_NODE_STATE:
         decode_node_ready(obj, &d.u.node);
         rc = decode_labels(obj, &d.u.node);
+        if (rc == 0)
+            rc = decode_node_images(obj, &d.u.node, KOBJ_NODE_STATE_MAX_IMAGE_NAMES);
         break;
     case KOBJ_IMAGEPULLJOB: {
         static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};

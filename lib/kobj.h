@@ -95,6 +95,31 @@ typedef struct kobj_job {
     long long finish_epoch; /* the Complete or Failed condition's lastTransitionTime; 0 if none */
 } kobj_job;
 
+/* One target of a pull Job whose targets are regular containers
+ * ("pull-<i>", an ImageCache's Job; prepull_job.h targets_as_containers):
+ * its container status.  Purge Jobs' "rmi-<i>" containers read the same. */
+typedef enum kobj_target_state {
+    KOBJ_TARGET_PENDING, /* no status yet, or waiting for no pull error
+                            (ContainerCreating, PodInitializing) */
+    KOBJ_TARGET_WAITING, /* waiting with another reason (ErrImagePull,
+                            ImagePullBackOff, InvalidImageName, ...) */
+    KOBJ_TARGET_DONE,    /* running, or terminated with exit code 0 */
+    KOBJ_TARGET_FAILED,  /* terminated with another exit code */
+} kobj_target_state;
+
+typedef struct kobj_target {
+    char *reason, *message; /* waiting's or terminated's (FAILED); else NULL */
+    unsigned char state;    /* kobj_target_state */
+    /* Kept by the controller as versions of the pod arrive, as
+     * kobj_job_pod's own (0 from kobj_decode). */
+    unsigned char backing_off;
+    unsigned short failed_attempts, pull_errors;
+} kobj_target;
+
+/* Most targets a pod's view reads (prepull_job.h's PREPULL_JOB_MAX_IMAGES):
+ * a container named with a higher index is not one of ours. */
+#define KOBJ_MAX_TARGETS 64
+
 typedef struct kobj_job_pod {
     char *job_name;   /* job-name label */
     char *node_name;  /* spec.nodeName: a terminating pull pod keeps its node's slot */
@@ -109,17 +134,31 @@ typedef struct kobj_job_pod {
     /* Pull attempts that ended in an error of any kind (an ImagePullJob's
      * backoffLimit counts these): kept as failed_attempts is. */
     int pull_errors;
+    /* Regular containers named "pull-<i>" or "rmi-<i>" (i below
+     * KOBJ_MAX_TARGETS): targets[i] is container i's; n_targets is one
+     * above the highest index seen, 0 for a pod without such containers
+     * (an OTA or ImagePullJob Job's, whose targets are init containers).
+     * An index with no status reads KOBJ_TARGET_PENDING. */
+    kobj_target *targets;
+    size_t n_targets;
 } kobj_job_pod;
 
+/* Most image names a KOBJ_NODE_STATE keeps (the kubelet reports 50 images
+ * by default, each with a name or two): the rest are dropped, which is
+ * safe, as the absence of a name proves nothing. */
+#define KOBJ_NODE_STATE_MAX_IMAGE_NAMES 512
+
 typedef struct kobj_node {
-    char **images; /* every name of every image in status.images */
+    /* every name of every image in status.images (KOBJ_NODE_STATE: at most
+     * KOBJ_NODE_STATE_MAX_IMAGE_NAMES, distinct) */
+    char **images;
     size_t n_images;
     /* The Ready condition is there and not True, or the node carries the
      * node.kubernetes.io/unreachable taint: a Job pinned to it would sit
      * Pending until its deadline (controller/pullq.h). */
     int not_ready;
     /* metadata.labels, sorted by key (KOBJ_NODE_STATE only: what an
-     * ImagePullJob's selector matches) */
+     * ImagePullJob's or an ImageCache's selector matches) */
     char **label_keys, **label_values;
     size_t n_labels;
 } kobj_node;
@@ -192,10 +231,20 @@ kobj *kobj_copy_job_pod(const kobj *o);
  * kobj_free. */
 kobj *kobj_pack(const kobj *draft);
 
+/* The value of a KOBJ_NODE_STATE's label key, or NULL. */
+const char *kobj_node_label(const kobj *node, const char *key);
+
+/* The name an ImageCache's failures give a node (upstream's): its
+ * kubernetes.io/hostname label, else its name. */
+const char *kobj_node_hostname(const kobj *node);
+
 /* Replaces a Job pod's waiting reason and message (message may be NULL) by
  * copies (the arguments may be another kobj's fields, or o's own).  0, or
  * -1 when memory runs out (o unchanged). */
 int kobj_job_pod_set_waiting(kobj *o, const char *reason, const char *message);
+
+/* The same for target i (below n_targets). */
+int kobj_job_pod_set_target_words(kobj *o, size_t i, const char *reason, const char *message);
 
 /* Interned strings alive in the pool (for tests and benchmarks: 0 once
  * every kobj is freed). */

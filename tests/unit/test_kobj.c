@@ -553,9 +553,10 @@ static void test_node_fixture(void **state)
     kobj_free(o);
 }
 
-/* The informer on Nodes keeps whether a pod bound there can start, and no
- * images (a small cache per node); the fixture's node is Ready, with a
- * NoSchedule taint that is not the unreachable one. */
+/* The informer on Nodes keeps whether a pod bound there can start, its
+ * labels, and its image names, bounded (an ImageCache's "already
+ * present"); the fixture's node is Ready, with a NoSchedule taint that is
+ * not the unreachable one. */
 typedef struct node_state_row {
     const char *spec, *conditions;
     int not_ready;
@@ -577,6 +578,111 @@ static const node_state_row node_states[] = {
     {"{\"taints\":5}", "7", 0},
 };
 
+/* A node reporting more image names than a KOBJ_NODE_STATE keeps: the
+ * first KOBJ_NODE_STATE_MAX_IMAGE_NAMES distinct ones (absence proves
+ * nothing, so the rest are not needed); no hostname label: the name. */
+static void test_node_state_images_bounded(void **state)
+{
+    (void)state;
+    size_t n = KOBJ_NODE_STATE_MAX_IMAGE_NAMES + 100, cap = 64 * n + 256, len = 0;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    len += (size_t)snprintf(json + len, cap - len,
+                            "{\"metadata\":{\"name\":\"big\",\"uid\":\"u\","
+                            "\"labels\":{\"zone\":\"a\"}},\"status\":{\"images\":[");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(json + len, cap - len, "%s{\"names\":[\"img-%zu:1\",\"img-%zu:1\"]}",
+                                i > 0 ? "," : "", i, i);
+    snprintf(json + len, cap - len, "]}}");
+    kobj *o = kf_decode_text(KOBJ_NODE_STATE, json);
+    free(json);
+    assert_non_null(o);
+    assert_int_equal(o->u.node.n_images, KOBJ_NODE_STATE_MAX_IMAGE_NAMES);
+    assert_string_equal(o->u.node.images[0], "img-0:1");
+    assert_string_equal(o->u.node.images[KOBJ_NODE_STATE_MAX_IMAGE_NAMES - 1],
+                        "img-511:1");
+    assert_string_equal(kobj_node_hostname(o), "big");
+    assert_string_equal(kobj_node_label(o, "zone"), "a");
+    kobj_free(o);
+}
+
+/* An ImageCache pod's targets: regular containers "pull-<i>" (and purge's
+ * "rmi-<i>"), each with its own outcome. */
+typedef struct target_row {
+    const char *name;
+    const char *statuses; /* containerStatuses JSON */
+    size_t n;             /* n_targets */
+    struct {
+        int state;
+        const char *reason, *message;
+    } want[3];
+} target_row;
+
+static const target_row target_rows[] = {
+    {"one pulled, one backing off, one creating",
+     "[{\"name\":\"pull-0\",\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":\"Completed\"}}},"
+     "{\"name\":\"pull-1\",\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\",\"message\":"
+     "\"Back-off pulling image \\\"x:1\\\"\"}}},"
+     "{\"name\":\"pull-2\",\"state\":{\"waiting\":{\"reason\":\"ContainerCreating\"}}}]",
+     3,
+     {{KOBJ_TARGET_DONE, NULL, NULL},
+      {KOBJ_TARGET_WAITING, "ImagePullBackOff", "Back-off pulling image \"x:1\""},
+      {KOBJ_TARGET_PENDING, NULL, NULL}}},
+    {"running is pulled; a gap reads pending",
+     "[{\"name\":\"pull-2\",\"state\":{\"running\":{}}},{\"name\":\"pull-0\",\"state\":"
+     "{\"waiting\":{\"reason\":\"ErrImagePull\",\"message\":\"not found\"}}}]",
+     3,
+     {{KOBJ_TARGET_WAITING, "ErrImagePull", "not found"},
+      {KOBJ_TARGET_PENDING, NULL, NULL},
+      {KOBJ_TARGET_DONE, NULL, NULL}}},
+    {"purge: exit 1 with its termination message",
+     "[{\"name\":\"rmi-0\",\"state\":{\"terminated\":{\"exitCode\":1,\"reason\":\"Error\","
+     "\"message\":\"image is in use by a container\"}}}]",
+     1,
+     {{KOBJ_TARGET_FAILED, "Error", "image is in use by a container"}}},
+    {"not ours: ota-done, pull-x, pull-01, pull-64, no name, not an array entry",
+     "[{\"name\":\"ota-done\",\"state\":{\"running\":{}}},{\"name\":\"pull-x\"},"
+     "{\"name\":\"pull-01\"},{\"name\":\"pull-64\"},{\"state\":{}},7]",
+     0,
+     {{0, NULL, NULL}}},
+    {"statuses not an array", "{\"name\":\"pull-0\"}", 0, {{0, NULL, NULL}}},
+};
+
+static void test_job_pod_targets(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(target_rows) / sizeof(target_rows[0]); i++) {
+        const target_row *r = &target_rows[i];
+        char json[2048];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"jp\",\"uid\":\"u\",\"labels\":{\"job-name\":\"j\"}},"
+                 "\"status\":{\"containerStatuses\":%s}}",
+                 r->statuses);
+        kobj *o = kf_decode_text(KOBJ_JOB_POD, json);
+        assert_non_null(o);
+        print_message("row %s\n", r->name);
+        assert_int_equal(o->u.job_pod.n_targets, r->n);
+        for (size_t t = 0; t < r->n; t++) {
+            assert_int_equal(o->u.job_pod.targets[t].state, r->want[t].state);
+            assert_str_or_null(o->u.job_pod.targets[t].reason, r->want[t].reason);
+            assert_str_or_null(o->u.job_pod.targets[t].message, r->want[t].message);
+        }
+        /* the copy the controller keeps carries the targets, in its own memory */
+        kobj *c = kobj_copy_job_pod(o);
+        assert_non_null(c);
+        assert_int_equal(c->u.job_pod.n_targets, r->n);
+        if (r->n > 0) {
+            assert_ptr_not_equal(c->u.job_pod.targets, o->u.job_pod.targets);
+            assert_int_equal(kobj_job_pod_set_target_words(c, 0, "ErrImagePull", "kept"), 0);
+            assert_string_equal(c->u.job_pod.targets[0].message, "kept");
+        }
+        assert_int_equal(kobj_job_pod_set_target_words(c, r->n, "X", NULL), -1);
+        kobj_free(o);
+        kobj_free(c);
+    }
+    assert_int_equal(kobj_interned(), 0);
+}
+
 static void test_node_state(void **state)
 {
     (void)state;
@@ -584,8 +690,12 @@ static void test_node_state(void **state)
     assert_int_equal(o->kind, KOBJ_NODE_STATE);
     assert_string_equal(kobj_name(o), "edge-node-1");
     assert_int_equal(o->u.node.not_ready, 0);
-    assert_int_equal(o->u.node.n_images, 0);
-    assert_null(o->u.node.images);
+    assert_int_equal(o->u.node.n_images, 5);
+    assert_string_equal(o->u.node.images[1], "registry.example.com/edge/agent:v2");
+    assert_string_equal(o->u.node.images[4], "registry.k8s.io/pause:3.9");
+    assert_string_equal(kobj_node_label(o, "kubernetes.io/os"), "linux");
+    assert_null(kobj_node_label(o, "kubernetes.io/arch"));
+    assert_string_equal(kobj_node_hostname(o), "edge-node-1");
     kobj_free(o);
     for (size_t i = 0; i < sizeof(node_states) / sizeof(node_states[0]); i++) {
         char json[512];
@@ -597,7 +707,7 @@ static void test_node_state(void **state)
         assert_non_null(o);
         if (o->u.node.not_ready != node_states[i].not_ready)
             fail_msg("%s: not_ready %d", json, o->u.node.not_ready);
-        assert_int_equal(o->u.node.n_images, 0);
+        assert_int_equal(o->u.node.n_images, 1);
         kobj_free(o);
         /* the images shortcut's node (ACTION_GET_NODE) says the same */
         o = kf_decode_text(KOBJ_NODE, json);
@@ -1066,6 +1176,8 @@ int main(void)
         cmocka_unit_test(test_copy_job_pod),
         cmocka_unit_test(test_node_fixture),
         cmocka_unit_test(test_node_state),
+        cmocka_unit_test(test_node_state_images_bounded),
+        cmocka_unit_test(test_job_pod_targets),
         cmocka_unit_test(test_name_and_uid_required),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_ref),
