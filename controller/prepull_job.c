@@ -121,6 +121,32 @@ void ic_job_name(char *out, const char *cache_name, const char *cache_uid, const
     job_name(out, IC_JOB_NAME_PREFIX, cache_name, pull_job_hash64(cache_uid, node, action), 16);
 }
 
+char *pull_job_words_patch(const pull_job_words *words, size_t n, int end)
+{
+    json_writer w;
+    if (json_writer_init(&w, NULL) != 0)
+        return NULL;
+    char key[64];
+    json_map_open(&w, NULL);
+    json_map_open(&w, "metadata");
+    json_map_open(&w, "annotations");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), OTA_ANN_JOB_GIVEN_UP_REASON_PREFIX "%zu", words[i].index);
+        json_kv_str(&w, key, words[i].reason != NULL ? words[i].reason : "");
+        snprintf(key, sizeof(key), OTA_ANN_JOB_GIVEN_UP_MESSAGE_PREFIX "%zu", words[i].index);
+        json_kv_str(&w, key, words[i].message != NULL ? words[i].message : "");
+    }
+    json_map_close(&w);
+    json_map_close(&w);
+    if (end) {
+        json_map_open(&w, "spec");
+        json_kv_int(&w, "activeDeadlineSeconds", 1);
+        json_map_close(&w);
+    }
+    json_map_close(&w);
+    return json_writer_take(&w);
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 /* Labels and annotations go on the Job and on its pod template alike. */

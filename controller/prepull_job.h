@@ -168,6 +168,20 @@ void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const ch
 void ic_job_name(char *out, const char *cache_name, const char *cache_uid, const char *node,
                  const char *action);
 
+/* The words the controller keeps on a Job whose targets are regular
+ * containers, for target index (kobj_job's target_reasons/messages): they
+ * outlive the pod (the Job controller deletes it at the deadline). */
+typedef struct pull_job_words {
+    size_t index;
+    const char *reason, *message; /* NULL reads "" */
+} pull_job_words;
+
+/* A merge patch of the Job: annotations ota-prepull/given-up-reason-<i>
+ * and -message-<i> for each of w[0..n) and, when end, activeDeadlineSeconds
+ * 1 (the Job controller ends the pod now: every target has its outcome).
+ * JSON in malloc memory (caller frees), or NULL when out of memory. */
+char *pull_job_words_patch(const pull_job_words *w, size_t n, int end);
+
 /*
  * The OTA request's Job (prepull_job_spec): pull_job_render of the shape
  * docs/design.md §5 gives it (owned by the pod, not as controller; the

@@ -209,6 +209,9 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.job.given_up_message, 0, ctx);
         fn(&o->u.job.failed_reason, 1, ctx);
         fn(&o->u.job.failed_message, 0, ctx);
+        each_list(o->u.job.target_images, o->u.job.n_targets, 1, fn, ctx);
+        each_list(o->u.job.target_reasons, o->u.job.n_targets, 1, fn, ctx);
+        each_list(o->u.job.target_messages, o->u.job.n_targets, 1, fn, ctx);
         break;
     case KOBJ_JOB_POD:
         fn(&o->u.job_pod.job_name, 0, ctx);
@@ -258,6 +261,14 @@ static size_t lists_of(kobj *o, char ****lists, size_t *counts)
         counts[1] = o->u.rev.n_images;
         lists[2] = &o->u.rev.pull_secrets;
         counts[2] = o->u.rev.n_pull_secrets;
+        return 3;
+    case KOBJ_JOB:
+        lists[0] = &o->u.job.target_images;
+        counts[0] = o->u.job.n_targets;
+        lists[1] = &o->u.job.target_reasons;
+        counts[1] = o->u.job.n_targets;
+        lists[2] = &o->u.job.target_messages;
+        counts[2] = o->u.job.n_targets;
         return 3;
     case KOBJ_NODE:
         lists[0] = &o->u.node.images;
@@ -576,7 +587,82 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
     }
 }
 
-static void decode_job(yajl_val obj, kobj_job *job)
+static int target_index(const char *name);
+
+/* Grows the Job's three target lists to hold index i (NULLs). */
+static int job_targets_hold(kobj_job *job, size_t i)
+{
+    if (i < job->n_targets)
+        return 0;
+    char ***lists[3] = {&job->target_images, &job->target_reasons, &job->target_messages};
+    for (size_t k = 0; k < 3; k++) {
+        char **grown = realloc(*lists[k], (i + 1) * sizeof(char *));
+        if (grown == NULL)
+            return -1;
+        for (size_t j = job->n_targets; j <= i; j++)
+            grown[j] = NULL;
+        *lists[k] = grown;
+    }
+    job->n_targets = i + 1;
+    return 0;
+}
+
+/* The index after prefix in key ("<prefix><i>", i as target_index reads
+ * it), or -1. */
+static int prefixed_index(const char *key, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(key, prefix, n) != 0)
+        return -1;
+    char name[16];
+    if (strlen(key + n) > 2)
+        return -1;
+    snprintf(name, sizeof(name), "pull-%s", key + n);
+    return target_index(name);
+}
+
+/* kobj_job's targets: the containers' images and the words kept. */
+static int decode_job_targets(yajl_val obj, yajl_val ann, kobj_job *job)
+{
+    static const char *const p_cont[] = {"spec", "template", "spec", "containers", NULL};
+    yajl_val cs = get(obj, p_cont);
+    for (size_t i = 0; YAJL_IS_ARRAY(cs) && i < cs->u.array.len; i++) {
+        yajl_val c = cs->u.array.values[i];
+        const char *name = kobj_member_str(c, "name");
+        int idx = target_index(name);
+        if (idx < 0)
+            continue;
+        const char *image = kobj_member_str(c, "image");
+        if (strncmp(name, "rmi-", 4) == 0) {
+            yajl_val cmd = kobj_member(c, "command");
+            image = NULL;
+            if (YAJL_IS_ARRAY(cmd) && cmd->u.array.len > 0 &&
+                YAJL_IS_STRING(cmd->u.array.values[cmd->u.array.len - 1]))
+                image = YAJL_GET_STRING(cmd->u.array.values[cmd->u.array.len - 1]);
+        }
+        if (job_targets_hold(job, (size_t)idx) != 0)
+            return -1;
+        job->target_images[idx] = borrow(image);
+    }
+    for (size_t i = 0; YAJL_IS_OBJECT(ann) && i < ann->u.object.len; i++) {
+        const char *key = ann->u.object.keys[i];
+        yajl_val v = ann->u.object.values[i];
+        int r = prefixed_index(key, OTA_ANN_JOB_GIVEN_UP_REASON_PREFIX);
+        int m = prefixed_index(key, OTA_ANN_JOB_GIVEN_UP_MESSAGE_PREFIX);
+        int idx = r >= 0 ? r : m;
+        if (idx < 0 || !YAJL_IS_STRING(v))
+            continue;
+        if (job_targets_hold(job, (size_t)idx) != 0)
+            return -1;
+        if (r >= 0)
+            job->target_reasons[idx] = borrow(YAJL_GET_STRING(v));
+        else
+            job->target_messages[idx] = borrow(YAJL_GET_STRING(v));
+    }
+    return 0;
+}
+
+static int decode_job(yajl_val obj, kobj_job *job)
 {
     static const char *const p_conds[] = {"status", "conditions", NULL};
     job->pod_uid = borrow(kobj_member_str(labels_of(obj), OTA_LABEL_POD_UID));
@@ -586,13 +672,15 @@ static void decode_job(yajl_val obj, kobj_job *job)
     job->spec_hash = borrow(kobj_member_str(ann, OTA_ANN_JOB_SPEC_HASH));
     job->given_up_reason = borrow(kobj_member_str(ann, OTA_ANN_JOB_GIVEN_UP_REASON));
     job->given_up_message = borrow(kobj_member_str(ann, OTA_ANN_JOB_GIVEN_UP_MESSAGE));
+    if (decode_job_targets(obj, ann, job) != 0)
+        return -1;
     static const char *const p_node[] = {"spec", "template", "spec", "nodeName", NULL};
     job->node_name = borrow(get_str(obj, p_node));
     static const char *const p_start[] = {"status", "startTime", NULL};
     job->start_epoch = kobj_parse_time(get_str(obj, p_start));
     yajl_val conds = get(obj, p_conds);
     if (!YAJL_IS_ARRAY(conds))
-        return;
+        return 0;
     for (size_t i = 0; i < conds->u.array.len; i++) {
         yajl_val c = conds->u.array.values[i];
         const char *type = kobj_member_str(c, "type"), *status = kobj_member_str(c, "status");
@@ -608,6 +696,7 @@ static void decode_job(yajl_val obj, kobj_job *job)
             job->failed_message = borrow(kobj_member_str(c, "message"));
         }
     }
+    return 0;
 }
 
 static void decode_waiting(yajl_val statuses, kobj_job_pod *jp)
@@ -915,7 +1004,7 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         break;
     }
     case KOBJ_JOB:
-        decode_job(obj, &d.u.job);
+        rc = decode_job(obj, &d.u.job);
         break;
     case KOBJ_JOB_POD:
         rc = decode_job_pod(obj, &d.u.job_pod);

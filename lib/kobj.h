@@ -89,6 +89,15 @@ typedef struct kobj_job {
      * ended the Job early (fail fast, or attempts used up) and kept the
      * kubelet's words on it; NULL when it did not. */
     char *given_up_reason, *given_up_message;
+    /* A Job whose targets are regular containers "pull-<i>" (an
+     * ImageCache's pull) or "rmi-<i>" (its purge): target i's image (the
+     * container's image; for rmi-<i>, the last word of its command), and
+     * the words the controller kept for it in the annotations
+     * ota-prepull/given-up-reason-<i> and -message-<i> (NULL where none).
+     * n_targets is one above the highest index (below KOBJ_MAX_TARGETS);
+     * 0 for other Jobs. */
+    char **target_images, **target_reasons, **target_messages;
+    size_t n_targets;
     int complete, failed;
     char *failed_reason, *failed_message;
     long long start_epoch; /* status.startTime, seconds since 1970; 0 if unset */

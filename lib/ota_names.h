@@ -49,6 +49,10 @@
 #define OTA_ANN_JOB_SPEC_HASH "ota-prepull/spec-hash"
 #define OTA_ANN_JOB_GIVEN_UP_REASON "ota-prepull/given-up-reason"
 #define OTA_ANN_JOB_GIVEN_UP_MESSAGE "ota-prepull/given-up-message"
+/* A Job with one outcome per target (an ImageCache's: targets are regular
+ * containers): the words of target i, the prefix followed by i. */
+#define OTA_ANN_JOB_GIVEN_UP_REASON_PREFIX "ota-prepull/given-up-reason-"
+#define OTA_ANN_JOB_GIVEN_UP_MESSAGE_PREFIX "ota-prepull/given-up-message-"
 /* In a Job's pod, the init container that pulls target image i is named
  * this prefix and i: what a node's user reads the target images from (the
  * Job's pod is bound to the node; its Job and ControllerRevision are not

@@ -760,6 +760,54 @@ static void test_targets_as_containers(void **state)
     arena_free(&a);
 }
 
+/* The per-target words patch reads back through kobj_job as the same
+ * words (what the controller reads after the pod is gone). */
+static void test_words_patch(void **state)
+{
+    (void)state;
+    const pull_job_words w[] = {{0, "ErrImagePull", "manifest unknown"},
+                                {12, "ImagePullBackOff", NULL}};
+    char *body = pull_job_words_patch(w, 2, 1);
+    assert_non_null(body);
+    assert_string_equal(body,
+                        "{\"metadata\":{\"annotations\":{"
+                        "\"ota-prepull/given-up-reason-0\":\"ErrImagePull\","
+                        "\"ota-prepull/given-up-message-0\":\"manifest unknown\","
+                        "\"ota-prepull/given-up-reason-12\":\"ImagePullBackOff\","
+                        "\"ota-prepull/given-up-message-12\":\"\"}},"
+                        "\"spec\":{\"activeDeadlineSeconds\":1}}");
+    /* a Job carrying them: its view has both, by index; targets from the
+     * containers (rmi-<i>: the command's last word) */
+    char job[2048];
+    snprintf(job, sizeof(job),
+             "{\"metadata\":{\"name\":\"j\",\"uid\":\"u\",\"annotations\":%.*s},"
+             "\"spec\":{\"template\":{\"spec\":{\"containers\":["
+             "{\"name\":\"pull-0\",\"image\":\"nginx\"},{\"name\":\"rmi-1\",\"image\":\"crictl\","
+             "\"command\":[\"crictl\",\"rmi\",\"busybox:1.36\"]},{\"name\":\"ota-done\"}]}}}}",
+             (int)(strstr(body, "}},") + 1 - (body + strlen("{\"metadata\":{\"annotations\":"))),
+             body + strlen("{\"metadata\":{\"annotations\":"));
+    free(body);
+    char perr[256];
+    yajl_val tree = yajl_tree_parse(job, perr, sizeof(perr));
+    assert_non_null(tree);
+    kobj *o = kobj_decode(KOBJ_JOB, tree);
+    yajl_tree_free(tree);
+    assert_non_null(o);
+    assert_int_equal(o->u.job.n_targets, 13);
+    assert_string_equal(o->u.job.target_images[0], "nginx");
+    assert_string_equal(o->u.job.target_images[1], "busybox:1.36");
+    assert_null(o->u.job.target_images[2]);
+    assert_string_equal(o->u.job.target_reasons[0], "ErrImagePull");
+    assert_string_equal(o->u.job.target_messages[0], "manifest unknown");
+    assert_null(o->u.job.target_reasons[1]);
+    assert_string_equal(o->u.job.target_reasons[12], "ImagePullBackOff");
+    assert_string_equal(o->u.job.target_messages[12], "");
+    kobj_free(o);
+    body = pull_job_words_patch(w, 0, 0);
+    assert_string_equal(body, "{\"metadata\":{\"annotations\":{}}}");
+    free(body);
+}
+
 static void test_ic_job_name(void **state)
 {
     (void)state;
@@ -790,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_request_without_time), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_ipj_job_name),         cmocka_unit_test(test_ipj_job_body),
         cmocka_unit_test(test_targets_as_containers), cmocka_unit_test(test_ic_job_name),
+        cmocka_unit_test(test_words_patch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
