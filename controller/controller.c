@@ -57,6 +57,11 @@ static void *decode_imagepulljob(yajl_val obj)
     return kobj_decode(KOBJ_IMAGEPULLJOB, obj);
 }
 
+static void *decode_imagecache(yajl_val obj)
+{
+    return kobj_decode(KOBJ_IMAGECACHE, obj);
+}
+
 static void keep_pull_error(const void *old_obj, void *fresh_obj);
 
 /* DaemonSet pods carry both labels; nothing else does */
@@ -79,6 +84,9 @@ static const informer_spec informer_specs[INF_COUNT] = {
     /* served only where a Kruise CRD or ours is installed */
     [INF_IMAGEPULLJOBS] = {"imagepulljobs", KAPI_IMAGEPULLJOBS, NULL, NULL, decode_imagepulljob,
                            kobj_free_any, kobj_uid, NULL, 1},
+    /* served where kube-fledged's CRD or ours is installed */
+    [INF_IMAGECACHES] = {"imagecaches", KAPI_IMAGECACHES, NULL, NULL, decode_imagecache,
+                         kobj_free_any, kobj_uid, NULL, 1},
 };
 
 static void mark_dirty(void *data)
@@ -142,6 +150,10 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     if (!cfg->imagepulljobs) {
         c->informers[INF_IMAGEPULLJOBS].absent = 1;
         c->informers[INF_IMAGEPULLJOBS].synced = 1;
+    }
+    if (!cfg->imagecaches) {
+        c->informers[INF_IMAGECACHES].absent = 1;
+        c->informers[INF_IMAGECACHES].synced = 1;
     }
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
@@ -942,6 +954,9 @@ static void run_pass(controller *c, uint64_t now)
         .imagepulljobs = c->informers[INF_IMAGEPULLJOBS].absent
                              ? NULL
                              : &c->informers[INF_IMAGEPULLJOBS].objects,
+        .imagecaches = c->informers[INF_IMAGECACHES].absent
+                           ? NULL
+                           : &c->informers[INF_IMAGECACHES].objects,
         .ipj_pod_nodes = &c->ipj_pod_nodes,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
@@ -965,7 +980,8 @@ static void run_pass(controller *c, uint64_t now)
 void controller_tick(controller *c, uint64_t now)
 {
     for (int i = 0; i < INF_COUNT; i++)
-        if (i != INF_IMAGEPULLJOBS || c->cfg.imagepulljobs)
+        if ((i != INF_IMAGEPULLJOBS || c->cfg.imagepulljobs) &&
+            (i != INF_IMAGECACHES || c->cfg.imagecaches))
             informer_tick(&c->informers[i], now);
     if (c->cfg.leader_elect)
         leader_tick(&c->election, now);

@@ -42,6 +42,7 @@ enum {
     INF_JOB_PODS,
     INF_NODES,
     INF_IMAGEPULLJOBS, /* optional: no CRD, no ImagePullJobs */
+    INF_IMAGECACHES,   /* optional: kube-fledged's CRD or ours (--imagecaches) */
     INF_COUNT
 };
 

@@ -101,6 +101,9 @@ typedef struct reconcile_input {
      * installed).  Their Jobs are in jobs (controller ownerReference:
      * meta.owner_uid), their pods in job_pods. */
     const store *imagepulljobs;
+    /* uid -> kobj (KOBJ_IMAGECACHE); NULL: none served (--imagecaches off,
+     * or no CRD).  Their Jobs are in jobs (controller ownerReference). */
+    const store *imagecaches;
     /* ImagePullJob uid -> kobj (KOBJ_POD_NODES): the nodes its podSelector
      * picked when last listed (ACTION_LIST_PODS), with the query asked;
      * emptied every resync, so pods that come and go are followed. */

@@ -21,6 +21,7 @@ static const kapi_resource_def resources[KAPI_N_RESOURCES] = {
     [KAPI_LEASES] = {"coordination.k8s.io/v1", "leases", 1, NULL},
     [KAPI_SELFSUBJECTREVIEWS] = {"authentication.k8s.io/v1", "selfsubjectreviews", 0, NULL},
     [KAPI_IMAGEPULLJOBS] = {"apps.kruise.io/v1alpha1", "imagepulljobs", 1, with_status},
+    [KAPI_IMAGECACHES] = {"kubefledged.io/v1alpha2", "imagecaches", 1, with_status},
 };
 
 const kapi_resource_def *kapi_resource_of(kapi_resource r)

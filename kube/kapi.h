@@ -34,6 +34,7 @@ typedef enum kapi_resource {
     KAPI_LEASES,
     KAPI_SELFSUBJECTREVIEWS,
     KAPI_IMAGEPULLJOBS, /* apps.kruise.io/v1alpha1: every Kruise CRD and ours serve it */
+    KAPI_IMAGECACHES,   /* kubefledged.io/v1alpha2: /status with our CRD only (ic_write.h) */
     KAPI_N_RESOURCES
 } kapi_resource;
 

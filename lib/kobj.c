@@ -241,6 +241,17 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.ipj.message, 1, ctx);
         each_list(o->u.ipj.failed_nodes, o->u.ipj.n_failed_nodes, 1, fn, ctx);
         break;
+    case KOBJ_IMAGECACHE:
+        fn(&o->u.ic.spec, 0, ctx);
+        fn(&o->u.ic.object, 0, ctx);
+        fn(&o->u.ic.acted_spec, 0, ctx);
+        fn(&o->u.ic.status, 1, ctx);
+        fn(&o->u.ic.reason, 1, ctx);
+        fn(&o->u.ic.message, 1, ctx);
+        fn(&o->u.ic.start_time, 0, ctx);
+        fn(&o->u.ic.completion_time, 0, ctx);
+        each_list(o->u.ic.failure_images, o->u.ic.n_failure_images, 1, fn, ctx);
+        break;
     case KOBJ_POD_NODES:
         fn(&o->u.pod_nodes.query, 0, ctx);
         each_list(o->u.pod_nodes.nodes, o->u.pod_nodes.n_nodes, 1, fn, ctx);
@@ -288,6 +299,10 @@ static size_t lists_of(kobj *o, char ****lists, size_t *counts)
         lists[1] = &o->u.ipj.failed_nodes;
         counts[1] = o->u.ipj.n_failed_nodes;
         return 2;
+    case KOBJ_IMAGECACHE:
+        lists[0] = &o->u.ic.failure_images;
+        counts[0] = o->u.ic.n_failure_images;
+        return 1;
     case KOBJ_POD_NODES:
         lists[0] = &o->u.pod_nodes.nodes;
         counts[0] = o->u.pod_nodes.n_nodes;
@@ -978,6 +993,51 @@ static int decode_imagepulljob(yajl_val obj, kobj_imagepulljob *ipj, arena *a)
     return push_strings(kobj_member(st, "failedNodes"), &ipj->failed_nodes, &ipj->n_failed_nodes);
 }
 
+/* v as compact JSON in arena memory, or NULL when out of memory. */
+static const char *compact(yajl_val v, arena *a)
+{
+    json_writer w;
+    size_t len;
+    if (json_writer_init(&w, a) != 0)
+        return NULL;
+    json_tree(&w, v);
+    return json_writer_finish(&w, &len);
+}
+
+static int decode_imagecache(yajl_val obj, kobj_imagecache *ic, arena *a)
+{
+    static const char *const p_gen[] = {"metadata", "generation", NULL};
+    yajl_val spec = kobj_member(obj, "spec");
+    if (spec != NULL && !YAJL_IS_NULL(spec) && (ic->spec = borrow(compact(spec, a))) == NULL)
+        return -1;
+    if ((ic->object = borrow(compact(obj, a))) == NULL)
+        return -1;
+    yajl_val gen = get(obj, p_gen);
+    ic->generation = YAJL_IS_INTEGER(gen) ? YAJL_GET_INTEGER(gen) : 0;
+    yajl_val ann = annotations_of(obj);
+    ic->refresh = kobj_member(ann, OTA_ANN_IC_REFRESH) != NULL;
+    ic->purge = kobj_member(ann, OTA_ANN_IC_PURGE) != NULL;
+    ic->acted_spec = borrow(kobj_member_str(ann, OTA_ANN_IC_SPEC));
+    yajl_val st = kobj_member(obj, "status");
+    if (!YAJL_IS_OBJECT(st))
+        return 0;
+    ic->has_status = 1;
+    ic->status = borrow(kobj_member_str(st, "status"));
+    ic->reason = borrow(kobj_member_str(st, "reason"));
+    ic->message = borrow(kobj_member_str(st, "message"));
+    ic->start_time = borrow(kobj_member_str(st, "startTime"));
+    ic->completion_time = borrow(kobj_member_str(st, "completionTime"));
+    yajl_val f = kobj_member(st, "failures");
+    for (size_t i = 0; YAJL_IS_OBJECT(f) && i < f->u.object.len; i++) {
+        char **grown = realloc(ic->failure_images, (ic->n_failure_images + 1) * sizeof(char *));
+        if (grown == NULL)
+            return -1;
+        ic->failure_images = grown;
+        grown[ic->n_failure_images++] = borrow(f->u.object.keys[i]);
+    }
+    return 0;
+}
+
 kobj *kobj_decode(kobj_kind kind, yajl_val obj)
 {
     if (!YAJL_IS_OBJECT(obj))
@@ -1022,6 +1082,12 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
         d.meta.resource_version = borrow(get_str(obj, p_rv));
         rc = decode_imagepulljob(obj, &d.u.ipj, &a);
+        break;
+    }
+    case KOBJ_IMAGECACHE: {
+        static const char *const p_rv[] = {"metadata", "resourceVersion", NULL};
+        d.meta.resource_version = borrow(get_str(obj, p_rv));
+        rc = decode_imagecache(obj, &d.u.ic, &a);
         break;
     }
     default:

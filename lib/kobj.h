@@ -39,6 +39,7 @@ typedef enum kobj_kind {
     KOBJ_NODE_STATE, /* a Node in the controller's informer: not_ready and labels, no images */
     KOBJ_IMAGEPULLJOB, /* apps.kruise.io ImagePullJob (any served version) */
     KOBJ_POD_NODES,    /* the nodes of the pods a list answered (kobj_pod_nodes_of) */
+    KOBJ_IMAGECACHE,   /* kubefledged.io/v1alpha2 ImageCache */
     KOBJ_N_KINDS
 } kobj_kind;
 
@@ -46,7 +47,8 @@ typedef struct kobj_meta {
     char *namespace, *name, *uid;
     char *owner_uid; /* the controller ownerReference's uid, or NULL */
     char *resource_version; /* metadata.resourceVersion, or NULL: a write's
-                               precondition (pods and ImagePullJobs only) */
+                               precondition (pods, ImagePullJobs and
+                               ImageCaches only) */
     int deleting;    /* deletionTimestamp set */
 } kobj_meta;
 
@@ -189,6 +191,22 @@ typedef struct kobj_imagepulljob {
     size_t n_failed_nodes;
 } kobj_imagepulljob;
 
+/* A kube-fledged ImageCache as its controller reads it.  The spec is kept
+ * as JSON text (lib/ic_spec.h decodes it, as the webhook does), and the
+ * whole object too: with kube-fledged's CRD (no /status) the status is
+ * written by a PUT of the object as read (controller/ic_write.h). */
+typedef struct kobj_imagecache {
+    char *spec;       /* .spec as compact JSON, or NULL when absent */
+    char *object;     /* the whole object as compact JSON */
+    long long generation;
+    int refresh, purge; /* annotations kubefledged.io/refresh-, purge-imagecache present */
+    char *acted_spec;   /* annotation ota-prepull.openyurt.io/imagecache-spec, or NULL */
+    int has_status;     /* .status is an object */
+    char *status, *reason, *message, *start_time, *completion_time; /* NULL when absent */
+    char **failure_images; /* the keys of status.failures, in order */
+    size_t n_failure_images;
+} kobj_imagecache;
+
 /* The nodes that the active, scheduled pods of one pod list run on: what
  * an ImagePullJob's podSelector selects.  meta.name and meta.uid are the
  * key the answer is kept under (the ImagePullJob's uid). */
@@ -211,6 +229,7 @@ typedef struct kobj {
         kobj_node node;
         kobj_imagepulljob ipj;
         kobj_pod_nodes pod_nodes;
+        kobj_imagecache ic;
     } u;
 } kobj;
 

@@ -88,6 +88,15 @@
 /* On an ImagePullJob: the metadata.generation it last completed at, so
  * that a later spec edit (a higher generation) runs it again. */
 #define OTA_ANN_IPJ_COMPLETED_GENERATION "ota-prepull/completed-generation"
+
+/* kube-fledged's ImageCache (kubefledged.io/v1alpha2): the annotations a
+ * user sets to ask for a refresh or a purge (presence counts), and ours,
+ * the hash of the spec the controller last acted on (what a restart
+ * reads to tell an edit from an action in progress). */
+#define OTA_KUBEFLEDGED_GROUP_VERSION "kubefledged.io/v1alpha2"
+#define OTA_ANN_IC_REFRESH "kubefledged.io/refresh-imagecache"
+#define OTA_ANN_IC_PURGE "kubefledged.io/purge-imagecache"
+#define OTA_ANN_IC_SPEC "ota-prepull.openyurt.io/imagecache-spec"
 /* Kruise's Event reasons on an ImagePullJob */
 #define OTA_EVENT_IPJ_FAILED "PullImageFailed"
 /* Ours: an ImagePullJob the controller does not run (a spec it cannot

@@ -432,6 +432,7 @@ static void test_controller_specs(void **state)
          "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dota-prepull"},
         {INF_NODES, "nodes", "/api/v1/nodes", ""},
         {INF_IMAGEPULLJOBS, "imagepulljobs", "/apis/apps.kruise.io/v1alpha1/imagepulljobs", ""},
+        {INF_IMAGECACHES, "imagecaches", "/apis/kubefledged.io/v1alpha2/imagecaches", ""},
     };
     controller c;
     kube_client *client = controller_up(&c);

@@ -683,6 +683,55 @@ static void test_job_pod_targets(void **state)
     assert_int_equal(kobj_interned(), 0);
 }
 
+/* An ImageCache: identity and resourceVersion (the writes' precondition),
+ * the spec and the whole object as compact JSON (the PUT of the upstream
+ * CRD), the request annotations by presence, ours by value, the status
+ * and the images its failures name. */
+static void test_imagecache(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"apiVersion\":\"kubefledged.io/v1alpha2\",\"kind\":\"ImageCache\",\"metadata\":{"
+        "\"name\":\"imagecache1\",\"namespace\":\"kube-fledged\",\"uid\":\"u-1\","
+        "\"resourceVersion\":\"42\",\"generation\":3,\"annotations\":{"
+        "\"kubefledged.io/refresh-imagecache\":\"\","
+        "\"ota-prepull.openyurt.io/imagecache-spec\":\"h1\"}},"
+        "\"spec\":{\"cacheSpec\":[{\"images\":[\"nginx:1.25\"]}]},"
+        "\"status\":{\"status\":\"Failed\",\"reason\":\"ImageCacheCreate\",\"message\":\"m\","
+        "\"startTime\":\"2026-11-27T10:00:00Z\",\"completionTime\":\"2026-11-27T10:05:00Z\","
+        "\"failures\":{\"nginx:1.25\":[{\"node\":\"n1\"}],\"x:1\":[]}},\"future\":1.50}";
+    kobj *o = kf_decode_text(KOBJ_IMAGECACHE, json);
+    assert_non_null(o);
+    assert_string_equal(o->meta.namespace, "kube-fledged");
+    assert_string_equal(o->meta.resource_version, "42");
+    assert_string_equal(o->u.ic.spec, "{\"cacheSpec\":[{\"images\":[\"nginx:1.25\"]}]}");
+    assert_string_equal(o->u.ic.object, json);
+    assert_int_equal(o->u.ic.generation, 3);
+    assert_int_equal(o->u.ic.refresh, 1);
+    assert_int_equal(o->u.ic.purge, 0);
+    assert_string_equal(o->u.ic.acted_spec, "h1");
+    assert_int_equal(o->u.ic.has_status, 1);
+    assert_string_equal(o->u.ic.status, "Failed");
+    assert_string_equal(o->u.ic.reason, "ImageCacheCreate");
+    assert_string_equal(o->u.ic.completion_time, "2026-11-27T10:05:00Z");
+    assert_int_equal(o->u.ic.n_failure_images, 2);
+    assert_string_equal(o->u.ic.failure_images[1], "x:1");
+    kobj_free(o);
+    /* a new one: no status, no annotations, purge asked */
+    o = kf_decode_text(KOBJ_IMAGECACHE,
+                       "{\"metadata\":{\"name\":\"c\",\"uid\":\"u\",\"annotations\":{"
+                       "\"kubefledged.io/purge-imagecache\":\"x\"}},\"spec\":null,\"status\":7}");
+    assert_non_null(o);
+    assert_null(o->u.ic.spec);
+    assert_int_equal(o->u.ic.purge, 1);
+    assert_int_equal(o->u.ic.has_status, 0);
+    assert_null(o->u.ic.status);
+    assert_null(o->u.ic.acted_spec);
+    assert_int_equal(o->u.ic.n_failure_images, 0);
+    kobj_free(o);
+    assert_int_equal(kobj_interned(), 0);
+}
+
 static void test_node_state(void **state)
 {
     (void)state;
@@ -1178,6 +1227,7 @@ int main(void)
         cmocka_unit_test(test_node_state),
         cmocka_unit_test(test_node_state_images_bounded),
         cmocka_unit_test(test_job_pod_targets),
+        cmocka_unit_test(test_imagecache),
         cmocka_unit_test(test_name_and_uid_required),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_ref),
