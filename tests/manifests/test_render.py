@@ -433,9 +433,23 @@ class ImageCache(ComponentOverlay):
 
     def test_base_unchanged_plus_crd_and_webhook(self):
         added = [o for o in self.objs if o not in self.base]
-        # no controller flag, no RBAC: the ImageCache controller comes later
         self.assertEqual(sorted(o["kind"] for o in added),
-                         ["CustomResourceDefinition", "ValidatingWebhookConfiguration"])
+                         ["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+                          "ValidatingWebhookConfiguration"])
+        # the controller is told to serve them, and is given the rights to
+        ctl = one(self.objs, "Deployment", "ota-controller")["spec"]["template"]["spec"]["containers"][0]
+        base_ctl = one(self.base, "Deployment", "ota-controller")["spec"]["template"]["spec"]["containers"][0]
+        self.assertEqual(ctl["args"], base_ctl["args"] + ["--imagecaches=true"])
+        self.assertNotIn("--imagecaches=true", base_ctl["args"])
+        role = one(self.objs, "ClusterRole", "ota-prepull-controller-imagecaches")
+        self.assertEqual([(r["apiGroups"], r["resources"], r["verbs"]) for r in role["rules"]],
+                         [(["kubefledged.io"], ["imagecaches"], ["get", "list", "watch", "update", "patch"]),
+                          (["kubefledged.io"], ["imagecaches/status"], ["patch"]),
+                          (["batch"], ["jobs"], ["patch"])])
+        binding = one(self.objs, "ClusterRoleBinding", "ota-prepull-controller-imagecaches")
+        self.assertEqual(binding["roleRef"]["name"], "ota-prepull-controller-imagecaches")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "ota-controller",
+                                                "namespace": NS}])
         check_component_entries(self, self.base, self.objs, IC_WEBHOOKS, "kubefledged.io", ["v1alpha2"],
                                 "imagecaches")
 
