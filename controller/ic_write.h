@@ -29,9 +29,9 @@
 
 #include "json.h"
 
-/* The resource whose presence in discovery says /status is served. */
+/* The resource whose presence in discovery (kapi_discovery_path of
+ * KAPI_IMAGECACHES) says /status is served. */
 #define IC_STATUS_RESOURCE "imagecaches/status"
-#define IC_DISCOVERY_PATH "/apis/kubefledged.io/v1alpha2"
 
 /* One failed (image, node): status.failures[image] gets {node, reason,
  * message}. */

@@ -85,6 +85,16 @@ int kapi_path(strbuf *b, kapi_resource r, const char *ns, const char *name, cons
     return 0;
 }
 
+int kapi_discovery_path(strbuf *b, kapi_resource r)
+{
+    const kapi_resource_def *d = kapi_resource_of(r);
+    if (d == NULL)
+        return -1;
+    strbuf_printf(b, strchr(d->group_version, '/') == NULL ? "/api/%s" : "/apis/%s",
+                  d->group_version);
+    return 0;
+}
+
 /* A key or value the selector would read as more than one term. */
 static int plain_term(const char *s)
 {

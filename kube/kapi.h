@@ -63,6 +63,11 @@ void kapi_escape(strbuf *b, const char *s);
  * does not list, an empty segment.  b->failed says out of memory. */
 int kapi_path(strbuf *b, kapi_resource r, const char *ns, const char *name, const char *sub);
 
+/* Appends the path of r's group version's discovery document (an
+ * APIResourceList: which resources and subresources it serves), /api/v1
+ * or /apis/GROUP/VERSION.  0, or -1 for a value out of the enum. */
+int kapi_discovery_path(strbuf *b, kapi_resource r);
+
 /* One requirement of a selector: key=value, or (value NULL, labels only)
  * that the key exists.  A list of them ends with {NULL, NULL}. */
 typedef struct kapi_requirement {

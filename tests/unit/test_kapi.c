@@ -63,6 +63,10 @@ static void test_paths(void **state)
          "/apis/coordination.k8s.io/v1/namespaces/ota-system/leases/ota-controller"},
         {"selfsubjectreviews", KAPI_SELFSUBJECTREVIEWS, NULL, NULL, NULL,
          "/apis/authentication.k8s.io/v1/selfsubjectreviews"},
+        {"imagecache status", KAPI_IMAGECACHES, "kube-fledged", "imagecache1", "status",
+         "/apis/kubefledged.io/v1alpha2/namespaces/kube-fledged/imagecaches/imagecache1/status"},
+        {"imagecaches everywhere", KAPI_IMAGECACHES, NULL, NULL, NULL,
+         "/apis/kubefledged.io/v1alpha2/imagecaches"},
         /* every segment escaped: a name cannot reach another path */
         {"slash in a name", KAPI_PODS, "ns1", "a/../b", NULL, "/api/v1/namespaces/ns1/pods/a%2F..%2Fb"},
         {"query in a namespace", KAPI_PODS, "x?watch=1", NULL, NULL,
@@ -105,6 +109,22 @@ static void test_table_complete(void **state)
         assert_non_null(d->plural);
     }
     assert_null(kapi_resource_of(KAPI_N_RESOURCES));
+}
+
+/* Where a group version says what it serves (an ImageCache's /status
+ * with our CRD, none with kube-fledged's). */
+static void test_discovery_path(void **state)
+{
+    (void)state;
+    strbuf b = {0};
+    assert_int_equal(kapi_discovery_path(&b, KAPI_IMAGECACHES), 0);
+    assert_string_equal(b.data, "/apis/kubefledged.io/v1alpha2");
+    strbuf_free(&b);
+    assert_int_equal(kapi_discovery_path(&b, KAPI_PODS), 0);
+    assert_string_equal(b.data, "/api/v1");
+    strbuf_free(&b);
+    assert_int_equal(kapi_discovery_path(&b, KAPI_N_RESOURCES), -1);
+    assert_null(b.data);
 }
 
 static void test_escape(void **state)
@@ -334,6 +354,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_table_complete),
+        cmocka_unit_test(test_discovery_path),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_selectors),
         cmocka_unit_test(test_page_url),
