@@ -11,6 +11,7 @@
 
 #include "callerr.h"
 #include "clock.h"
+#include "ic_write.h"
 #include "kapi.h"
 #include "log.h"
 #include "ota_names.h"
@@ -158,6 +159,7 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
     store_init(&c->ipj_pod_nodes, kobj_free_any, NULL);
+    c->ic_status_served = -1;
     workset_init(&c->work);
     if (cfg->leader_elect)
         leader_init(&c->election, client, &cfg->leader, on_leader_change, c);
@@ -290,10 +292,18 @@ static void tell_done(controller *c, const exec_ctx *x)
         log_kv(LOG_INFO, "ImagePullJob deleted: ttlSecondsAfterFinished passed", "imagepulljob",
                job, NULL);
         break;
+    case ACTION_PATCH_IC_STATUS:
+    case ACTION_PUT_IC:
+        if (n->reason != NULL) /* the status written */
+            log_kv(LOG_INFO, "ImageCache status written", "imagecache", job, "status", n->reason,
+                   NULL);
+        break;
     case ACTION_PATCH_IPJ_STATUS:
     case ACTION_PATCH_IPJ:
+    case ACTION_PATCH_IC:
     case ACTION_GET_NODE:
     case ACTION_LIST_PODS:
+    case ACTION_GET_IC_DISCOVERY:
         break;
     }
 }
@@ -511,7 +521,7 @@ exec_outcome controller_exec_outcome(action_kind kind, long status)
         return EXEC_GONE;
     /* a precondition (resourceVersion, uid) did its job: read again */
     if ((kind == ACTION_PATCH_POD_STATUS || kind == ACTION_PATCH_IPJ ||
-         kind == ACTION_DELETE_IPJ) &&
+         kind == ACTION_DELETE_IPJ || kind == ACTION_PATCH_IC || kind == ACTION_PUT_IC) &&
         status == 409)
         return EXEC_CONFLICT;
     return EXEC_FAILED;
@@ -567,6 +577,12 @@ const char *controller_object_key(action_kind kind)
     case ACTION_PATCH_IPJ:
     case ACTION_DELETE_IPJ:
         return "imagepulljob";
+    case ACTION_GET_IC_DISCOVERY:
+        return "group_version";
+    case ACTION_PATCH_IC_STATUS:
+    case ACTION_PATCH_IC:
+    case ACTION_PUT_IC:
+        return "imagecache";
     }
     return "object";
 }
@@ -583,6 +599,30 @@ const char *controller_object_ref(action_kind kind, const char *ns, const char *
     return buf;
 }
 
+/* The ImageCaches' group version as discovery lists it: /status served
+ * (our CRD) or not (kube-fledged's).  No answer, or not a list: still
+ * unknown, asked again. */
+static void on_ic_discovery(controller *c, const kube_result *r)
+{
+    int served = -1;
+    if (r->status == 200 && r->body != NULL) {
+        char err[128];
+        yajl_val doc = json_parse_tree(r->body, r->body_len, 16, err, sizeof(err));
+        served = doc != NULL ? ic_status_served(doc) : -1;
+        if (doc != NULL)
+            yajl_tree_free(doc);
+    }
+    if (served >= 0 && served != c->ic_status_served) {
+        log_kv(LOG_INFO, "ImageCache status", "written_by",
+               served ? "merge patch of imagecaches/status (the CRD serves it)"
+                      : "PUT of the whole object (the CRD has no /status, as kube-fledged's)",
+               NULL);
+        c->dirty = 1;
+    }
+    if (served >= 0)
+        c->ic_status_served = served;
+}
+
 static void on_executed(void *data, const kube_result *r)
 {
     exec_ctx *x = data;
@@ -596,6 +636,10 @@ static void on_executed(void *data, const kube_result *r)
     exec_outcome outcome = controller_exec_outcome(x->kind, r->status);
     if (x->kind == ACTION_GET_NODE) {
         on_node(c, x->name, r);
+    } else if (x->kind == ACTION_GET_IC_DISCOVERY) {
+        on_ic_discovery(c, r);
+        if (c->ic_status_served < 0) /* asked again after the hold */
+            workset_hold_until(&c->work, x->key, now + RECENT_FAILED_NS);
     } else if (x->kind == ACTION_LIST_PODS) {
         on_pod_nodes(c, x, r);
         if (outcome != EXEC_DONE) /* 403, 5xx: asked again after the hold */
@@ -772,6 +816,13 @@ static const action_call_spec action_calls[] = {
     [ACTION_PATCH_IPJ] = {"PATCH", KAPI_IMAGEPULLJOBS, NULL, NULL, KAPI_CT_MERGE, 1, 0},
     /* with the uid as precondition; a repeat is a 404, counted as done */
     [ACTION_DELETE_IPJ] = {"DELETE", KAPI_IMAGEPULLJOBS, NULL, NULL, KAPI_CT_JSON, 1, 1},
+    /* the group version's discovery document (controller_action_call) */
+    [ACTION_GET_IC_DISCOVERY] = {"GET", KAPI_IMAGECACHES, NULL, NULL, NULL, 0, 1},
+    /* the whole status the pass computed: the latest wins */
+    [ACTION_PATCH_IC_STATUS] = {"PATCH", KAPI_IMAGECACHES, "status", NULL, KAPI_CT_MERGE, 1, 1},
+    /* carry the resourceVersion they read: a repeat is a 409, read again */
+    [ACTION_PATCH_IC] = {"PATCH", KAPI_IMAGECACHES, NULL, NULL, KAPI_CT_MERGE, 1, 0},
+    [ACTION_PUT_IC] = {"PUT", KAPI_IMAGECACHES, NULL, NULL, KAPI_CT_JSON, 1, 0},
 };
 
 int controller_action_call(const action *a, strbuf *path, kube_call *call)
@@ -779,7 +830,10 @@ int controller_action_call(const action *a, strbuf *path, kube_call *call)
     if ((unsigned)a->kind >= sizeof(action_calls) / sizeof(action_calls[0]))
         return -1;
     const action_call_spec *t = &action_calls[a->kind];
-    if (kapi_path(path, t->resource, a->namespace, t->object ? a->name : NULL, t->subresource) != 0)
+    if (a->kind == ACTION_GET_IC_DISCOVERY ? kapi_discovery_path(path, t->resource) != 0
+                                           : kapi_path(path, t->resource, a->namespace,
+                                                       t->object ? a->name : NULL,
+                                                       t->subresource) != 0)
         return -1;
     if (t->query != NULL)
         strbuf_printf(path, "?%s", t->query);
@@ -957,6 +1011,7 @@ static void run_pass(controller *c, uint64_t now)
         .imagecaches = c->informers[INF_IMAGECACHES].absent
                            ? NULL
                            : &c->informers[INF_IMAGECACHES].objects,
+        .ic_status_served = c->ic_status_served,
         .ipj_pod_nodes = &c->ipj_pod_nodes,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,

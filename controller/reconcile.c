@@ -110,13 +110,21 @@ const char *action_kind_name(action_kind k)
         return "patch-imagepulljob";
     case ACTION_DELETE_IPJ:
         return "delete-imagepulljob";
+    case ACTION_GET_IC_DISCOVERY:
+        return "get-imagecache-discovery";
+    case ACTION_PATCH_IC_STATUS:
+        return "patch-imagecache-status";
+    case ACTION_PATCH_IC:
+        return "patch-imagecache";
+    case ACTION_PUT_IC:
+        return "put-imagecache";
     }
     return "unknown";
 }
 
 int action_is_read(action_kind k)
 {
-    return k == ACTION_GET_NODE || k == ACTION_LIST_PODS;
+    return k == ACTION_GET_NODE || k == ACTION_LIST_PODS || k == ACTION_GET_IC_DISCOVERY;
 }
 
 void action_list_free(action_list *l)

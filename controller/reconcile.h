@@ -36,6 +36,14 @@ typedef enum action_kind {
                                 annotations), with its resourceVersion: a 409 re-reads */
     ACTION_DELETE_IPJ,       /* ttlSecondsAfterFinished: body DeleteOptions with the uid
                                 as precondition, propagationPolicy Background */
+    /* A kube-fledged ImageCache's (kubefledged.io/v1alpha2; controller/ic_write.h): */
+    ACTION_GET_IC_DISCOVERY, /* read the group version's resources: is imagecaches/status
+                                served (our CRD) or not (kube-fledged's) */
+    ACTION_PATCH_IC_STATUS,  /* merge patch of imagecaches/status (our CRD) */
+    ACTION_PATCH_IC,         /* merge patch of the object's annotations, with its
+                                resourceVersion: a 409 re-reads */
+    ACTION_PUT_IC,           /* kube-fledged's CRD: the whole object with its new status and
+                                annotations, with its resourceVersion: a 409 re-reads */
 } action_kind;
 
 /* What an action reports, for the executor to count (pulls by outcome)
@@ -104,6 +112,10 @@ typedef struct reconcile_input {
     /* uid -> kobj (KOBJ_IMAGECACHE); NULL: none served (--imagecaches off,
      * or no CRD).  Their Jobs are in jobs (controller ownerReference). */
     const store *imagecaches;
+    /* Whether the ImageCaches' CRD serves /status (ic_status_served): 1
+     * ours, 0 kube-fledged's, -1 not known yet (ACTION_GET_IC_DISCOVERY
+     * asks; no status is written meanwhile). */
+    int ic_status_served;
     /* ImagePullJob uid -> kobj (KOBJ_POD_NODES): the nodes its podSelector
      * picked when last listed (ACTION_LIST_PODS), with the query asked;
      * emptied every resync, so pods that come and go are followed. */

@@ -72,6 +72,15 @@ static const exec_row exec_rows[] = {
     {"delete-imagepulljob 409: another uid", ACTION_DELETE_IPJ, 409, EXEC_CONFLICT, HELD},
     {"delete-imagepulljob 404: gone already", ACTION_DELETE_IPJ, 404, EXEC_GONE, OK},
     {"delete-imagepulljob 200", ACTION_DELETE_IPJ, 200, EXEC_DONE, OK},
+    /* an ImageCache's writes: the resourceVersion-carrying ones read again
+     * on 409 (never the same body twice); a status patch has none */
+    {"patch-imagecache 409: edited meanwhile", ACTION_PATCH_IC, 409, EXEC_CONFLICT, HELD},
+    {"put-imagecache 409: edited meanwhile", ACTION_PUT_IC, 409, EXEC_CONFLICT, HELD},
+    {"put-imagecache 200", ACTION_PUT_IC, 200, EXEC_DONE, OK},
+    {"put-imagecache 404: deleted", ACTION_PUT_IC, 404, EXEC_GONE, OK},
+    {"patch-imagecache-status 404", ACTION_PATCH_IC_STATUS, 404, EXEC_GONE, OK},
+    {"patch-imagecache-status 409", ACTION_PATCH_IC_STATUS, 409, EXEC_FAILED, HELD},
+    {"get-imagecache-discovery 404: no CRD", ACTION_GET_IC_DISCOVERY, 404, EXEC_FAILED, HELD},
     /* a read for a podSelector: not a write; a failure is asked again later */
     {"list-pods 200", ACTION_LIST_PODS, 200, EXEC_DONE, OK},
     {"list-pods 403", ACTION_LIST_PODS, 403, EXEC_FAILED, HELD},

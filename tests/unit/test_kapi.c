@@ -312,6 +312,17 @@ static void test_action_calls(void **state)
          "/apis/apps.kruise.io/v1alpha1/namespaces/ns1/imagepulljobs/p", KAPI_CT_MERGE, 0},
         {ACTION_DELETE_IPJ, "ns1", "p", "DELETE",
          "/apis/apps.kruise.io/v1alpha1/namespaces/ns1/imagepulljobs/p", KAPI_CT_JSON, 1},
+        {ACTION_GET_IC_DISCOVERY, NULL, "imagecaches", "GET", "/apis/kubefledged.io/v1alpha2", NULL,
+         1},
+        {ACTION_PATCH_IC_STATUS, "kube-fledged", "imagecache1", "PATCH",
+         "/apis/kubefledged.io/v1alpha2/namespaces/kube-fledged/imagecaches/imagecache1/status",
+         KAPI_CT_MERGE, 1},
+        {ACTION_PATCH_IC, "kube-fledged", "imagecache1", "PATCH",
+         "/apis/kubefledged.io/v1alpha2/namespaces/kube-fledged/imagecaches/imagecache1",
+         KAPI_CT_MERGE, 0},
+        {ACTION_PUT_IC, "kube-fledged", "imagecache1", "PUT",
+         "/apis/kubefledged.io/v1alpha2/namespaces/kube-fledged/imagecaches/imagecache1",
+         KAPI_CT_JSON, 0},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         const action_row *r = &rows[i];
