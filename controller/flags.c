@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "errmsg.h"
 #include "imageref.h"
+#include "purge_job.h"
 
 #define AT(field) FLAGTAB_FIELD(flags, field)
 #define SECONDS(s) ((uint64_t)((s) * 1e9))
@@ -119,22 +120,16 @@ static int check_helper_image(const char *flag, const char *ref, char *err, size
     return rc;
 }
 
-/* The purge Jobs mount the socket as a hostPath and hand it to crictl as
- * unix://PATH: an absolute path of printable bytes without spaces, quotes
- * or backslashes (so it reads the same in YAML, JSON and a URL), at most
- * 255 bytes.  0, or -1 with the line in err. */
+/* The purge Jobs mount the socket as a hostPath and hand it to crictl:
+ * a path that can never work stops the start (purge_job.h's rules), not
+ * every purge.  0, or -1 with the line in err. */
 static int check_socket_path(const char *p, char *err, size_t errlen)
 {
-    size_t n = strlen(p);
-    int ok = n >= 2 && n <= 255 && p[0] == '/';
-    for (size_t i = 0; ok && i < n; i++)
-        ok = p[i] > ' ' && p[i] < 0x7f && p[i] != '"' && p[i] != '\\' && p[i] != '\'';
-    if (!ok)
-        errmsg_set(err, errlen,
-                   "ota-controller: --cri-socket-path wants an absolute path (printable, no "
-                   "spaces or quotes, at most 255 bytes), got \"%.300s\"",
-                   p);
-    return ok ? 0 : -1;
+    char why[256];
+    if (purge_job_check_socket_path(p, why, sizeof(why)) == 0)
+        return 0;
+    errmsg_set(err, errlen, "ota-controller: --cri-socket-path: %s", why);
+    return -1;
 }
 
 flagtab_result flags_parse(int argc, char *const *argv, flags *f, char *err, size_t errlen)

@@ -77,15 +77,12 @@ static void test_parse_refuses(void **state)
          FLAGTAB_RUN, NULL},
         {"relative socket path", 2, {"ota-controller", "--cri-socket-path=run/x.sock"},
          FLAGTAB_BAD_VALUE,
-         "ota-controller: --cri-socket-path wants an absolute path (printable, no spaces or "
-         "quotes, at most 255 bytes), got \"run/x.sock\""},
-        {"socket path with a quote", 2, {"ota-controller", "--cri-socket-path=/run/a\"b.sock"},
-         FLAGTAB_BAD_VALUE,
-         "ota-controller: --cri-socket-path wants an absolute path (printable, no spaces or "
-         "quotes, at most 255 bytes), got \"/run/a\"b.sock\""},
+         "ota-controller: --cri-socket-path: CRI socket path run/x.sock is not absolute"},
+        {"socket path with a '..' element", 2,
+         {"ota-controller", "--cri-socket-path=/run/../x.sock"}, FLAGTAB_BAD_VALUE,
+         "ota-controller: --cri-socket-path: CRI socket path /run/../x.sock has a '..' element"},
         {"empty socket path", 2, {"ota-controller", "--cri-socket-path="}, FLAGTAB_BAD_VALUE,
-         "ota-controller: --cri-socket-path wants an absolute path (printable, no spaces or "
-         "quotes, at most 255 bytes), got \"\""},
+         "ota-controller: --cri-socket-path: CRI socket path is missing"},
         {"a bad period is told first", 3,
          {"ota-controller", "--leader-elect-renew-deadline", "15s"}, FLAGTAB_BAD_VALUE,
          "ota-controller: want retry period < renew deadline < lease duration"},
