@@ -20,83 +20,6 @@ int ic_status_served(yajl_val doc)
     return 0;
 }
 
-/* Whether failures[0..i) already named failures[i]'s image. */
-static int seen_before(const ic_failure *f, size_t i)
-{
-    for (size_t j = 0; j < i; j++)
-        if (strcmp(f[j].image, f[i].image) == 0)
-            return 1;
-    return 0;
-}
-
-/* "failures": {image: [{node, reason, message}, ...], ...}, grouped by
- * image in order of first appearance; then each old image not named as
- * null (a merge patch's removal). */
-static void write_failures(json_writer *w, const ic_status_body *st, const char *const *old,
-                           size_t n_old)
-{
-    json_map_open(w, "failures");
-    for (size_t i = 0; i < st->n_failures; i++) {
-        const ic_failure *f = &st->failures[i];
-        if (f->image == NULL || seen_before(st->failures, i))
-            continue;
-        json_array_open(w, f->image);
-        for (size_t j = i; j < st->n_failures; j++) {
-            const ic_failure *g = &st->failures[j];
-            if (g->image == NULL || strcmp(g->image, f->image) != 0)
-                continue;
-            json_map_open(w, NULL);
-            json_kv_str(w, "node", g->node != NULL ? g->node : "");
-            json_kv_str(w, "reason", g->reason != NULL ? g->reason : "");
-            json_kv_str(w, "message", g->message != NULL ? g->message : "");
-            json_map_close(w);
-        }
-        json_array_close(w);
-    }
-    for (size_t k = 0; k < n_old; k++) {
-        int named = 0;
-        for (size_t i = 0; i < st->n_failures && !named; i++)
-            named = st->failures[i].image != NULL && strcmp(st->failures[i].image, old[k]) == 0;
-        for (size_t j = 0; j < k && !named; j++)
-            named = strcmp(old[j], old[k]) == 0; /* already nulled */
-        if (!named)
-            json_kv_null(w, old[k]);
-    }
-    json_map_close(w);
-}
-
-/* The members of the status map; patch: say null for what is gone. */
-static void status_members(json_writer *w, const ic_status_body *st, const char *const *old,
-                           size_t n_old, int patch)
-{
-    json_kv_str(w, "status", st->status != NULL ? st->status : "");
-    json_kv_str(w, "reason", st->reason != NULL ? st->reason : "");
-    json_kv_str(w, "message", st->message != NULL ? st->message : "");
-    if (st->start_time != NULL)
-        json_kv_str(w, "startTime", st->start_time);
-    if (st->completion_time != NULL)
-        json_kv_str(w, "completionTime", st->completion_time);
-    else if (patch)
-        json_kv_null(w, "completionTime");
-    if (st->n_failures > 0)
-        write_failures(w, st, old, patch ? n_old : 0);
-    else if (patch && n_old > 0)
-        json_kv_null(w, "failures");
-}
-
-char *ic_status_patch(const ic_status_body *st, const char *const *old_images, size_t n_old)
-{
-    json_writer w;
-    if (json_writer_init(&w, NULL) != 0)
-        return NULL;
-    json_map_open(&w, NULL);
-    json_map_open(&w, "status");
-    status_members(&w, st, old_images, n_old, 1);
-    json_map_close(&w);
-    json_map_close(&w);
-    return json_writer_take(&w);
-}
-
 static int in_keys(const char *key, const char *const *keys, size_t n, size_t stride)
 {
     for (size_t i = 0; i < n; i++)
@@ -172,8 +95,8 @@ static void write_metadata(json_writer *w, yajl_val meta, const char *const *set
     json_map_close(w);
 }
 
-char *ic_put_body(yajl_val obj, const ic_status_body *st, const char *const *set, size_t n_set,
-                  const char *const *drop, size_t n_drop)
+char *ic_put_body(yajl_val obj, ic_status_writer write_status, const void *arg,
+                  const char *const *set, size_t n_set, const char *const *drop, size_t n_drop)
 {
     if (!YAJL_IS_OBJECT(obj))
         return NULL;
@@ -185,11 +108,9 @@ char *ic_put_body(yajl_val obj, const ic_status_body *st, const char *const *set
     for (size_t i = 0; i < obj->u.object.len; i++) {
         const char *key = obj->u.object.keys[i];
         yajl_val v = obj->u.object.values[i];
-        if (strcmp(key, "status") == 0 && st != NULL) {
+        if (strcmp(key, "status") == 0 && write_status != NULL) {
             had_status = 1;
-            json_map_open(&w, "status");
-            status_members(&w, st, NULL, 0, 0);
-            json_map_close(&w);
+            write_status(&w, arg);
         } else if (strcmp(key, "metadata") == 0 && YAJL_IS_OBJECT(v)) {
             write_metadata(&w, v, set, n_set, drop, n_drop);
         } else {
@@ -197,11 +118,8 @@ char *ic_put_body(yajl_val obj, const ic_status_body *st, const char *const *set
             json_tree(&w, v);
         }
     }
-    if (!had_status && st != NULL) {
-        json_map_open(&w, "status");
-        status_members(&w, st, NULL, 0, 0);
-        json_map_close(&w);
-    }
+    if (!had_status && write_status != NULL)
+        write_status(&w, arg);
     json_map_close(&w);
     return json_writer_take(&w);
 }

@@ -9,7 +9,8 @@
  * (ic_status_served on GET /apis/kubefledged.io/v1alpha2), then:
  *
  *  - /status served: the status is a JSON merge patch of
- *    imagecaches/<name>/status (ic_status_patch), and annotations (the
+ *    imagecaches/<name>/status (controller/ic.h's ic_write_status), and
+ *    annotations (the
  *    refresh/purge requests removed, ours recorded) a merge patch of the
  *    object carrying metadata.resourceVersion (ic_meta_patch);
  *  - not served: one PUT of the whole object as last read (ic_put_body):
@@ -33,40 +34,14 @@
  * KAPI_IMAGECACHES) says /status is served. */
 #define IC_STATUS_RESOURCE "imagecaches/status"
 
-/* One failed (image, node): status.failures[image] gets {node, reason,
- * message}. */
-typedef struct ic_failure {
-    const char *image;   /* as written in the spec */
-    const char *node;    /* the node's kubernetes.io/hostname label, else its name */
-    const char *reason, *message;
-} ic_failure;
-
-/* The status an action writes (SEED-SYSTEMS §1.3 field names). */
-typedef struct ic_status_body {
-    const char *status;          /* Processing, Succeeded, Failed, NoImagesPulledOrDeleted */
-    const char *reason;          /* the action: ImageCacheCreate, ... */
-    const char *message;
-    const char *start_time;      /* RFC 3339 */
-    const char *completion_time; /* NULL while Processing: absent */
-    /* Grouped by image in order of first appearance; none: no failures
-     * field (upstream's omitempty). */
-    const ic_failure *failures;
-    size_t n_failures;
-} ic_status_body;
+/* Writes the member "status" (key and value) into the open map of w: the
+ * status of a PUT (controller/ic.h's ic_write_status with merge 0). */
+typedef void (*ic_status_writer)(json_writer *w, const void *arg);
 
 /* Whether an APIResourceList (the discovery document of the group
  * version) lists IC_STATUS_RESOURCE: 1 yes, 0 no, -1 when doc is not a
  * resource list (ask again later). */
 int ic_status_served(yajl_val doc);
-
-/* {"status":{...}} for PATCH .../imagecaches/<name>/status
- * (application/merge-patch+json).  A merge patch merges maps, so the
- * images of the failures as cached (old_images[0..n_old)) that the new
- * status does not name are sent as null, and "failures" itself as null
- * when the new status has none and the cached one had some;
- * completionTime null when the new status has none.  JSON in malloc
- * memory (caller frees), or NULL when out of memory. */
-char *ic_status_patch(const ic_status_body *st, const char *const *old_images, size_t n_old);
 
 /* {"metadata":{"resourceVersion":rv,"annotations":{k: v, ..., drop: null}}}
  * for PATCH .../imagecaches/<name>: set holds n_set key/value pairs, drop
@@ -76,15 +51,16 @@ char *ic_meta_patch(const char *rv, const char *const *set, size_t n_set,
                     const char *const *drop, size_t n_drop);
 
 /* The body of PUT .../imagecaches/<name>: obj (the object as last read)
- * with every member in its order and as it came, except "status" (st in
- * its place, or appended when obj had none; NULL st: the status as read)
+ * with every member in its order and as it came, except "status" (what
+ * write_status(w, arg) writes, in its place, or appended when obj had
+ * none; NULL write_status: the status as read)
  * and metadata.annotations (the drop keys removed, the set pairs replaced
  * in place or appended; an annotations map created when there is
  * something to set).  metadata.resourceVersion is the one read: the
  * apiserver answers 409 when the object moved since.  JSON in malloc
  * memory, or NULL when out of memory or obj is not an object. */
-char *ic_put_body(yajl_val obj, const ic_status_body *st, const char *const *set, size_t n_set,
-                  const char *const *drop, size_t n_drop);
+char *ic_put_body(yajl_val obj, ic_status_writer write_status, const void *arg,
+                  const char *const *set, size_t n_set, const char *const *drop, size_t n_drop);
 
 /* What the controller does after a write's answer. */
 typedef enum ic_write_next_step {
