@@ -780,6 +780,9 @@ static int decode_targets(yajl_val statuses, kobj_job_pod *jp)
         yajl_val state = kobj_member(st, "state");
         yajl_val waiting = kobj_member(state, "waiting");
         yajl_val term = kobj_member(state, "terminated");
+        yajl_val running = kobj_member(state, "running");
+        t->started_epoch = kobj_parse_time(kobj_member_str(YAJL_IS_OBJECT(term) ? term : running,
+                                                           "startedAt"));
         if (YAJL_IS_OBJECT(term)) {
             yajl_val code = kobj_member(term, "exitCode");
             int ok = YAJL_IS_INTEGER(code) && YAJL_GET_INTEGER(code) == 0;
@@ -788,7 +791,7 @@ static int decode_targets(yajl_val statuses, kobj_job_pod *jp)
                 t->reason = borrow(kobj_member_str(term, "reason"));
                 t->message = borrow(kobj_member_str(term, "message"));
             }
-        } else if (YAJL_IS_OBJECT(kobj_member(state, "running"))) {
+        } else if (YAJL_IS_OBJECT(running)) {
             t->state = KOBJ_TARGET_DONE; /* started: its image is there */
         } else if (YAJL_IS_OBJECT(waiting)) {
             const char *reason = kobj_member_str(waiting, "reason");

@@ -120,6 +120,8 @@ typedef enum kobj_target_state {
 
 typedef struct kobj_target {
     char *reason, *message; /* waiting's or terminated's (FAILED); else NULL */
+    long long started_epoch; /* running's or terminated's startedAt (its image was there
+                                then), seconds since 1970; 0 if none */
     unsigned char state;    /* kobj_target_state */
     /* Kept by the controller as versions of the pod arrive, as
      * kobj_job_pod's own (0 from kobj_decode). */

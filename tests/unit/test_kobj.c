@@ -629,7 +629,7 @@ static const target_row target_rows[] = {
       {KOBJ_TARGET_WAITING, "ImagePullBackOff", "Back-off pulling image \"x:1\""},
       {KOBJ_TARGET_PENDING, NULL, NULL}}},
     {"running is pulled; a gap reads pending",
-     "[{\"name\":\"pull-2\",\"state\":{\"running\":{}}},{\"name\":\"pull-0\",\"state\":"
+     "[{\"name\":\"pull-2\",\"state\":{\"running\":{\"startedAt\":\"2026-11-27T10:00:05Z\"}}},{\"name\":\"pull-0\",\"state\":"
      "{\"waiting\":{\"reason\":\"ErrImagePull\",\"message\":\"not found\"}}}]",
      3,
      {{KOBJ_TARGET_WAITING, "ErrImagePull", "not found"},
@@ -662,6 +662,9 @@ static void test_job_pod_targets(void **state)
         assert_non_null(o);
         print_message("row %s\n", r->name);
         assert_int_equal(o->u.job_pod.n_targets, r->n);
+        if (i == 1) /* when the image was there: the next pull began after */
+            assert_int_equal(o->u.job_pod.targets[2].started_epoch,
+                             kobj_parse_time("2026-11-27T10:00:05Z"));
         for (size_t t = 0; t < r->n; t++) {
             assert_int_equal(o->u.job_pod.targets[t].state, r->want[t].state);
             assert_str_or_null(o->u.job_pod.targets[t].reason, r->want[t].reason);
