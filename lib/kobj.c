@@ -787,6 +787,7 @@ static int decode_targets(yajl_val statuses, kobj_job_pod *jp)
             yajl_val code = kobj_member(term, "exitCode");
             int ok = YAJL_IS_INTEGER(code) && YAJL_GET_INTEGER(code) == 0;
             t->state = ok ? KOBJ_TARGET_DONE : KOBJ_TARGET_FAILED;
+            t->terminated = 1;
             if (!ok) {
                 t->reason = borrow(kobj_member_str(term, "reason"));
                 t->message = borrow(kobj_member_str(term, "message"));

@@ -123,6 +123,7 @@ typedef struct kobj_target {
     long long started_epoch; /* running's or terminated's startedAt (its image was there
                                 then), seconds since 1970; 0 if none */
     unsigned char state;    /* kobj_target_state */
+    unsigned char terminated; /* DONE or FAILED: it ended (not running) */
     /* Kept by the controller as versions of the pod arrive, as
      * kobj_job_pod's own (0 from kobj_decode). */
     unsigned char backing_off;

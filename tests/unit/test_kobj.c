@@ -662,6 +662,11 @@ static void test_job_pod_targets(void **state)
         assert_non_null(o);
         print_message("row %s\n", r->name);
         assert_int_equal(o->u.job_pod.n_targets, r->n);
+        if (i == 0) /* ended, as a purge's crictl must have to count */
+            assert_int_equal(o->u.job_pod.targets[0].terminated, 1);
+        if (i == 1) { /* running: not ended */
+            assert_int_equal(o->u.job_pod.targets[2].terminated, 0);
+        }
         if (i == 1) /* when the image was there: the next pull began after */
             assert_int_equal(o->u.job_pod.targets[2].started_epoch,
                              kobj_parse_time("2026-11-27T10:00:05Z"));
