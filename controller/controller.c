@@ -242,7 +242,9 @@ static void tell_done(controller *c, const exec_ctx *x)
         char deadline[32];
         snprintf(deadline, sizeof(deadline), "%lds", n->deadline_s);
         log_kv(LOG_INFO, "pre-pull job created",
-               n->deadline_source == RECONCILE_DEADLINE_IMAGEPULLJOB ? "imagepulljob" : "pod",
+               n->deadline_source == RECONCILE_DEADLINE_IMAGEPULLJOB ? "imagepulljob"
+               : n->deadline_source == RECONCILE_DEADLINE_IMAGECACHE ? "imagecache"
+                                                                     : "pod",
                n->subject, "job", job, "node", n->node, "deadline", deadline, "deadline_from",
                reconcile_deadline_source_name((reconcile_deadline_source)n->deadline_source),
                NULL);

@@ -124,6 +124,19 @@ char *ic_put_body(yajl_val obj, ic_status_writer write_status, const void *arg,
     return json_writer_take(&w);
 }
 
+int ic_write_sends(int served, int write_status, int meta, int holds, int same_words)
+{
+    if (served < 0 || (!write_status && !meta))
+        return 0;
+    if (served == 0)
+        return IC_SEND_PUT;
+    if (!meta)
+        return IC_SEND_STATUS;
+    if (write_status && !holds && !same_words)
+        return IC_SEND_STATUS;
+    return IC_SEND_META;
+}
+
 ic_write_next_step ic_write_next(int http_code, int to_status)
 {
     if (http_code >= 200 && http_code < 300)

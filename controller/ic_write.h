@@ -62,6 +62,27 @@ char *ic_meta_patch(const char *rv, const char *const *set, size_t n_set,
 char *ic_put_body(yajl_val obj, ic_status_writer write_status, const void *arg,
                   const char *const *set, size_t n_set, const char *const *drop, size_t n_drop);
 
+/* Which writes one pass sends for a cache (bits). */
+enum {
+    IC_SEND_PUT = 1,    /* kube-fledged's CRD: status and annotations in one PUT */
+    IC_SEND_STATUS = 2, /* our CRD: the /status merge patch */
+    IC_SEND_META = 4,   /* our CRD: the annotations' merge patch, with resourceVersion */
+};
+
+/* The writes of a pass, given whether /status is served (served > 0;
+ * unknown: nothing), whether the plan has a status to write and
+ * annotations to change (meta), whether the object as read holds the
+ * action already (holds: Processing, the plan's reason and startTime) and
+ * whether the status as read says the plan's words (same_words: status,
+ * reason and message).  With /status, each write bumps the
+ * resourceVersion the annotations' patch carries: sent together, that
+ * patch would lose to its sibling every time, so one goes per pass:
+ * once the object holds the action, the annotations first (the status
+ * follows on the next pass, the action still held); before, the status
+ * (removing a request annotation first would lose the request); the
+ * annotations alone when the status already says the same words. */
+int ic_write_sends(int served, int write_status, int meta, int holds, int same_words);
+
 /* What the controller does after a write's answer. */
 typedef enum ic_write_next_step {
     IC_WRITE_DONE,        /* 2xx */

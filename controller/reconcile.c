@@ -9,6 +9,9 @@
  *   4. the ImagePullJobs' writes (controller/ipj.h decides them; their
  *      nodes were offered to the queue in step 3 with the OTA requests,
  *      which go first);
+ *   4b. the ImageCaches' writes likewise (controller/ic.h decides them;
+ *      their (node, pull or purge) units were offered to the queue in
+ *      step 3 as bulk units);
  *   5. mark the pods of a new revision PodNeedUpgrade, last: under a bound
  *      on writes (max_writes) a rollout's thousands of marks never hold
  *      back a pull's Job or its result by more than one bounded batch.
@@ -22,6 +25,8 @@
 #include <string.h>
 
 #include "arena.h"
+#include "ic.h"
+#include "ic_write.h"
 #include "imageref.h"
 #include "ipj.h"
 #include "json.h"
@@ -31,6 +36,7 @@
 #include "ota_state.h"
 #include "prepull_job.h"
 #include "pullq.h"
+#include "purge_job.h"
 #include "pullerr.h"
 #include "strbuf.h"
 
@@ -47,14 +53,25 @@ typedef struct ipj_run {
     ipj_plan plan;
 } ipj_run;
 
-/* A pull unit waiting for a Job: an OTA request (pod set) or an
- * ImagePullJob's node (ipj set). */
+/* An ImageCache of this pass: its spec, the Jobs of its current action,
+ * its plan (arena memory). */
+typedef struct ic_run {
+    const kobj *cr;
+    ic_spec spec;
+    ic_plan plan;
+    const char *identity[2]; /* its current action's Jobs (IC_OP_PULL, IC_OP_PURGE), or NULL */
+} ic_run;
+
+/* A pull unit waiting for a Job: an OTA request (pod set), an
+ * ImagePullJob's node (ipj set) or an ImageCache's (node, op) (ic set). */
 typedef struct candidate {
     const kobj *pod;
     const ds_view *view;
     const char *request_time;
     const ipj_run *ipj;
     const ipj_node *node;
+    const ic_run *ic;
+    const ic_unit *ic_unit;
     pullq_unit unit; /* its place in the pull queue */
 } candidate;
 
@@ -80,6 +97,8 @@ typedef struct pass {
     size_t n_ipjs;
     const kobj **ipj_jobs; /* Jobs with no pod uid, sorted by owner uid */
     size_t n_ipj_jobs;
+    ic_run *ics;
+    size_t n_ics;
     arena arena;           /* the ImagePullJobs' plans */
     size_t writes;  /* write actions emitted (all but ACTION_GET_NODE) */
     int failed;
@@ -500,6 +519,8 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s)
         return "--pull-timeout (annotation " OTA_ANN_PREPULL_TIMEOUT " is not valid)";
     case RECONCILE_DEADLINE_IMAGEPULLJOB:
         return "pullPolicy: timeoutSeconds x (backoffLimit + 1) + 60 s";
+    case RECONCILE_DEADLINE_IMAGECACHE:
+        return "--image-pull-deadline-duration x images + 60 s";
     }
     return "?";
 }
@@ -693,7 +714,7 @@ static void add_candidate(pass *p, const kobj *pod, const ds_view *v, const char
                           pullq_node node_state)
 {
     p->cands[p->n_cands++] = (candidate){
-        pod, v, request_time, NULL, NULL,
+        pod, v, request_time, NULL, NULL, NULL, NULL,
         {PULLQ_INTERACTIVE, pod->u.pod.node_name, request_time, pod->meta.uid, node_state}};
 }
 
@@ -1210,7 +1231,8 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
             return -1;
         /* a bulk unit: every OTA request, a node user waiting, goes first */
         p->cands[p->n_cands++] = (candidate){
-            NULL, NULL, NULL, run, node, {PULLQ_BULK, node->name, queued, id, PULLQ_NODE_READY}};
+            NULL, NULL, NULL, run, node, NULL, NULL,
+            {PULLQ_BULK, node->name, queued, id, PULLQ_NODE_READY}};
     }
     return 0;
 }
@@ -1375,6 +1397,473 @@ static void ipj_writes(pass *p, const ipj_run *run)
     }
 }
 
+/* ---- ImageCaches (controller/ic.h) ----------------------------------------- */
+
+#define IC_KIND "ImageCache"
+#define IC_EVENT_NOT_SERVED "ImageCacheNotServed"
+/* A Job's activeDeadlineSeconds beyond its pulls' own deadlines: the pod's
+ * start.  Each pull is judged on its own deadline (ic_container_outcome);
+ * the Job's is only the backstop. */
+#define IC_JOB_DEADLINE_SLACK_S 60
+
+/* An Event on an ImageCache, once per key. */
+static void ic_event(pass *p, const kobj *cr, const char *reason, const char *type,
+                     const char *message, const char *what)
+{
+    char key[700];
+    snprintf(key, sizeof(key), "ic|%s|%.500s", cr->meta.uid, what);
+    emit_event_once(p, cr, OTA_KUBEFLEDGED_GROUP_VERSION, IC_KIND, reason, type, message, key);
+}
+
+/* The identities of the Jobs of a cache's current action (ic.c names its
+ * units so): "<pull|purge>/<reason>/<startTime>/<hash>", the hash the
+ * record of the action's start gives, else the spec's (the record did not
+ * land: ic_decide records the spec as it is).  NULLs when no action runs.
+ * 0, or -1 when out of memory. */
+static int ic_identities(pass *p, ic_run *run)
+{
+    const kobj_imagecache *ic = &run->cr->u.ic;
+    run->identity[0] = run->identity[1] = NULL;
+    if (!same(ic->status, IC_STATUS_PROCESSING) || ic->start_time == NULL ||
+        ic_action_of_reason(ic->reason) == IC_ACT_NONE)
+        return 0;
+    char hash[17];
+    ic_record rec;
+    if (ic->acted_spec != NULL &&
+        ic_record_decode(&rec, ic->acted_spec, strlen(ic->acted_spec), &p->arena) == 0 &&
+        same(rec.start, ic->start_time))
+        memcpy(hash, rec.hash, sizeof(hash));
+    else
+        ic_spec_hash(&run->spec, hash);
+    run->identity[IC_OP_PULL] =
+        arena_printf(&p->arena, "pull/%s/%s/%s", ic->reason, ic->start_time, hash);
+    run->identity[IC_OP_PURGE] =
+        arena_printf(&p->arena, "purge/%s/%s/%s", ic->reason, ic->start_time, hash);
+    return run->identity[0] != NULL && run->identity[1] != NULL ? 0 : -1;
+}
+
+/* The op of one of the cache's Jobs of the current action, or -1 for a Job
+ * of another (an action before: deleted). */
+static int ic_job_op(const ic_run *run, const kobj *job)
+{
+    for (int op = IC_OP_PULL; op <= IC_OP_PURGE; op++)
+        if (run->identity[op] != NULL && same(job->u.job.spec_hash, run->identity[op]))
+            return op;
+    return -1;
+}
+
+/* A Job's pod, live (the newest of its pods), else what the controller
+ * remembered of it. */
+static const kobj *ic_pod_of(const pass *p, const kobj *job)
+{
+    const kobj *found = NULL;
+    kobj *jp;
+    for (size_t i = 0; (jp = store_next(p->in->job_pods, &i)) != NULL;)
+        if (same(jp->u.job_pod.job_name, job->meta.name) &&
+            same(jp->meta.namespace, job->meta.namespace) &&
+            (found == NULL || (found->meta.deleting && !jp->meta.deleting)))
+            found = jp;
+    if (found != NULL || p->in->job_waiting == NULL)
+        return found;
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
+    return store_get(p->in->job_waiting, key);
+}
+
+/* What one container of a Job says (ic_container), as read. */
+static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, ic_op op)
+{
+    const kobj_job *j = &job->u.job;
+    ic_container c = {.op = op};
+    c.job_ended = j->complete || j->failed;
+    c.given_up_reason = i < j->n_targets ? j->target_reasons[i] : NULL;
+    c.given_up_message = i < j->n_targets ? j->target_messages[i] : NULL;
+    const kobj_job_pod *jp = pod != NULL ? &pod->u.job_pod : NULL;
+    if (jp == NULL || i >= jp->n_targets) {
+        c.pull_start_epoch = j->start_epoch;
+        return c;
+    }
+    const kobj_target *t = &jp->targets[i];
+    c.started = t->state == KOBJ_TARGET_DONE || t->state == KOBJ_TARGET_FAILED;
+    c.terminated = t->terminated;
+    c.exit_code = t->state == KOBJ_TARGET_FAILED ? 1 : 0;
+    if (t->state == KOBJ_TARGET_FAILED) {
+        c.term_reason = t->reason;
+        c.term_message = t->message;
+    } else if (t->state == KOBJ_TARGET_WAITING) {
+        c.waiting_reason = t->reason;
+        c.waiting_message = t->message;
+        c.attempts = t->failed_attempts;
+    }
+    /* the kubelet pulls one image after another: this one's pull began
+     * when the Job did, or when the last image before it was there */
+    c.pull_start_epoch = j->start_epoch;
+    for (size_t k = 0; k < jp->n_targets; k++)
+        if (k != i && jp->targets[k].started_epoch > c.pull_start_epoch &&
+            jp->targets[k].state == KOBJ_TARGET_DONE)
+            c.pull_start_epoch = jp->targets[k].started_epoch;
+    return c;
+}
+
+/* The rows ic_decide reads of the current action's Jobs, one per
+ * container, and the Jobs of other actions into *stale.  0, or -1. */
+static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
+                   ic_item **seen, size_t *n_seen)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < n_jobs; i++)
+        most += jobs[i]->u.job.n_targets;
+    *seen = arena_alloc(&p->arena, (most + 1) * sizeof(**seen));
+    *n_seen = 0;
+    if (*seen == NULL)
+        return -1;
+    long long deadline = p->in->cfg->ic_pull_deadline_s;
+    for (size_t i = 0; i < n_jobs; i++) {
+        const kobj *job = jobs[i];
+        int op = ic_job_op(run, job);
+        if (op < 0 || job->u.job.node_name == NULL)
+            continue;
+        const kobj *pod = ic_pod_of(p, job);
+        for (size_t t = 0; t < job->u.job.n_targets; t++) {
+            const char *image = job->u.job.target_images[t];
+            if (image == NULL)
+                continue;
+            ic_container c = ic_container_of(job, pod, t, (ic_op)op);
+            ic_item *it = &(*seen)[(*n_seen)++];
+            *it = (ic_item){.image = image, .node = job->u.job.node_name, .op = (ic_op)op};
+            it->state = ic_container_outcome(&c, p->in->now_epoch, deadline, &p->arena,
+                                             &it->reason, &it->message);
+        }
+    }
+    return 0;
+}
+
+/* Keeps the words of the current action's failed containers on their Job
+ * (they outlive the pod: the Job controller deletes it at its deadline),
+ * and ends a Job whose every container has its outcome but some pull
+ * still backs off. */
+static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_item *seen,
+                          size_t n_seen)
+{
+    if (job->u.job.complete || job->u.job.failed || job->meta.deleting)
+        return;
+    pull_job_words words[KOBJ_MAX_TARGETS];
+    size_t n = 0, open = 0;
+    for (size_t t = 0; t < job->u.job.n_targets; t++) {
+        const char *image = job->u.job.target_images[t];
+        const ic_item *it = NULL;
+        for (size_t k = 0; k < n_seen && it == NULL; k++)
+            if (seen[k].image == image && same(seen[k].node, job->u.job.node_name))
+                it = &seen[k];
+        if (it == NULL)
+            continue;
+        if (it->state == IC_ITEM_RUNNING)
+            open++;
+        else if (it->state == IC_ITEM_FAILED && job->u.job.target_reasons[t] == NULL)
+            words[n++] = (pull_job_words){t, it->reason, it->message};
+    }
+    if (n == 0)
+        return;
+    char key[600];
+    snprintf(key, sizeof(key), "ic-words:%s:%zu", job->meta.uid, n);
+    if (skipped(p, key) || !may_write(p))
+        return;
+    char *body = pull_job_words_patch(words, n, open == 0);
+    if (body == NULL) {
+        p->failed = 1;
+        return;
+    }
+    size_t before = p->out->n;
+    emit(p, ACTION_PATCH_JOB, job->meta.namespace, job->meta.name, body, key,
+         ACTION_OUTCOME_NONE);
+    note_last(p, before, run->cr, job->u.job.node_name, words[0].reason, NULL, 0);
+}
+
+/* One ImageCache's pass: its spec, its Jobs and what their pods say, its
+ * plan, its units as bulk candidates.  0; 1 when its spec does not decode
+ * (said in an Event; nothing else is done for it); -1 out of memory. */
+static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_nodes)
+{
+    const kobj *cr = run->cr;
+    const kobj_imagecache *ic = &cr->u.ic;
+    const char *text = ic->spec != NULL ? ic->spec : "";
+    char err[300];
+    if (ic_decode(&run->spec, text, strlen(text), &p->arena, err, sizeof(err)) != 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "spec|%lld", ic->generation);
+        ic_event(p, cr, IC_EVENT_NOT_SERVED, "Warning", err, what);
+        return 1;
+    }
+    if (ic_identities(p, run) != 0)
+        return -1;
+    size_t first = 0, n_jobs = 0;
+    if (p->ipj_jobs != NULL)
+        n_jobs = jobs_keyed(p->ipj_jobs, p->n_ipj_jobs, job_owner_key, cr->meta.uid, &first);
+    const kobj *const *jobs = p->ipj_jobs + first;
+    ic_item *seen;
+    size_t n_seen;
+    if (ic_seen(p, run, jobs, n_jobs, &seen, &n_seen) != 0)
+        return -1;
+    const reconcile_config *cfg = p->in->cfg;
+    ic_input in = {
+        .spec = &run->spec,
+        .status = ic->status,
+        .reason = ic->reason,
+        .message = ic->message,
+        .start_time = ic->start_time,
+        .completion_time = ic->completion_time,
+        .has_refresh = ic->refresh,
+        .has_purge = ic->purge,
+        .record = ic->acted_spec,
+        .record_len = ic->acted_spec != NULL ? strlen(ic->acted_spec) : 0,
+        .nodes = nodes,
+        .n_nodes = n_nodes,
+        .seen = seen,
+        .n_seen = n_seen,
+        .now = p->in->now,
+        .now_epoch = p->in->now_epoch,
+        .refresh_period_s = (long long)cfg->ic_refresh_s,
+        .pull_deadline_s = cfg->ic_pull_deadline_s,
+        .purge_enabled = cfg->ic_purge_image != NULL && cfg->ic_purge_image[0] != '\0',
+    };
+    if (ic_decide(&in, &p->arena, &run->plan) != 0)
+        return -1;
+    /* the Jobs of actions before this one go; this one's keep the words */
+    for (size_t i = 0; i < n_jobs; i++) {
+        if (ic_job_op(run, jobs[i]) < 0)
+            delete_job(p, jobs[i]);
+        else if (!run->plan.started)
+            ic_keep_words(p, run, jobs[i], seen, n_seen);
+    }
+    if (run->plan.started || run->plan.n_units == 0)
+        return 0; /* Jobs follow the Processing write, on a later pass */
+    if (p->n_cands + run->plan.n_units > p->cap_cands) {
+        size_t want = p->n_cands + run->plan.n_units;
+        size_t cap = p->cap_cands * 2 > want ? p->cap_cands * 2 : want;
+        candidate *grown = realloc(p->cands, cap * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        p->cands = grown;
+        p->cap_cands = cap;
+    }
+    for (size_t k = 0; k < run->plan.n_units; k++) {
+        const ic_unit *u = &run->plan.units[k];
+        const char *id = arena_printf(&p->arena, "%s/%s/%d", cr->meta.uid, u->node, (int)u->op);
+        if (id == NULL)
+            return -1;
+        p->cands[p->n_cands++] = (candidate){
+            NULL, NULL, NULL, NULL, NULL, run, u,
+            {PULLQ_BULK, u->node, ic->start_time != NULL ? ic->start_time : "", id,
+             PULLQ_NODE_READY}};
+    }
+    return 0;
+}
+
+/* Every ImageCache's plan: none without the CRD, before the Nodes are
+ * known, or before discovery said how the status is written (asked
+ * then: a read). */
+static int plan_imagecaches(pass *p)
+{
+    const reconcile_input *in = p->in;
+    if (in->imagecaches == NULL || in->node_states == NULL || in->imagecaches->len == 0)
+        return 0;
+    if (in->ic_status_served < 0) {
+        const char *key = "ic-discovery";
+        if (!skipped(p, key))
+            emit(p, ACTION_GET_IC_DISCOVERY, NULL, "imagecaches", NULL, key, ACTION_OUTCOME_NONE);
+        return 0;
+    }
+    size_t n_nodes = 0;
+    ic_node *nodes = arena_alloc(&p->arena, (in->node_states->len + 1) * sizeof(*nodes));
+    p->ics = calloc(in->imagecaches->len + 1, sizeof(*p->ics));
+    if (nodes == NULL || p->ics == NULL)
+        return -1;
+    if (p->ipj_jobs == NULL &&
+        index_jobs_by(in->jobs, job_owner_key, cmp_job_owner_uid, &p->ipj_jobs, &p->n_ipj_jobs) != 0)
+        return -1;
+    kobj *o;
+    for (size_t i = 0; (o = store_next(in->node_states, &i)) != NULL;) {
+        const kobj_node *n = &o->u.node;
+        nodes[n_nodes++] = (ic_node){
+            .name = o->meta.name,
+            .label_keys = (const char *const *)n->label_keys,
+            .label_values = (const char *const *)n->label_values,
+            .n_labels = n->n_labels,
+            .not_ready = n->not_ready,
+            .images = (const char *const *)n->images,
+            .n_images = n->n_images,
+        };
+    }
+    for (size_t i = 0; (o = store_next(in->imagecaches, &i)) != NULL;) {
+        if (o->meta.deleting)
+            continue; /* as kube-fledged: nothing; its Jobs go with it */
+        ic_run *run = &p->ics[p->n_ics];
+        *run = (ic_run){.cr = o};
+        int planned = plan_imagecache(p, run, nodes, n_nodes);
+        if (planned < 0)
+            return -1;
+        if (planned == 0)
+            p->n_ics++;
+    }
+    return 0;
+}
+
+/* Emits the create of an ImageCache unit's Job: 0; 1 when it cannot be
+ * rendered (said in an Event); -1 when out of memory. */
+static int create_ic_job(pass *p, const candidate *c, const char *name, const char *key)
+{
+    const ic_run *run = c->ic;
+    const ic_unit *u = c->ic_unit;
+    const kobj *cr = run->cr;
+    const reconcile_config *cfg = p->in->cfg;
+    const char **secrets = arena_alloc(&p->arena, (run->spec.n_pull_secrets + 1) * sizeof(char *));
+    if (secrets == NULL)
+        return -1;
+    size_t n_secrets = 0;
+    for (size_t i = 0; i < run->spec.n_pull_secrets; i++) {
+        sv s = run->spec.pull_secrets[i];
+        if (s.len > 0 && (secrets[n_secrets++] = arena_strndup(&p->arena, s.ptr, s.len)) == NULL)
+            return -1;
+    }
+    const char *ann[] = {OTA_ANN_JOB_SPEC_HASH, u->identity};
+    pull_job_owner owner = {OTA_KUBEFLEDGED_GROUP_VERSION, IC_KIND, cr->meta.name, cr->meta.uid, 1};
+    long deadline = (long)u->n_images * cfg->ic_pull_deadline_s + IC_JOB_DEADLINE_SLACK_S;
+    char err[512];
+    const char *json = NULL;
+    size_t len = 0;
+    int rc;
+    if (u->op == IC_OP_PULL) {
+        pull_job_spec spec = {
+            .namespace = cr->meta.namespace, .name = name, .node_name = u->node, .owner = owner,
+            .annotations = ann, .n_annotations = 1, .images = u->images, .n_images = u->n_images,
+            .pull_secrets = secrets, .n_pull_secrets = n_secrets,
+            .helper_image = cfg->helper_image, .backoff_limit = 0,
+            .active_deadline_seconds = deadline, .targets_as_containers = 1,
+        };
+        rc = pull_job_render(&spec, &p->arena, &json, &len, err, sizeof(err));
+    } else {
+        purge_job_spec spec = {
+            .namespace = cr->meta.namespace, .name = name, .node_name = u->node, .owner = owner,
+            .annotations = ann, .n_annotations = 1, .images = u->images, .n_images = u->n_images,
+            .purge_image = cfg->ic_purge_image, .socket_path = cfg->cri_socket_path,
+            .active_deadline_seconds = deadline,
+        };
+        rc = purge_job_render(&spec, &p->arena, &json, &len, err, sizeof(err));
+    }
+    if (rc != 0) {
+        char what[400];
+        snprintf(what, sizeof(what), "render|%.300s", u->identity);
+        ic_event(p, cr, "ImageCacheJobRefused", "Warning", err, what);
+        return 1;
+    }
+    size_t before = p->out->n;
+    if (emit_create(p, cr->meta.namespace, name, json, len, key) != 0)
+        return -1;
+    note_last(p, before, cr, u->node, NULL, NULL, 0);
+    if (p->out->n > before) {
+        action_note *n = &p->out->v[p->out->n - 1].note;
+        n->deadline_s = deadline;
+        n->deadline_source = RECONCILE_DEADLINE_IMAGECACHE;
+    }
+    return 0;
+}
+
+/* "status": the plan's status (ic_status_writer for a PUT). */
+static void ic_put_status(json_writer *w, const void *arg)
+{
+    ic_write_status(w, arg, 0);
+}
+
+/* What one ImageCache's plan writes besides its Jobs' creates: the status
+ * and the metadata (one PUT with kube-fledged's CRD; a /status patch and
+ * a metadata patch with ours), then its Event. */
+static void ic_writes(pass *p, const ic_run *run)
+{
+    const kobj *cr = run->cr;
+    const ic_plan *plan = &run->plan;
+    const char *ns = cr->meta.namespace, *rv = cr->meta.resource_version;
+    const char *set[2] = {IC_ANN_SPEC, plan->record};
+    const char *drop[2];
+    size_t n_set = plan->record != NULL, n_drop = 0;
+    if (plan->remove_refresh)
+        drop[n_drop++] = IC_ANN_REFRESH;
+    if (plan->remove_purge)
+        drop[n_drop++] = IC_ANN_PURGE;
+    int meta = n_set > 0 || n_drop > 0;
+    char key[700];
+    const char *st = plan->status.status != NULL ? plan->status.status : "";
+    const kobj_imagecache *ic = &cr->u.ic;
+    int holds = same(ic->status, IC_STATUS_PROCESSING) && same(ic->reason, plan->status.reason) &&
+                same(ic->start_time, plan->status.start_time);
+    int same_words = same(ic->status, plan->status.status) &&
+                     same(ic->reason, plan->status.reason) &&
+                     same(ic->message, plan->status.message);
+    int sends = ic_write_sends(p->in->ic_status_served, plan->write_status, meta, holds, same_words);
+    if (sends & IC_SEND_PUT) {
+        snprintf(key, sizeof(key), "ic-put:%s:%s", cr->meta.uid, rv != NULL ? rv : "");
+        if (skipped(p, key) || !may_write(p))
+            return;
+        char err[128];
+        yajl_val obj = json_parse_tree(cr->u.ic.object, strlen(cr->u.ic.object), 128, err,
+                                       sizeof(err));
+        char *body = obj != NULL ? ic_put_body(obj, plan->write_status ? ic_put_status : NULL,
+                                               &plan->status, set, n_set, drop, n_drop)
+                                 : NULL;
+        if (obj != NULL)
+            yajl_tree_free(obj);
+        if (body == NULL) {
+            p->failed = 1;
+            return;
+        }
+        size_t before = p->out->n;
+        emit(p, ACTION_PUT_IC, ns, cr->meta.name, body, key, ACTION_OUTCOME_NONE);
+        note_last(p, before, cr, NULL, plan->write_status ? st : NULL, NULL, 0);
+    } else {
+        /* one of the two per pass (ic_write_sends) */
+        if (sends & IC_SEND_STATUS) {
+            snprintf(key, sizeof(key), "ic-status:%s:%s:%s:%08x", cr->meta.uid, st,
+                     plan->status.start_time != NULL ? plan->status.start_time : "",
+                     message_hash(plan->status.message));
+            if (!skipped(p, key) && may_write(p)) {
+                json_writer w;
+                char *body = NULL;
+                if (json_writer_init(&w, NULL) == 0) {
+                    json_map_open(&w, NULL);
+                    ic_write_status(&w, &plan->status, 1);
+                    json_map_close(&w);
+                    body = json_writer_take(&w);
+                }
+                if (body == NULL) {
+                    p->failed = 1;
+                    return;
+                }
+                size_t before = p->out->n;
+                emit(p, ACTION_PATCH_IC_STATUS, ns, cr->meta.name, body, key,
+                     ACTION_OUTCOME_NONE);
+                note_last(p, before, cr, NULL, st, NULL, 0);
+            }
+        }
+        if (sends & IC_SEND_META) {
+            snprintf(key, sizeof(key), "ic-meta:%s:%s", cr->meta.uid, rv != NULL ? rv : "");
+            if (!skipped(p, key) && may_write(p)) {
+                char *body = ic_meta_patch(rv, set, n_set, drop, n_drop);
+                if (body == NULL) {
+                    p->failed = 1;
+                    return;
+                }
+                emit(p, ACTION_PATCH_IC, ns, cr->meta.name, body, key, ACTION_OUTCOME_NONE);
+            }
+        }
+    }
+    if (plan->event) {
+        char what[400];
+        snprintf(what, sizeof(what), "done|%s|%s|%s",
+                 plan->status.start_time != NULL ? plan->status.start_time : "",
+                 plan->event_reason != NULL ? plan->event_reason : "", st);
+        ic_event(p, cr, plan->event_reason, plan->event_type, plan->event_message, what);
+    }
+}
+
 static void start_jobs(pass *p)
 {
     qsort(p->cands, p->n_cands, sizeof(*p->cands), cmp_candidates);
@@ -1400,10 +1889,15 @@ static void start_jobs(pass *p)
             continue;
         }
         char name[PREPULL_JOB_NAME_MAX + 1], key[400];
-        const char *ns = c->pod != NULL ? c->pod->meta.namespace : c->ipj->cr->meta.namespace;
+        const char *ns = c->pod != NULL   ? c->pod->meta.namespace
+                         : c->ic != NULL ? c->ic->cr->meta.namespace
+                                         : c->ipj->cr->meta.namespace;
         if (c->pod != NULL)
             prepull_job_name(name, c->pod->meta.name, c->pod->meta.uid, c->view->rev->u.rev.hash,
                              c->request_time);
+        else if (c->ic != NULL)
+            ic_job_name(name, c->ic->cr->meta.name, c->ic->cr->meta.uid, c->ic_unit->node,
+                        c->ic_unit->identity);
         else
             ipj_job_name(name, c->ipj->cr->meta.name, c->ipj->cr->meta.uid, c->node->name,
                          c->ipj->plan.spec_hash);
@@ -1416,7 +1910,9 @@ static void start_jobs(pass *p)
             continue;
         }
         if (!made) {
-            int rc = c->pod != NULL ? create_job(p, c, name, key) : create_ipj_job(p, c, name, key);
+            int rc = c->pod != NULL  ? create_job(p, c, name, key)
+                     : c->ic != NULL ? create_ic_job(p, c, name, key)
+                                     : create_ipj_job(p, c, name, key);
             if (rc < 0)
                 goto cleanup;
             if (rc > 0)
@@ -1457,13 +1953,15 @@ int reconcile(const reconcile_input *in, action_list *out)
     kobj *pod;
     for (size_t i = 0; (pod = store_next(in->pods, &i)) != NULL;)
         reconcile_pod(&p, pod);
-    if (plan_imagepulljobs(&p) != 0)
+    if (plan_imagepulljobs(&p) != 0 || plan_imagecaches(&p) != 0)
         goto cleanup;
     start_jobs(&p);
     /* after every Job's create: an ImagePullJob's status, events and
      * patches wait behind an OTA request's pull under max_writes */
     for (size_t i = 0; i < p.n_ipjs; i++)
         ipj_writes(&p, &p.ipjs[i]);
+    for (size_t i = 0; i < p.n_ics; i++)
+        ic_writes(&p, &p.ics[i]);
     /* Marks in store order, which does not change between passes while
      * the pods stay: those in flight or done lately are skipped, so under
      * a bound each pass marks the next pods and every pod gets its turn. */
@@ -1482,6 +1980,7 @@ cleanup:
     free(p.cands);
     free(p.marks);
     free(p.ipjs);
+    free(p.ics);
     free(p.ipj_jobs);
     arena_free(&p.arena);
     return rc;

@@ -193,6 +193,8 @@ typedef enum reconcile_deadline_source {
     RECONCILE_DEADLINE_ANNOTATION, /* the DaemonSet's annotation */
     RECONCILE_DEADLINE_BAD_ANNOTATION, /* --pull-timeout: the annotation is not valid */
     RECONCILE_DEADLINE_IMAGEPULLJOB,   /* an ImagePullJob node's: its pullPolicy (ipj.h D1) */
+    RECONCILE_DEADLINE_IMAGECACHE,     /* an ImageCache node's: --image-pull-deadline-duration
+                                          per image, + 60 s */
 } reconcile_deadline_source;
 
 /* The deadline in seconds for a DaemonSet (its annotation as decoded into

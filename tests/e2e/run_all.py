@@ -53,6 +53,11 @@ This runs them all, in one process; the tests are in
                            messages and columns; ImagePullJobUpstreamCrds:
                            Kruise's CRDs unchanged (skipped without
                            ../shared/upstream)
+  test_imagecache_run.py   ImageCacheRun: ImageCaches run by the controller
+                           (issue 21): kube-fledged's sample, a missing
+                           image, no node matched, refresh, update,
+                           restart; ImageCacheRunUpstreamCrd: the same
+                           status by PUT under kube-fledged's CRD
   test_imagepulljob_run.py ImagePullJobRun: ImagePullJobs run by the
                            controller (issue 20): Kruise's sample, a missing
                            image, parallelism, NotReady, Never, TTL, restart,
@@ -115,6 +120,7 @@ from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
 from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunExamples, ImagePullJobRunKruise18,
                                    ImagePullJobRunKruise19, ImagePullJobRunLeaders)
 from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
+from test_imagecache_run import ImageCacheRun, ImageCacheRunUpstreamCrd
 
 
 def main(argv):
@@ -131,7 +137,7 @@ def main(argv):
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
-                     "ImageCacheOwnCrd", "ImageCacheUpstreamCrd"]
+                     "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunUpstreamCrd"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -145,6 +145,34 @@ static void test_put_body(void **state)
     yajl_tree_free(arr);
 }
 
+static void test_write_sends(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int served, write_status, meta, holds, same_words, want;
+    } rows[] = {
+        {"discovery not answered yet: nothing", -1, 1, 1, 0, 0, 0},
+        {"nothing to write", 1, 0, 0, 1, 1, 0},
+        {"kube-fledged's CRD: one PUT for both", 0, 1, 1, 0, 0, IC_SEND_PUT},
+        {"kube-fledged's CRD: annotations only, still a PUT", 0, 0, 1, 1, 1, IC_SEND_PUT},
+        {"ours, status alone", 1, 1, 0, 1, 0, IC_SEND_STATUS},
+        {"ours, annotations alone", 1, 0, 1, 1, 1, IC_SEND_META},
+        {"a start: Processing first, the request annotation kept until then", 1, 1, 1, 0, 0,
+         IC_SEND_STATUS},
+        {"the action held: its record and removal first, the final status next pass", 1, 1, 1, 1,
+         0, IC_SEND_META},
+        {"held, the same words (a record that did not land)", 1, 1, 1, 1, 1, IC_SEND_META},
+        {"purge disabled asked again: the same Failed, the annotation goes", 1, 1, 1, 0, 1,
+         IC_SEND_META},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int got = ic_write_sends(rows[i].served, rows[i].write_status, rows[i].meta, rows[i].holds,
+                                 rows[i].same_words);
+        ROW_CHECK(rows[i].name, got == rows[i].want, "got %d, want %d", got, rows[i].want);
+    }
+}
+
 static void test_write_next(void **state)
 {
     (void)state;
@@ -170,7 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_served), cmocka_unit_test(test_meta_patch),
         cmocka_unit_test(test_put_body),
-        cmocka_unit_test(test_write_next),
+        cmocka_unit_test(test_write_sends),       cmocka_unit_test(test_write_next),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

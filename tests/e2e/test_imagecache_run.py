@@ -1,0 +1,289 @@
+"""Issue 21: ota-controller runs kube-fledged ImageCaches, driven as an admin
+would, with the real kubectl, through the registered webhook (the overlay
+manifests/overlays/imagecache rendered by certs/render-manifests.sh, so the
+controller runs with the RBAC manifests/ grants it).
+
+ImageCacheRun (our CRD: /status served, 3 nodes, node-1 labelled
+tier=backend), one namespace per test:
+  01 kube-fledged's sample CR (read from ../shared/upstream/kube-fledged at
+     run time, its namespace made ours) -> Succeeded, reason
+     ImageCacheCreate, the exact message; one Job per node, controlled by the
+     ImageCache, pinned by nodeName, never upstream's Job labels; node-1's
+     Job pulls the three images of both lists, the others one
+  02 a missing image -> Failed, "Image pull failed for some images...", one
+     failures entry per node (its hostname label) with the kubelet's reason
+     and message, long before --image-pull-deadline-duration; a Warning
+     Event with the status's reason and message
+  03 a nodeSelector that matches no node -> NoImagesPulledOrDeleted, no Job
+  04 the refresh annotation runs an ImageCacheRefresh and is removed
+  05 an update adding an image pulls it (ImageCacheUpdate, Succeeded) and
+     the node reports it
+  06 the controller SIGKILLed mid-action and started again: the action
+     finishes (never Aborted), one Job per (cache, node, action)
+ImageCacheRunUpstreamCrd: kube-fledged's CRD (no /status) applied unchanged:
+  the status is written by a PUT of the whole object; the sample reaches
+  Succeeded with the exact message, and a refresh removes its annotation.
+  Skipped without ../shared/upstream/kube-fledged ($OTA_UPSTREAM_KUBEFLEDGED).
+
+Every wait is bounded.
+"""
+import copy
+import json
+import os
+import time
+import unittest
+import urllib.parse
+
+from harness import MISSING, REG, REGISTRY_CONFIG, ApiError, Base, log, wait_until
+from test_imagecache import OVERLAY, UPSTREAM
+
+try:
+    import yaml
+except ImportError:  # Debian's python3-yaml; only the sample tests need it
+    yaml = None
+
+SAMPLE = os.path.join(UPSTREAM, "kubefledged-imagecache.yaml")
+UPSTREAM_CRD = os.path.join(UPSTREAM, "kubefledged-crd.yaml")
+API = "/apis/kubefledged.io/v1alpha2"
+SAMPLE_IMAGES = ["ghcr.io/jitesoft/nginx:1.23.1", "us.gcr.io/k8s-artifacts-prod/cassandra:v7",
+                 "us.gcr.io/k8s-artifacts-prod/etcd:3.5.4-0"]
+QUICK = [REG + "/ic/app-%02d:1.0" % i for i in range(1, 21)]  # 100 MB: 10 simulated s
+SLOW = [REG + "/ic/slow-%02d:1.0" % i for i in range(1, 6)]  # 900 MB: 90 simulated s (3 real)
+REGISTRY = copy.deepcopy(REGISTRY_CONFIG)
+REGISTRY["images"] = REGISTRY["images"] + [{"image": i, "size": 50_000_000} for i in SAMPLE_IMAGES] + \
+    [{"image": i, "size": 100_000_000} for i in QUICK] + [{"image": i, "size": 900_000_000} for i in SLOW]
+
+PULLED = "All requested images pulled succesfully to respective nodes"
+PULL_FAILED = 'Image pull failed for some images. Please see "failures" section'
+NO_NODES = "No images were pulled or deleted because nodeSelector specified did not match any nodes"
+UPSTREAM_LABELS = {"app": "kubefledged", "kubefledged": "kubefledged-image-manager"}
+REFRESH = "kubefledged.io/refresh-imagecache"
+
+
+class ImageCacheRunBase(Base):
+    NODES = 3
+    WEBHOOK = True
+    OVERLAY = OVERLAY
+    REGISTRY = REGISTRY
+    # what the overlay's Deployment patch adds; the refresh only on request
+    CONTROLLER_ARGS = ("--imagecaches=true", "--image-cache-refresh-frequency=0s", "--resync-period=2s")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        node = cls.sim.get("/api/v1/nodes/node-1")
+        labels = dict(node["metadata"].get("labels") or {}, tier="backend")
+        cls.sim.call("PATCH", "/api/v1/nodes/node-1", {"metadata": {"labels": labels}},
+                     ctype="application/merge-patch+json")
+
+    def kubectl(self, *args, stdin=None):
+        return self.sim.kubectl("admin", *args, stdin=stdin)
+
+    def cache(self, name, lists, secrets=None):
+        spec = {"cacheSpec": lists}
+        if secrets:
+            spec["imagePullSecrets"] = [{"name": s} for s in secrets]
+        return {"apiVersion": "kubefledged.io/v1alpha2", "kind": "ImageCache",
+                "metadata": {"name": name, "namespace": self.ns}, "spec": spec}
+
+    def create(self, doc):
+        res = self.kubectl("create", "-f", "-", stdin=json.dumps(doc))
+        self.assertEqual(res.returncode, 0, "kubectl create: %s%s" % (res.stdout, res.stderr))
+        return self.ic(doc["metadata"]["name"], doc["metadata"]["namespace"])
+
+    def ic(self, name, ns=None):
+        try:
+            return self.sim.get("%s/namespaces/%s/imagecaches/%s" % (API, ns or self.ns, name))
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def ctl_tail(self):
+        return "\n".join(c.tail(25) for c in self.ctls)
+
+    def wait_status(self, name, pred, timeout, what, ns=None):
+        seen = []
+
+        def check():
+            o = self.ic(name, ns)
+            st = (o or {}).get("status") or {}
+            if st.get("status") and (not seen or seen[-1] != st.get("status")):
+                seen.append(st.get("status"))
+            return o if o is not None and pred(st) else None
+        try:
+            o = wait_until(check, timeout, "%s: %s" % (name, what), interval=0.1)
+        except AssertionError:
+            raise AssertionError("%s: %s not reached in %gs; status now %s; controller log:\n%s" % (
+                name, what, timeout, json.dumps((self.ic(name, ns) or {}).get("status")), self.ctl_tail()))
+        self.assertNotIn("Aborted", seen, "statuses seen: %s" % seen)
+        return o
+
+    def wait_done(self, name, reason, timeout=60, ns=None, after=None):
+        """The final status of the action reason (after: a startTime the
+        action must not have)."""
+        return self.wait_status(
+            name, lambda s: s.get("status") not in (None, "Processing") and s.get("reason") == reason
+            and s.get("completionTime") and (after is None or s.get("startTime") != after),
+            timeout, "%s finished" % reason, ns)
+
+    def jobs_of(self, uid):
+        """Every Job ever owned by the ImageCache uid (the class's JobTracker
+        saw them all, deleted ones too)."""
+        return [j for j in self.tracker.all_jobs()
+                if any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or [])]
+
+    def events_of(self, name, ns=None):
+        sel = urllib.parse.quote("involvedObject.name=%s,involvedObject.kind=ImageCache" % name)
+        return self.sim.get("/api/v1/namespaces/%s/events?fieldSelector=%s" % (ns or self.ns, sel))["items"]
+
+    def node_images(self, node):
+        n = self.sim.get("/api/v1/nodes/" + node)
+        return {name for i in n["status"].get("images") or [] for name in i.get("names") or []}
+
+    def check_jobs(self, uid, name, want):
+        """The Jobs of the cache: one per node in want (node -> images in
+        order), each pinned, controlled by the ImageCache, ours."""
+        jobs = self.jobs_of(uid)
+        per = {}
+        for j in jobs:
+            per.setdefault(j["spec"]["template"]["spec"]["nodeName"], []).append(j)
+        self.assertEqual(sorted(per), sorted(want), "nodes with Jobs")
+        for node, js in per.items():
+            self.assertEqual(len(js), 1, "Jobs on %s: %s" % (node, [j["metadata"]["name"] for j in js]))
+            j = js[0]
+            self.assertTrue(j["metadata"]["name"].startswith("ota-ic-%s-" % name), j["metadata"]["name"])
+            ref = j["metadata"]["ownerReferences"][0]
+            self.assertEqual((ref["apiVersion"], ref["kind"], ref["name"], ref["uid"], ref["controller"]),
+                             ("kubefledged.io/v1alpha2", "ImageCache", name, uid, True))
+            for labels in (j["metadata"].get("labels") or {}, j["spec"]["template"]["metadata"].get("labels") or {}):
+                for k, v in UPSTREAM_LABELS.items():
+                    self.assertNotEqual(labels.get(k), v, "upstream's Job label %s=%s" % (k, v))
+            pulls = [c["image"] for c in j["spec"]["template"]["spec"]["containers"]]
+            self.assertEqual(pulls, want[node], "images of the Job on %s" % node)
+
+
+class ImageCacheRun(ImageCacheRunBase):
+    @unittest.skipUnless(yaml is not None and os.path.exists(SAMPLE), "no PyYAML or no sample at %s" % SAMPLE)
+    def test_01_upstream_sample_succeeds(self):
+        with open(SAMPLE) as f:
+            doc = yaml.safe_load(f)
+        doc["metadata"]["namespace"] = self.ns
+        obj = self.create(doc)
+        done = self.wait_done("imagecache1", "ImageCacheCreate")
+        st = done["status"]
+        self.assertEqual((st["status"], st["message"]), ("Succeeded", PULLED), st)
+        self.assertNotIn("failures", st)
+        self.assertTrue(st.get("startTime"))
+        self.check_jobs(obj["metadata"]["uid"], "imagecache1",
+                        {"node-1": SAMPLE_IMAGES, "node-2": SAMPLE_IMAGES[:1], "node-3": SAMPLE_IMAGES[:1]})
+        for img in SAMPLE_IMAGES:
+            self.assertIn(img, self.node_images("node-1"))
+        self.assertNotIn(SAMPLE_IMAGES[1], self.node_images("node-2"))
+        evs = wait_until(lambda: [e for e in self.events_of("imagecache1") if e["reason"] == "ImageCacheCreate"]
+                         or None, 10, "the ImageCacheCreate Event")
+        self.assertEqual((evs[0]["type"], evs[0]["message"]), ("Normal", PULLED))
+
+    def test_02_missing_image_fails_per_node(self):
+        t0 = time.monotonic()
+        self.create(self.cache("broken", [{"images": [QUICK[0], MISSING]}]))
+        done = self.wait_done("broken", "ImageCacheCreate", timeout=60)
+        log("missing image failed in %.1fs" % (time.monotonic() - t0))
+        st = done["status"]
+        self.assertEqual((st["status"], st["message"]), ("Failed", PULL_FAILED), st)
+        self.assertEqual(sorted(st["failures"]), [MISSING], st)
+        entries = st["failures"][MISSING]
+        self.assertEqual(sorted(e["node"] for e in entries), ["node-1", "node-2", "node-3"])
+        for e in entries:
+            self.assertTrue(e["reason"] and e["message"], e)
+            self.assertIn(e["reason"], ("ErrImagePull", "ImagePullBackOff"), e)
+            self.assertIn("missing", e["message"], e)
+        evs = wait_until(lambda: [e for e in self.events_of("broken") if e["type"] == "Warning"] or None, 10,
+                         "the Warning Event")
+        self.assertEqual((evs[0]["reason"], evs[0]["message"]), ("ImageCacheCreate", PULL_FAILED))
+
+    def test_03_selector_matches_no_node(self):
+        obj = self.create(self.cache("nowhere", [{"images": [QUICK[1]], "nodeSelector": {"zone": "mars"}}]))
+        st = self.wait_done("nowhere", "ImageCacheCreate")["status"]
+        self.assertEqual((st["status"], st["message"]), ("NoImagesPulledOrDeleted", NO_NODES), st)
+        self.assertEqual(self.jobs_of(obj["metadata"]["uid"]), [])
+
+    def test_04_refresh_annotation(self):
+        self.create(self.cache("fresh", [{"images": [QUICK[2]]}]))
+        first = self.wait_done("fresh", "ImageCacheCreate")["status"]
+        self.assertEqual(first["status"], "Succeeded", first)
+        res = self.kubectl("annotate", "ic", "fresh", "-n", self.ns, REFRESH + "=")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        done = self.wait_done("fresh", "ImageCacheRefresh", after=first["startTime"])
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        self.assertNotIn(REFRESH, done["metadata"].get("annotations") or {})
+
+    def test_05_update_adds_an_image(self):
+        self.create(self.cache("grow", [{"images": [QUICK[3]]}, {"images": [QUICK[4]],
+                                                                 "nodeSelector": {"tier": "backend"}}]))
+        first = self.wait_done("grow", "ImageCacheCreate")["status"]
+        self.assertEqual(first["status"], "Succeeded", first)
+        self.assertNotIn(QUICK[5], self.node_images("node-1"))
+        res = self.kubectl("patch", "ic", "grow", "-n", self.ns, "--type=json", "-p", json.dumps(
+            [{"op": "add", "path": "/spec/cacheSpec/1/images/-", "value": QUICK[5]}]))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        done = self.wait_done("grow", "ImageCacheUpdate", after=first["startTime"])
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        self.assertIn(QUICK[5], self.node_images("node-1"))
+        self.assertNotIn(QUICK[5], self.node_images("node-2"))
+
+    def test_06_restart_mid_action(self):
+        obj = self.create(self.cache("restart", [{"images": SLOW[:3]}]))
+        uid = obj["metadata"]["uid"]
+        wait_until(lambda: len(self.jobs_of(uid)) >= 1, 30, "a Job of the cache")
+        self.ctl.kill()
+        self.assertEqual((self.ic("restart")["status"] or {}).get("status"), "Processing")
+        log("killed the controller mid-action; Jobs:", [j["metadata"]["name"] for j in self.jobs_of(uid)])
+        time.sleep(0.5)
+        self.ctl.start()
+        self.ctl.wait_ready()
+        wait_until(self.ctl.leading, 30, "the restarted controller leading")
+        st = self.wait_done("restart", "ImageCacheCreate", timeout=90)["status"]
+        self.assertEqual((st["status"], st["message"]), ("Succeeded", PULLED), st)
+        per = {}
+        for j in self.jobs_of(uid):
+            per.setdefault(j["spec"]["template"]["spec"]["nodeName"], []).append(j["metadata"]["name"])
+        self.assertEqual(sorted(per), ["node-1", "node-2", "node-3"])
+        for node, names in per.items():
+            self.assertEqual(len(names), 1, "Jobs on %s: %s" % (node, names))
+
+
+@unittest.skipUnless(os.path.exists(UPSTREAM_CRD), "no kube-fledged CRD at %s" % UPSTREAM_CRD)
+class ImageCacheRunUpstreamCrd(ImageCacheRunBase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        res = cls.sim.kubectl("admin", "delete", "crd", "imagecaches.kubefledged.io", "--wait=true")
+        assert res.returncode == 0, res.stderr
+        res = cls.sim.kubectl("admin", "create", "-f", UPSTREAM_CRD)
+        assert res.returncode == 0, res.stderr
+        res = cls.sim.kubectl("admin", "wait", "--for=condition=Established",
+                              "crd/imagecaches.kubefledged.io", "--timeout=30s")
+        assert res.returncode == 0, res.stderr
+
+    @unittest.skipUnless(yaml is not None and os.path.exists(SAMPLE), "no PyYAML or no sample at %s" % SAMPLE)
+    def test_01_sample_then_refresh_by_put(self):
+        with open(SAMPLE) as f:
+            doc = yaml.safe_load(f)
+        doc["metadata"]["namespace"] = self.ns
+        self.create(doc)
+        done = self.wait_done("imagecache1", "ImageCacheCreate", timeout=90)
+        st = done["status"]
+        self.assertEqual((st["status"], st["message"]), ("Succeeded", PULLED), st)
+        # no /status: every status write was a PUT of the whole object
+        puts = [e for c in self.ctls for e in c.proxy.writes(0) if "/imagecaches/" in e["path"]]
+        self.assertTrue(puts)
+        self.assertEqual({e["method"] for e in puts}, {"PUT"}, [(e["method"], e["path"]) for e in puts])
+        self.assertFalse(any(e["path"].endswith("/status") for e in puts))
+        # the sample's labels kept through the PUTs
+        self.assertEqual(done["metadata"]["labels"], {"app": "kubefledged", "kubefledged": "imagecache"})
+        res = self.kubectl("annotate", "ic", "imagecache1", "-n", self.ns, REFRESH + "=")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        again = self.wait_done("imagecache1", "ImageCacheRefresh", timeout=90, after=st["startTime"])
+        self.assertEqual(again["status"]["status"], "Succeeded", again["status"])
+        self.assertNotIn(REFRESH, again["metadata"].get("annotations") or {})
