@@ -621,8 +621,10 @@ static void on_ic_discovery(controller *c, const kube_result *r)
                NULL);
         c->dirty = 1;
     }
-    if (served >= 0)
+    if (served >= 0) {
         c->ic_status_served = served;
+        c->ic_rediscover = 0;
+    }
 }
 
 static void on_executed(void *data, const kube_result *r)
@@ -646,6 +648,14 @@ static void on_executed(void *data, const kube_result *r)
         on_pod_nodes(c, x, r);
         if (outcome != EXEC_DONE) /* 403, 5xx: asked again after the hold */
             workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
+    } else if (x->kind == ACTION_PATCH_IC_STATUS && r->status >= 400 &&
+               ic_write_next((int)r->status, 1) == IC_WRITE_REDISCOVER) {
+        /* no /status (kube-fledged's CRD now): ask discovery before the
+         * next status write */
+        log_kv(LOG_INFO, "ImageCache status subresource gone", "imagecache", x->name, "next",
+               "asking discovery again", NULL);
+        c->ic_status_served = -1;
+        c->dirty = 1;
     } else if (outcome == EXEC_CONFLICT) {
         /* not a failure: the precondition did its job (a newer version) */
         char object[512];
@@ -1014,6 +1024,7 @@ static void run_pass(controller *c, uint64_t now)
                            ? NULL
                            : &c->informers[INF_IMAGECACHES].objects,
         .ic_status_served = c->ic_status_served,
+        .ic_rediscover = c->ic_rediscover,
         .ipj_pod_nodes = &c->ipj_pod_nodes,
         .events_sent = &c->work.settled,
         .job_waiting = &c->job_waiting,
@@ -1066,6 +1077,8 @@ void controller_tick(controller *c, uint64_t now)
              * picks: read them again when next needed */
             store_free(&c->nodes);
             store_free(&c->ipj_pod_nodes);
+            /* and which CRD serves ImageCaches: one may replace the other */
+            c->ic_rediscover = 1;
         }
         c->dirty = 0;
         c->last_pass = now;

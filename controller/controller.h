@@ -81,6 +81,7 @@ typedef struct controller {
     store job_waiting;  /* see reconcile_input.job_waiting */
     store ipj_pod_nodes; /* see reconcile_input.ipj_pod_nodes */
     int ic_status_served; /* see reconcile_input.ic_status_served */
+    int ic_rediscover;    /* see reconcile_input.ic_rediscover: set every resync */
     workset work;       /* action keys in flight, held back after their call, Events sent */
     int dirty;
     size_t writes_queued; /* writes handed to the client and not ended */

@@ -1667,11 +1667,12 @@ static int plan_imagecaches(pass *p)
     const reconcile_input *in = p->in;
     if (in->imagecaches == NULL || in->node_states == NULL || in->imagecaches->len == 0)
         return 0;
-    if (in->ic_status_served < 0) {
+    if (in->ic_status_served < 0 || in->ic_rediscover) {
         const char *key = "ic-discovery";
         if (!skipped(p, key))
             emit(p, ACTION_GET_IC_DISCOVERY, NULL, "imagecaches", NULL, key, ACTION_OUTCOME_NONE);
-        return 0;
+        if (in->ic_status_served < 0)
+            return 0; /* how to write a status is not known yet */
     }
     size_t n_nodes = 0;
     ic_node *nodes = arena_alloc(&p->arena, (in->node_states->len + 1) * sizeof(*nodes));

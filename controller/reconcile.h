@@ -116,6 +116,9 @@ typedef struct reconcile_input {
      * ours, 0 kube-fledged's, -1 not known yet (ACTION_GET_IC_DISCOVERY
      * asks; no status is written meanwhile). */
     int ic_status_served;
+    /* Ask discovery again though ic_status_served is known (every resync:
+     * one CRD may replace the other). */
+    int ic_rediscover;
     /* ImagePullJob uid -> kobj (KOBJ_POD_NODES): the nodes its podSelector
      * picked when last listed (ACTION_LIST_PODS), with the query asked;
      * emptied every resync, so pods that come and go are followed. */

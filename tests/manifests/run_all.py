@@ -27,7 +27,7 @@ sys.path.insert(2, os.path.join(os.path.dirname(HERE), "lib"))  # kubesim_launch
 import harness  # noqa: E402
 from manifests import CONTROLLER_BIN, WEBHOOK_BIN  # noqa: E402
 from test_apply import Apply  # noqa: E402,F401
-from test_rbac import RbacEvaluator, ControllerRbac, ControllerRbacImagePullJob  # noqa: E402,F401
+from test_rbac import RbacEvaluator, ControllerRbac, ControllerRbacImageCache, ControllerRbacImagePullJob  # noqa: E402,F401,E501
 from test_render import Base, CertsRender, ImageCache, ImagePullJob, Images, Overlays, Render  # noqa: E402,F401
 
 
@@ -38,7 +38,8 @@ def main(argv):
             print("0 passed, 1 failed")
             return 1
     names = argv or ["Render", "Base", "CertsRender", "Overlays", "ImagePullJob", "ImageCache", "Images", "Apply",
-                     "RbacEvaluator", "ControllerRbac", "ControllerRbacImagePullJob"]
+                     "RbacEvaluator", "ControllerRbac", "ControllerRbacImagePullJob",
+                     "ControllerRbacImageCache"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     bad = result.failures + result.errors

@@ -22,6 +22,8 @@ installed, and ImagePullJobs run to each kind of write: one completes
 (its status written, Kruise's finalizer dropped, its completion marked)
 and is deleted by its TTL; one selects by podSelector (a pod list) and
 pulls an image that is not there (its node given up: a Job patch).
+ControllerRbacImageCache likewise for components/imagecache (its
+ClusterRole, --imagecaches), under our CRD and then kube-fledged's.
 
 RbacEvaluator is the table for the evaluator itself (manifests.py).
 """
@@ -275,3 +277,69 @@ class ControllerRbacImagePullJob(ControllerRbac):
         refused = ["%s %s" % (e["method"], e["path"]) for e in self.ctl.proxy.entries() if e["status"] == 403]
         self.assertEqual(refused, [], "calls kubesim refused with the rendered RBAC")
         self.each_grant_needed(objs, calls, role=IPJ_ROLE)
+
+
+IC_OVERLAY = os.path.join(MANIFESTS, "overlays", "imagecache")
+IC_ROLE = "ota-prepull-controller-imagecaches"
+IC_API = "/apis/kubefledged.io/v1alpha2"
+IC_UPSTREAM_CRD = os.path.join(os.environ.get("OTA_UPSTREAM_KUBEFLEDGED") or os.path.join(
+    os.path.dirname(os.path.dirname(MANIFESTS)), "shared", "upstream", "kube-fledged"), "kubefledged-crd.yaml")
+
+
+class ControllerRbacImageCache(ControllerRbac):
+    """What manifests/components/imagecache adds: the render of
+    overlays/imagecache applied, our CRD (with /status) installed, and
+    ImageCaches run to each kind of write: one with a missing image (its
+    status by /status patches, its record and annotations by metadata
+    patches, the kubelet's words kept on its Jobs by Job patches); then
+    kube-fledged's CRD (no /status) applied over ours, and a cache whose
+    status is written by a PUT of the whole object (update).  Without
+    kube-fledged's CRD beside the repository the update grant alone is
+    left unexercised."""
+    NODES = 2
+    CONTROLLER_ARGS = ("--imagecaches=true", "--image-cache-refresh-frequency=0s", "--resync-period=2s")
+
+    @classmethod
+    def rbac(cls):
+        path = os.path.relpath(IC_OVERLAY, os.path.dirname(MANIFESTS))
+        return ota_rbac.rendered(path) + ota_rbac.rendered(path, ("CustomResourceDefinition",))
+
+    def cache(self, name, images):
+        body = {"apiVersion": "kubefledged.io/v1alpha2", "kind": "ImageCache",
+                "metadata": {"name": name, "namespace": self.ns}, "spec": {"cacheSpec": [{"images": images}]}}
+        return self.sim.call("POST", "%s/namespaces/%s/imagecaches" % (IC_API, self.ns), body)
+
+    def ic_status(self, name):
+        obj = self.sim.call("GET", "%s/namespaces/%s/imagecaches/%s" % (IC_API, self.ns, name), retry=False,
+                            ok=(200,))
+        return obj.get("status") or {}
+
+    def test_every_call_granted_every_grant_used(self):
+        objs = render(IC_OVERLAY)
+        granted = subject_rules(objs, NS, "ota-controller")
+        role_only = subject_rules([o for o in objs if o["metadata"].get("name") == IC_ROLE], NS, "ota-controller")
+        self.assertTrue(role_only)
+        self.cache("bad", [FRESH[2], MISSING])
+        wait_until(lambda: self.ic_status("bad").get("status") == "Failed", 120, "the missing image failed")
+        upstream = os.path.exists(IC_UPSTREAM_CRD)
+        if upstream:
+            out = self.sim.kubectl("admin", "apply", "-f", IC_UPSTREAM_CRD)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            self.cache("put", [FRESH[3]])
+            wait_until(lambda: self.ic_status("put").get("status") == "Succeeded", 120,
+                       "a cache written by PUT succeeded")
+        self.assertEqual(self.ctl.stop(), 0)
+        calls, used, denied = self.judged_calls(granted)
+        self.assertEqual(denied, [], "calls the RBAC of overlays/imagecache would refuse")
+        unused = unused_grants(role_only, used)
+        self.assertEqual(unused, [] if upstream else [("", "kubefledged.io", "imagecaches", "update", ())],
+                         "granted by %s but never used" % IC_ROLE)
+        kinds = {(a[0], a[2] + ("/" + a[3] if a[3] else "")) for a in used}
+        want = [("list", "imagecaches"), ("watch", "imagecaches"), ("patch", "imagecaches/status"),
+                ("patch", "imagecaches"), ("patch", "jobs"), ("create", "jobs"), ("create", "events")]
+        for k in want + ([("update", "imagecaches")] if upstream else []):
+            self.assertIn(k, kinds)
+        refused = ["%s %s" % (e["method"], e["path"]) for e in self.ctl.proxy.entries() if e["status"] == 403]
+        self.assertEqual(refused, [], "calls kubesim refused with the rendered RBAC")
+        if upstream:
+            self.each_grant_needed(objs, calls, role=IC_ROLE)

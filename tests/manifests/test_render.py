@@ -443,7 +443,7 @@ class ImageCache(ComponentOverlay):
         self.assertNotIn("--imagecaches=true", base_ctl["args"])
         role = one(self.objs, "ClusterRole", "ota-prepull-controller-imagecaches")
         self.assertEqual([(r["apiGroups"], r["resources"], r["verbs"]) for r in role["rules"]],
-                         [(["kubefledged.io"], ["imagecaches"], ["get", "list", "watch", "update", "patch"]),
+                         [(["kubefledged.io"], ["imagecaches"], ["list", "watch", "update", "patch"]),
                           (["kubefledged.io"], ["imagecaches/status"], ["patch"]),
                           (["batch"], ["jobs"], ["patch"])])
         binding = one(self.objs, "ClusterRoleBinding", "ota-prepull-controller-imagecaches")
