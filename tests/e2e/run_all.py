@@ -120,7 +120,7 @@ from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
 from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunExamples, ImagePullJobRunKruise18,
                                    ImagePullJobRunKruise19, ImagePullJobRunLeaders)
 from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
-from test_imagecache_run import ImageCacheRun, ImageCacheRunUpstreamCrd
+from test_imagecache_run import ImageCacheRun, ImageCacheRunPurge, ImageCacheRunUpstreamCrd
 
 
 def main(argv):
@@ -137,7 +137,8 @@ def main(argv):
                      "WriteRetries", "Correctness", "Observability", "Paging", "Unserved", "ConfigTrouble",
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
-                     "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunUpstreamCrd"]
+                     "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunPurge",
+                     "ImageCacheRunUpstreamCrd"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

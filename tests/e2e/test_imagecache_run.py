@@ -20,6 +20,11 @@ tier=backend), one namespace per test:
      the node reports it
   06 the controller SIGKILLed mid-action and started again: the action
      finishes (never Aborted), one Job per (cache, node, action)
+  07 purge asked while purge is off: Failed/ImageCachePurge saying so, the
+     annotation removed, the images kept
+ImageCacheRunPurge (--image-cache-purge-image): the purge annotation runs
+  crictl rmi Jobs (one per node) and the images are gone: Succeeded with
+  kube-fledged's "deleted" message; an update removing an image purges it.
 ImageCacheRunUpstreamCrd: kube-fledged's CRD (no /status) applied unchanged:
   the status is written by a PUT of the whole object; the sample reaches
   Succeeded with the exact message, and a refresh removes its annotation.
@@ -49,8 +54,9 @@ SAMPLE_IMAGES = ["ghcr.io/jitesoft/nginx:1.23.1", "us.gcr.io/k8s-artifacts-prod/
                  "us.gcr.io/k8s-artifacts-prod/etcd:3.5.4-0"]
 QUICK = [REG + "/ic/app-%02d:1.0" % i for i in range(1, 21)]  # 100 MB: 10 simulated s
 SLOW = [REG + "/ic/slow-%02d:1.0" % i for i in range(1, 6)]  # 900 MB: 90 simulated s (3 real)
+CRICTL = REG + "/tools/crictl:1.30"
 REGISTRY = copy.deepcopy(REGISTRY_CONFIG)
-REGISTRY["images"] = REGISTRY["images"] + [{"image": i, "size": 50_000_000} for i in SAMPLE_IMAGES] + \
+REGISTRY["images"] = REGISTRY["images"] + [{"image": i, "size": 50_000_000} for i in SAMPLE_IMAGES + [CRICTL]] + \
     [{"image": i, "size": 100_000_000} for i in QUICK] + [{"image": i, "size": 900_000_000} for i in SLOW]
 
 PULLED = "All requested images pulled succesfully to respective nodes"
@@ -58,6 +64,10 @@ PULL_FAILED = 'Image pull failed for some images. Please see "failures" section'
 NO_NODES = "No images were pulled or deleted because nodeSelector specified did not match any nodes"
 UPSTREAM_LABELS = {"app": "kubefledged", "kubefledged": "kubefledged-image-manager"}
 REFRESH = "kubefledged.io/refresh-imagecache"
+PURGE = "kubefledged.io/purge-imagecache"
+DELETED = "All cached images succesfully deleted from respective nodes"
+PURGE_DISABLED = ("Image purge is disabled in ota-controller: start it with --image-cache-purge-image to "
+                  "delete cached images")
 
 
 class ImageCacheRunBase(Base):
@@ -251,6 +261,60 @@ class ImageCacheRun(ImageCacheRunBase):
         self.assertEqual(sorted(per), ["node-1", "node-2", "node-3"])
         for node, names in per.items():
             self.assertEqual(len(names), 1, "Jobs on %s: %s" % (node, names))
+
+    def test_07_purge_disabled(self):
+        self.create(self.cache("keep", [{"images": [QUICK[6]]}]))
+        first = self.wait_done("keep", "ImageCacheCreate")["status"]
+        res = self.kubectl("annotate", "ic", "keep", "-n", self.ns, PURGE + "=")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        done = self.wait_done("keep", "ImageCachePurge", after=first["startTime"])
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Failed", PURGE_DISABLED))
+        # the status first, the annotation on the next pass (ic_write_sends)
+        wait_until(lambda: PURGE not in (self.ic("keep")["metadata"].get("annotations") or {}), 10,
+                   "the purge annotation removed")
+        st = self.ic("keep")["status"]
+        self.assertEqual((st["status"], st["reason"], st["message"], st["startTime"]),
+                         ("Failed", "ImageCachePurge", PURGE_DISABLED, done["status"]["startTime"]))
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertIn(QUICK[6], self.node_images(node))
+
+
+class ImageCacheRunPurge(ImageCacheRunBase):
+    """Purge on (--image-cache-purge-image): crictl rmi Jobs on each node."""
+    CONTROLLER_ARGS = ImageCacheRunBase.CONTROLLER_ARGS + ("--image-cache-purge-image=" + CRICTL,)
+
+    def test_01_purge_annotation_deletes(self):
+        obj = self.create(self.cache("gone", [{"images": [QUICK[7]]}]))
+        first = self.wait_done("gone", "ImageCacheCreate")["status"]
+        self.assertEqual(first["status"], "Succeeded", first)
+        res = self.kubectl("annotate", "ic", "gone", "-n", self.ns, PURGE + "=")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        done = self.wait_done("gone", "ImageCachePurge", after=first["startTime"])
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", DELETED),
+                         done["status"])
+        self.assertNotIn(PURGE, done["metadata"].get("annotations") or {})
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertNotIn(QUICK[7], self.node_images(node))
+        purges = [j for j in self.jobs_of(obj["metadata"]["uid"])
+                  if j["spec"]["template"]["spec"]["containers"][0]["name"] == "rmi-0"]
+        self.assertEqual(sorted(j["spec"]["template"]["spec"]["nodeName"] for j in purges),
+                         ["node-1", "node-2", "node-3"])
+        c = purges[0]["spec"]["template"]["spec"]["containers"][0]
+        self.assertEqual((c["image"], c["command"][0], c["command"][-2:]), (CRICTL, "crictl", ["rmi", QUICK[7]]))
+
+    def test_02_update_removing_an_image_purges_it(self):
+        self.create(self.cache("shrink", [{"images": [QUICK[8], QUICK[9]]}]))
+        first = self.wait_done("shrink", "ImageCacheCreate")["status"]
+        self.assertEqual(first["status"], "Succeeded", first)
+        res = self.kubectl("patch", "ic", "shrink", "-n", self.ns, "--type=json", "-p", json.dumps(
+            [{"op": "remove", "path": "/spec/cacheSpec/0/images/1"}]))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        done = self.wait_done("shrink", "ImageCacheUpdate", after=first["startTime"])
+        self.assertEqual(done["status"]["status"], "Succeeded", done["status"])
+        for node in ("node-1", "node-2", "node-3"):
+            images = self.node_images(node)
+            self.assertIn(QUICK[8], images)
+            self.assertNotIn(QUICK[9], images)
 
 
 @unittest.skipUnless(os.path.exists(UPSTREAM_CRD), "no kube-fledged CRD at %s" % UPSTREAM_CRD)
