@@ -1628,12 +1628,15 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     };
     if (ic_decide(&in, &p->arena, &run->plan) != 0)
         return -1;
-    /* the Jobs of actions before this one go; this one's keep the words */
+    /* the Jobs of an action stay until the next one runs (kubectl
+     * describe shows the last); this one's keep the words */
     for (size_t i = 0; i < n_jobs; i++) {
-        if (ic_job_op(run, jobs[i]) < 0)
+        if (ic_job_op(run, jobs[i]) >= 0) {
+            if (!run->plan.started)
+                ic_keep_words(p, run, jobs[i], seen, n_seen);
+        } else if (run->identity[0] != NULL) {
             delete_job(p, jobs[i]);
-        else if (!run->plan.started)
-            ic_keep_words(p, run, jobs[i], seen, n_seen);
+        }
     }
     if (run->plan.started || run->plan.n_units == 0)
         return 0; /* Jobs follow the Processing write, on a later pass */

@@ -15,7 +15,8 @@ tier=backend), one namespace per test:
      and message, long before --image-pull-deadline-duration; a Warning
      Event with the status's reason and message
   03 a nodeSelector that matches no node -> NoImagesPulledOrDeleted, no Job
-  04 the refresh annotation runs an ImageCacheRefresh and is removed
+  04 the refresh annotation runs an ImageCacheRefresh and is removed; the
+     create's Jobs stay until then and go with it
   05 an update adding an image pulls it (ImageCacheUpdate, Succeeded) and
      the node reports it
   06 the controller SIGKILLed mid-action and started again: the action
@@ -218,15 +219,24 @@ class ImageCacheRun(ImageCacheRunBase):
         self.assertEqual((st["status"], st["message"]), ("NoImagesPulledOrDeleted", NO_NODES), st)
         self.assertEqual(self.jobs_of(obj["metadata"]["uid"]), [])
 
+    def live_jobs(self):
+        return [j["metadata"]["name"] for j in
+                self.sim.get("/apis/batch/v1/namespaces/%s/jobs" % self.ns)["items"]
+                if not j["metadata"].get("deletionTimestamp")]
+
     def test_04_refresh_annotation(self):
         self.create(self.cache("fresh", [{"images": [QUICK[2]]}]))
         first = self.wait_done("fresh", "ImageCacheCreate")["status"]
         self.assertEqual(first["status"], "Succeeded", first)
+        created = self.live_jobs()
+        self.assertEqual(len(created), 3, "the create's Jobs stay until the next action")
         res = self.kubectl("annotate", "ic", "fresh", "-n", self.ns, REFRESH + "=")
         self.assertEqual(res.returncode, 0, res.stderr)
         done = self.wait_done("fresh", "ImageCacheRefresh", after=first["startTime"])
         self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
         self.assertNotIn(REFRESH, done["metadata"].get("annotations") or {})
+        # the image is on every node: no Job; the create's went with the refresh
+        wait_until(lambda: not set(created) & set(self.live_jobs()), 10, "the create's Jobs deleted")
 
     def test_05_update_adds_an_image(self):
         self.create(self.cache("grow", [{"images": [QUICK[3]]}, {"images": [QUICK[4]],
