@@ -773,8 +773,18 @@ int controller_ipj_event_key_live(const char *key, const store *imagepulljobs)
     return store_get(imagepulljobs, id) != NULL;
 }
 
+int controller_ic_event_key_live(const char *key, const store *imagecaches)
+{
+    char id[256];
+    const char *what;
+    if (!event_key_split(key, RECONCILE_IC_EVENT_KEY, sizeof(RECONCILE_IC_EVENT_KEY) - 1, id,
+                         &what))
+        return 1;
+    return store_get(imagecaches, id) != NULL;
+}
+
 typedef struct event_caches {
-    const store *pods, *daemonsets, *revisions, *imagepulljobs;
+    const store *pods, *daemonsets, *revisions, *imagepulljobs, *imagecaches;
 } event_caches;
 
 static int event_key_live(const char *key, void *data)
@@ -783,7 +793,8 @@ static int event_key_live(const char *key, void *data)
     return controller_event_key_live(key, in->pods) &&
            controller_revision_event_key_live(key, in->daemonsets, in->revisions) &&
            controller_timeout_event_key_live(key, in->daemonsets) &&
-           controller_ipj_event_key_live(key, in->imagepulljobs);
+           controller_ipj_event_key_live(key, in->imagepulljobs) &&
+           controller_ic_event_key_live(key, in->imagecaches);
 }
 
 int controller_may_send(action_kind kind, int leading)
@@ -1006,7 +1017,8 @@ static void run_pass(controller *c, uint64_t now)
         event_caches caches = {&c->informers[INF_PODS].objects,
                                &c->informers[INF_DAEMONSETS].objects,
                                &c->informers[INF_REVISIONS].objects,
-                               &c->informers[INF_IMAGEPULLJOBS].objects};
+                               &c->informers[INF_IMAGEPULLJOBS].objects,
+                               &c->informers[INF_IMAGECACHES].objects};
         workset_forget(&c->work, event_key_live, &caches);
     }
     reconcile_input in = {

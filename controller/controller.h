@@ -160,6 +160,8 @@ int controller_timeout_event_key_live(const char *key, const store *daemonsets);
  * (RECONCILE_IPJ_EVENT_KEY): forgotten once the ImagePullJob (by uid) is
  * gone.  Keys of another shape are kept. */
 int controller_ipj_event_key_live(const char *key, const store *imagepulljobs);
+/* The same for an ImageCache's Event keys (RECONCILE_IC_EVENT_KEY). */
+int controller_ic_event_key_live(const char *key, const store *imagecaches);
 
 /* The outcome of an action's call from its HTTP status (0: no answer). */
 exec_outcome controller_exec_outcome(action_kind kind, long status);

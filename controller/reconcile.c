@@ -1411,7 +1411,7 @@ static void ic_event(pass *p, const kobj *cr, const char *reason, const char *ty
                      const char *message, const char *what)
 {
     char key[700];
-    snprintf(key, sizeof(key), "ic|%s|%.500s", cr->meta.uid, what);
+    snprintf(key, sizeof(key), RECONCILE_IC_EVENT_KEY "%s|%.500s", cr->meta.uid, what);
     emit_event_once(p, cr, OTA_KUBEFLEDGED_GROUP_VERSION, IC_KIND, reason, type, message, key);
 }
 

@@ -166,6 +166,11 @@ typedef struct reconcile_input {
  * "spec" or "render|<spec hash>". */
 #define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
 
+/* The key of an Event on an ImageCache: "event-ic:<uid>|<what>", what
+ * being "done|<startTime>|<reason>|<status>", "spec|<generation>" or
+ * "render|<identity>". */
+#define RECONCILE_IC_EVENT_KEY "event-ic:"
+
 /* Whether the OTA state of a cached DaemonSet pod can be served, and if
  * not, why (issue 19: a request nobody answers sits in WaitPullImage
  * forever).  Anything but SERVED and WAIT means: a pull request on the pod

@@ -345,6 +345,29 @@ static void test_ipj_event_key_gc(void **state)
     store_free(&ipjs);
 }
 
+/* An ImageCache's likewise: its outcome Events are sent once per action,
+ * and forgotten with the cache. */
+static void test_ic_event_key_gc(void **state)
+{
+    (void)state;
+    store ics;
+    store_init(&ics, kobj_free_any, kobj_uid);
+    kobj *cr = kf_decode_text(KOBJ_IMAGECACHE,
+                              "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"uid\":\"ic-1\"}}");
+    assert_non_null(cr);
+    assert_int_equal(store_put(&ics, "ic-1", cr), 0);
+    static const gc_row rows[] = {
+        {"its ImageCache is there", RECONCILE_IC_EVENT_KEY "ic-1|done|t|ImageCacheCreate|Failed", 1},
+        {"its ImageCache is gone", RECONCILE_IC_EVENT_KEY "ic-2|done|t|ImageCacheCreate|Failed", 0},
+        {"an ImagePullJob's key (not this rule's)", RECONCILE_IPJ_EVENT_KEY "ic-2|x", 1},
+    };
+    for (size_t i = 0; i < N_ROWS(rows); i++) {
+        int got = controller_ic_event_key_live(rows[i].key, &ics);
+        ROW_CHECK(rows[i].name, got == rows[i].live, "live %d, want %d", got, rows[i].live);
+    }
+    store_free(&ics);
+}
+
 /* The log names an action's object as the README promises, pod=ns/name
  * (issue 19: "API call failed" wrote name=x without the namespace). */
 static void test_object_ref(void **state)
@@ -449,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_revision_event_key_gc),
         cmocka_unit_test(test_timeout_event_key_gc),
         cmocka_unit_test(test_ipj_event_key_gc),
+        cmocka_unit_test(test_ic_event_key_gc),
         cmocka_unit_test(test_object_ref),
         cmocka_unit_test(test_write_cap_table),
         cmocka_unit_test(test_queue_table),
