@@ -23,6 +23,10 @@ tier=backend), one namespace per test:
      finishes (never Aborted), one Job per (cache, node, action)
   07 purge asked while purge is off: Failed/ImageCachePurge saying so, the
      annotation removed, the images kept
+  08 a NotReady node is waited for (Processing, "Waiting for nodes: node-3",
+     no Job there), then pulled once Ready
+  09 an edit while the create runs is not dropped: the create ends, then an
+     ImageCacheUpdate pulls the added image
 ImageCacheRunPurge (--image-cache-purge-image): the purge annotation runs
   crictl rmi Jobs (one per node) and the images are gone: Succeeded with
   kube-fledged's "deleted" message; an update removing an image purges it.
@@ -271,6 +275,44 @@ class ImageCacheRun(ImageCacheRunBase):
         self.assertEqual(sorted(per), ["node-1", "node-2", "node-3"])
         for node, names in per.items():
             self.assertEqual(len(names), 1, "Jobs on %s: %s" % (node, names))
+
+    def set_ready(self, node, status):
+        """The Node's Ready condition as its kubelet would post it."""
+        n = self.sim.get("/api/v1/nodes/" + node)
+        conds = [dict(c, status=status, reason="KubeletReady" if status == "True" else "KubeletNotReady")
+                 if c["type"] == "Ready" else c for c in n["status"]["conditions"]]
+        self.sim.call("PATCH", "/api/v1/nodes/%s/status" % node, {"status": {"conditions": conds}},
+                      ctype="application/merge-patch+json")
+
+    def test_08_not_ready_node_waited_for(self):
+        self.set_ready("node-3", "False")
+        self.addCleanup(self.set_ready, "node-3", "True")
+        obj = self.create(self.cache("wait", [{"images": [QUICK[10]]}]))
+        uid = obj["metadata"]["uid"]
+        want = "Images are being pulled on to the nodes. Please view the status after some time Waiting for nodes: node-3"
+        self.wait_status("wait", lambda s: s.get("message") == want, 30, "Processing, waiting for node-3")
+        wait_until(lambda: len(self.jobs_of(uid)) == 2, 20, "Jobs on the two Ready nodes")
+        self.assertNotIn("node-3", [j["spec"]["template"]["spec"]["nodeName"] for j in self.jobs_of(uid)])
+        self.assertEqual(self.ic("wait")["status"]["status"], "Processing")
+        self.set_ready("node-3", "True")
+        st = self.wait_done("wait", "ImageCacheCreate")["status"]
+        self.assertEqual((st["status"], st["message"]), ("Succeeded", PULLED), st)
+        self.assertIn(QUICK[10], self.node_images("node-3"))
+
+    def test_09_edit_while_processing_runs_after(self):
+        self.create(self.cache("busy", [{"images": [SLOW[3]]}]))
+        self.wait_status("busy", lambda s: s.get("status") == "Processing", 20, "Processing")
+        res = self.kubectl("patch", "ic", "busy", "-n", self.ns, "--type=json", "-p", json.dumps(
+            [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[11]}]))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.ic("busy")["status"]["status"], "Processing", "the edit came during the create")
+        done = self.wait_done("busy", "ImageCacheUpdate", timeout=90)
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertIn(QUICK[11], self.node_images(node))
+        # the create finished first, with its own Event
+        reasons = [e["reason"] for e in self.events_of("busy")]
+        self.assertIn("ImageCacheCreate", reasons)
 
     def test_07_purge_disabled(self):
         self.create(self.cache("keep", [{"images": [QUICK[6]]}]))
