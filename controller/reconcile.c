@@ -99,6 +99,8 @@ typedef struct pass {
     size_t n_ipj_jobs;
     ic_run *ics;
     size_t n_ics;
+    store ic_pods;   /* "namespace/job name" -> its pull pod (the newest live one) */
+    int ic_pods_built;
     arena arena;           /* the ImagePullJobs' plans */
     size_t writes;  /* write actions emitted (all but ACTION_GET_NODE) */
     int failed;
@@ -1452,21 +1454,37 @@ static int ic_job_op(const ic_run *run, const kobj *job)
     return -1;
 }
 
-/* A Job's pod, live (the newest of its pods), else what the controller
- * remembered of it. */
+/* Indexes the pull pods by their Job ("namespace/job name"), once per
+ * pass: a pod not being deleted wins over one that is.  0, or -1. */
+static int ic_index_pods(pass *p)
+{
+    if (p->ic_pods_built)
+        return 0;
+    p->ic_pods_built = 1;
+    store_init(&p->ic_pods, NULL, NULL);
+    char key[512];
+    kobj *jp;
+    for (size_t i = 0; (jp = store_next(p->in->job_pods, &i)) != NULL;) {
+        if (jp->u.job_pod.job_name == NULL || jp->u.job_pod.n_targets == 0)
+            continue; /* not a pod with targets as containers */
+        snprintf(key, sizeof(key), "%s/%s", jp->meta.namespace, jp->u.job_pod.job_name);
+        const kobj *had = store_get(&p->ic_pods, key);
+        if ((had == NULL || (had->meta.deleting && !jp->meta.deleting)) &&
+            store_put(&p->ic_pods, key, jp) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A Job's pod, live (one not being deleted first), else what the
+ * controller remembered of it. */
 static const kobj *ic_pod_of(const pass *p, const kobj *job)
 {
-    const kobj *found = NULL;
-    kobj *jp;
-    for (size_t i = 0; (jp = store_next(p->in->job_pods, &i)) != NULL;)
-        if (same(jp->u.job_pod.job_name, job->meta.name) &&
-            same(jp->meta.namespace, job->meta.namespace) &&
-            (found == NULL || (found->meta.deleting && !jp->meta.deleting)))
-            found = jp;
-    if (found != NULL || p->in->job_waiting == NULL)
-        return found;
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", job->meta.namespace, job->meta.name);
+    const kobj *found = store_get(&p->ic_pods, key);
+    if (found != NULL || p->in->job_waiting == NULL)
+        return found;
     return store_get(p->in->job_waiting, key);
 }
 
@@ -1684,6 +1702,8 @@ static int plan_imagecaches(pass *p)
         return -1;
     if (p->ipj_jobs == NULL &&
         index_jobs_by(in->jobs, job_owner_key, cmp_job_owner_uid, &p->ipj_jobs, &p->n_ipj_jobs) != 0)
+        return -1;
+    if (ic_index_pods(p) != 0)
         return -1;
     kobj *o;
     for (size_t i = 0; (o = store_next(in->node_states, &i)) != NULL;) {
@@ -1985,6 +2005,8 @@ cleanup:
     free(p.marks);
     free(p.ipjs);
     free(p.ics);
+    if (p.ic_pods_built)
+        store_free(&p.ic_pods);
     free(p.ipj_jobs);
     arena_free(&p.arena);
     return rc;
