@@ -37,6 +37,7 @@
  */
 #include "prepull_job.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -234,11 +235,19 @@ static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *er
         if (image == NULL)
             return errmsg_set(err, errlen, "image %zu is missing", i);
         imageref r;
-        if (imageref_parse(&r, image, strlen(image), a, err, errlen) != 0)
+        const char *policy = "IfNotPresent", *normal = image;
+        size_t len = strlen(image);
+        if (imageref_parse(&r, image, len, a, err, errlen) == 0) {
+            if ((normal = imageref_format(&r, a)) == NULL)
+                return errmsg_set(err, errlen, "out of memory");
+            policy = imageref_pull_policy(&r);
+        } else if (!s->targets_as_containers || len == 0 || isspace((unsigned char)image[0]) ||
+                   isspace((unsigned char)image[len - 1])) {
+            /* as containers, a reference the kubelet refuses is its to
+             * say (InvalidImageName, in its words, for that image alone);
+             * one the apiserver refuses would fail the whole Job */
             return -1;
-        const char *normal = imageref_format(&r, a);
-        if (normal == NULL)
-            return errmsg_set(err, errlen, "out of memory");
+        }
         /* as containers, "pull-<i>" is the i-th distinct string: the
          * caller finds each image's outcome by it */
         size_t j = 0;
@@ -249,8 +258,7 @@ static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *er
             continue; /* same image under another spelling: pulled once */
         if (n == PREPULL_JOB_MAX_IMAGES)
             return errmsg_set(err, errlen, "more than %d distinct images", PREPULL_JOB_MAX_IMAGES);
-        t[n++] = (target){image, normal,
-                          s->pull_policy != NULL ? s->pull_policy : imageref_pull_policy(&r)};
+        t[n++] = (target){image, normal, s->pull_policy != NULL ? s->pull_policy : policy};
     }
     if (n == 0)
         return errmsg_set(err, errlen, "no image to pull");

@@ -110,7 +110,11 @@ typedef struct pull_job_spec {
      * images; two spellings of one image are two containers), and there is
      * no "ota-done": each image gets its own outcome (a container whose
      * image fails does not stop the others), and the pod ends Succeeded
-     * when every target ran /ota-bin/true.  An ImageCache's Job. */
+     * when every target ran /ota-bin/true.  A reference the kubelet
+     * refuses is rendered all the same (its container then says
+     * InvalidImageName in the kubelet's words), unless the apiserver
+     * would refuse the pod for it (empty, or whitespace at either end).
+     * An ImageCache's Job. */
     int targets_as_containers;
 } pull_job_spec;
 

@@ -12,7 +12,7 @@ tier=backend), one namespace per test:
      Job pulls the three images of both lists, the others one
   02 a missing image -> Failed, "Image pull failed for some images...", one
      failures entry per node (its hostname label) with the kubelet's reason
-     and message, long before --image-pull-deadline-duration; a Warning
+     and message (an uppercase name: InvalidImageName, the kubelet's words), long before --image-pull-deadline-duration; a Warning
      Event with the status's reason and message
   03 a nodeSelector that matches no node -> NoImagesPulledOrDeleted, no Job
   04 the refresh annotation runs an ImageCacheRefresh and is removed; the
@@ -201,12 +201,17 @@ class ImageCacheRun(ImageCacheRunBase):
 
     def test_02_missing_image_fails_per_node(self):
         t0 = time.monotonic()
-        self.create(self.cache("broken", [{"images": [QUICK[0], MISSING]}]))
+        upper = REG + "/ic/Upper:1.0"  # the kubelet refuses the name itself
+        self.create(self.cache("broken", [{"images": [QUICK[0], MISSING, upper]}]))
         done = self.wait_done("broken", "ImageCacheCreate", timeout=60)
         log("missing image failed in %.1fs" % (time.monotonic() - t0))
         st = done["status"]
         self.assertEqual((st["status"], st["message"]), ("Failed", PULL_FAILED), st)
-        self.assertEqual(sorted(st["failures"]), [MISSING], st)
+        self.assertEqual(sorted(st["failures"]), sorted([MISSING, upper]), st)
+        for e in st["failures"][upper]:
+            self.assertEqual(e["reason"], "InvalidImageName", e)
+            self.assertIn("invalid reference format", e["message"], e)
+        self.assertEqual(len(st["failures"][upper]), 3)
         entries = st["failures"][MISSING]
         self.assertEqual(sorted(e["node"] for e in entries), ["node-1", "node-2", "node-3"])
         for e in entries:

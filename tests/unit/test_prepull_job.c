@@ -808,6 +808,54 @@ static void test_words_patch(void **state)
     free(body);
 }
 
+/* As containers, a reference the kubelet refuses is left for the kubelet
+ * to refuse (InvalidImageName, that image alone); one the apiserver would
+ * refuse still stops the Job.  As init containers, both stop it. */
+static void test_containers_keep_bad_references(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *image;
+        int as_containers, renders;
+        const char *err_part;
+    } rows[] = {
+        {"registry.example.com/ic/Bad:1.0", 1, 1, NULL},
+        {"nginx:", 1, 1, NULL},
+        {"registry.example.com/ic/Bad:1.0", 0, 0, "repository name must be lowercase"},
+        {" nginx:1.25", 1, 0, "whitespace"},
+        {"nginx:1.25 ", 1, 0, "whitespace"},
+        {"", 1, 0, "empty"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const char *images[] = {"nginx:1.25", rows[i].image};
+        pull_job_spec s = {
+            .namespace = "ns", .name = "ota-ic-c-0123456789abcdef", .node_name = "n1",
+            .owner = {"kubefledged.io/v1alpha2", "ImageCache", "c", "u", 1},
+            .images = images, .n_images = 2, .helper_image = "busybox:1.36-musl",
+            .active_deadline_seconds = 60, .targets_as_containers = rows[i].as_containers,
+        };
+        arena a;
+        arena_init(&a);
+        char err[256] = "";
+        const char *json = NULL;
+        size_t len = 0;
+        int rc = pull_job_render(&s, &a, &json, &len, err, sizeof(err));
+        FX_CHECK(rows[i].image, (rc == 0) == rows[i].renders, "rc %d (%s)", rc, err);
+        if (rows[i].renders) {
+            yajl_val job = parse(json);
+            const char *p_cont[] = {"spec", "template", "spec", "containers", NULL};
+            yajl_val c = elem(job, p_cont, 1);
+            const char *p_image[] = {"image", NULL}, *p_policy[] = {"imagePullPolicy", NULL};
+            FX_CHECK(rows[i].image, streq(str_at(c, p_image), rows[i].image), "image");
+            FX_CHECK(rows[i].image, streq(str_at(c, p_policy), "IfNotPresent"), "policy");
+            yajl_tree_free(job);
+        } else {
+            FX_CHECK(rows[i].image, strstr(err, rows[i].err_part) != NULL, "err %s", err);
+        }
+        arena_free(&a);
+    }
+}
+
 static void test_ic_job_name(void **state)
 {
     (void)state;
@@ -839,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_ipj_job_name),         cmocka_unit_test(test_ipj_job_body),
         cmocka_unit_test(test_targets_as_containers), cmocka_unit_test(test_ic_job_name),
         cmocka_unit_test(test_words_patch),
+        cmocka_unit_test(test_containers_keep_bad_references),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

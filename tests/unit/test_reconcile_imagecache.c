@@ -1,0 +1,265 @@
+/*
+ * test_reconcile_imagecache.c - the ImageCache glue of a pass (docs/design.md
+ * "ImageCache controller: mechanics"): nothing is written before discovery
+ * says how; a new cache's Processing goes alone (/status patch with our
+ * CRD, one PUT keeping every field with kube-fledged's); once the object
+ * holds the action, the record goes first and the Jobs follow (targets as
+ * containers, owned by the cache, pinned); the containers' outcomes make
+ * the final status, the failed image's words go on its Job, which ends;
+ * Jobs of another action are deleted only while an action runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reconcile_fixture.h"
+
+#define IC_NS "kube-fledged"
+#define IC_UID "ic-uid-1"
+#define T0 "2026-11-21T21:29:00Z"
+#define HASH16 "0123456789abcdef"
+#define IMG_OK "registry.example.com/ic/ok:1.0"
+#define IMG_BAD "registry.example.com/ic/Bad:1.0"
+#define PULL_ID "pull/ImageCacheCreate/" T0 "/" HASH16
+#define RECORD "{\\\"hash\\\":\\\"" HASH16 "\\\",\\\"start\\\":\\\"" T0 "\\\"}"
+
+static store ics;
+
+static void ic_world(world *w, int served)
+{
+    world_init(w);
+    store_init(&ics, kobj_free_any, kobj_uid);
+    w->in.imagecaches = &ics;
+    w->in.ic_status_served = served;
+    w->cfg.ic_pull_deadline_s = 300;
+    for (int i = 1; i <= 2; i++)
+        put(&w->node_states, KOBJ_NODE_STATE, i == 1 ? "node-1" : "node-2",
+            "{\"metadata\":{\"name\":\"node-%d\",\"uid\":\"n%d\",\"labels\":{"
+            "\"kubernetes.io/hostname\":\"host-%d\"}},\"status\":{\"conditions\":[{\"type\":"
+            "\"Ready\",\"status\":\"True\"}],\"images\":[]}}",
+            i, i, i);
+}
+
+static void ic_world_free(world *w)
+{
+    store_free(&ics);
+    world_free(w);
+}
+
+/* The cache; status and annotations as JSON members ("" for none). */
+static void add_cache(const char *annotations, const char *status)
+{
+    put(&ics, KOBJ_IMAGECACHE, NULL,
+        "{\"apiVersion\":\"kubefledged.io/v1alpha2\",\"kind\":\"ImageCache\",\"metadata\":{"
+        "\"name\":\"c1\",\"namespace\":\"" IC_NS "\",\"uid\":\"" IC_UID "\",\"resourceVersion\":"
+        "\"77\",\"labels\":{\"team\":\"edge\"}%s},\"spec\":{\"cacheSpec\":[{\"images\":[\"" IMG_OK
+        "\",\"" IMG_BAD "\"]}]}%s,\"future\":{\"x\":[1,2.50]}}",
+        annotations, status);
+}
+
+#define PROCESSING                                                                                 \
+    ",\"status\":{\"status\":\"Processing\",\"reason\":\"ImageCacheCreate\",\"message\":"          \
+    "\"Images are being pulled on to the nodes. Please view the status after some time\","        \
+    "\"startTime\":\"" T0 "\"}"
+
+/* A Job of the cache on node with identity id; pod: its containerStatuses
+ * JSON, or NULL for no pod. */
+static void add_ic_job(world *w, const char *node, const char *id, const char *pod)
+{
+    put(&w->jobs, KOBJ_JOB, NULL,
+        "{\"metadata\":{\"name\":\"ota-ic-c1-%s\",\"namespace\":\"" IC_NS "\",\"uid\":\"j-%s-%s\","
+        "\"labels\":{\"" OTA_LABEL_MANAGED_BY "\":\"" OTA_MANAGED_BY_VALUE "\"},\"annotations\":{\""
+        OTA_ANN_JOB_SPEC_HASH "\":\"%s\"},\"ownerReferences\":[{\"uid\":\"" IC_UID "\","
+        "\"controller\":true}]},\"spec\":{\"template\":{\"spec\":{\"nodeName\":\"%s\","
+        "\"containers\":[{\"name\":\"pull-0\",\"image\":\"" IMG_OK "\"},{\"name\":\"pull-1\","
+        "\"image\":\"" IMG_BAD "\"}]}}},\"status\":{\"active\":1,\"startTime\":\"" T0 "\"}}",
+        node, node, id, id, node);
+    if (pod != NULL)
+        put(&w->job_pods, KOBJ_JOB_POD, NULL,
+            "{\"metadata\":{\"name\":\"ota-ic-c1-%s-x\",\"namespace\":\"" IC_NS "\",\"uid\":"
+            "\"p-%s-%s\",\"labels\":{\"job-name\":\"ota-ic-c1-%s\"}},\"spec\":{\"nodeName\":\"%s\"},"
+            "\"status\":{\"containerStatuses\":%s}}",
+            node, node, id, node, node, pod);
+}
+
+static const action *only(const world *w, action_kind kind)
+{
+    for (size_t i = 0; i < w->out.n; i++)
+        if (w->out.v[i].kind == kind)
+            return &w->out.v[i];
+    dump(&w->out);
+    fail_msg("no %s action", action_kind_name(kind));
+    return NULL;
+}
+
+static void test_nothing_before_discovery(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, -1);
+    add_cache("", "");
+    run(&w);
+    expect_total(&w, 1);
+    expect_count(&w, ACTION_GET_IC_DISCOVERY, 1);
+    ic_world_free(&w);
+}
+
+static void test_new_cache_our_crd(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache("", "");
+    run(&w);
+    /* the Processing status alone: the record follows once it holds */
+    expect_total(&w, 1);
+    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    assert_string_equal(a->namespace, IC_NS);
+    assert_string_equal(a->name, "c1");
+    yajl_val t = tree(a);
+    const char *p_st[] = {"status", "status", NULL}, *p_reason[] = {"status", "reason", NULL};
+    const char *p_start[] = {"status", "startTime", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Processing");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_reason, yajl_t_string)),
+                        "ImageCacheCreate");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)), NOW);
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+static void test_new_cache_upstream_crd(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 0);
+    add_cache("", "");
+    run(&w);
+    expect_total(&w, 1);
+    const action *a = only(&w, ACTION_PUT_IC);
+    yajl_val t = tree(a);
+    const char *p_rv[] = {"metadata", "resourceVersion", NULL};
+    const char *p_label[] = {"metadata", "labels", "team", NULL};
+    const char *p_future[] = {"future", "x", NULL};
+    const char *p_rec[] = {"metadata", "annotations", OTA_ANN_IC_SPEC, NULL};
+    const char *p_st[] = {"status", "status", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_rv, yajl_t_string)), "77");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_label, yajl_t_string)), "edge");
+    assert_non_null(yajl_tree_get(t, p_future, yajl_t_array)); /* a field we do not know: kept */
+    assert_non_null(yajl_tree_get(t, p_rec, yajl_t_string));   /* record and status in one */
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Processing");
+    assert_non_null(strstr(a->body, "2.50")); /* numbers as they came */
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+/* Processing, its record not landed: the record first, and the Jobs,
+ * one per node, targets as containers, owned by the cache. */
+static void test_processing_makes_jobs(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache("", PROCESSING);
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC, 1);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
+    expect_count(&w, ACTION_CREATE_JOB, 2);
+    for (size_t i = 0; i < w.out.n; i++) {
+        const action *a = &w.out.v[i];
+        if (a->kind != ACTION_CREATE_JOB)
+            continue;
+        assert_string_equal(a->namespace, IC_NS);
+        assert_true(strncmp(a->name, "ota-ic-c1-", 10) == 0);
+        yajl_val t = tree(a);
+        const char *p_c0[] = {"spec", "template", "spec", "containers", NULL};
+        yajl_val cs = yajl_tree_get(t, p_c0, yajl_t_array);
+        assert_int_equal(cs->u.array.len, 2);
+        assert_string_equal(kobj_member_str(cs->u.array.values[1], "name"), "pull-1");
+        const char *p_owner[] = {"metadata", "ownerReferences", NULL};
+        yajl_val o = yajl_tree_get(t, p_owner, yajl_t_array)->u.array.values[0];
+        assert_string_equal(kobj_member_str(o, "kind"), "ImageCache");
+        assert_true(YAJL_IS_TRUE(kobj_member(o, "controller")));
+        yajl_tree_free(t);
+    }
+    const action *meta = only(&w, ACTION_PATCH_IC);
+    assert_non_null(strstr(meta->body, "\"resourceVersion\":\"77\""));
+    ic_world_free(&w);
+}
+
+/* The outcomes: node-1 pulled both; node-2 pulled one, and the other's
+ * name the kubelet will not try again.  Failed, one failures entry with
+ * node-2's hostname label and the kubelet's words; the words on node-2's
+ * Job, which ends (no container is open). */
+static void test_outcomes_to_status(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    add_ic_job(&w, "node-1", PULL_ID,
+               "[{\"name\":\"pull-0\",\"state\":{\"terminated\":{\"exitCode\":0}}},"
+               "{\"name\":\"pull-1\",\"state\":{\"running\":{}}}]");
+    add_ic_job(&w, "node-2", PULL_ID,
+               "[{\"name\":\"pull-0\",\"state\":{\"terminated\":{\"exitCode\":0}}},"
+               "{\"name\":\"pull-1\",\"state\":{\"waiting\":{\"reason\":\"InvalidImageName\","
+               "\"message\":\"repository name must be lowercase\"}}}]");
+    /* a Job of an action before: goes while this one runs */
+    add_ic_job(&w, "node-1", "pull/ImageCacheCreate/2026-11-20T00:00:00Z/" HASH16, NULL);
+    run(&w);
+    expect_count(&w, ACTION_CREATE_JOB, 0);
+    expect_count(&w, ACTION_DELETE_JOB, 1);
+    const action *st = only(&w, ACTION_PATCH_IC_STATUS);
+    yajl_val t = tree(st);
+    const char *p_st[] = {"status", "status", NULL};
+    const char *p_f[] = {"status", "failures", IMG_BAD, NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Failed");
+    yajl_val f = yajl_tree_get(t, p_f, yajl_t_array);
+    assert_non_null(f);
+    assert_int_equal(f->u.array.len, 1);
+    assert_string_equal(kobj_member_str(f->u.array.values[0], "node"), "host-2");
+    assert_string_equal(kobj_member_str(f->u.array.values[0], "reason"), "InvalidImageName");
+    assert_string_equal(kobj_member_str(f->u.array.values[0], "message"),
+                        "repository name must be lowercase");
+    yajl_tree_free(t);
+    const action *words = only(&w, ACTION_PATCH_JOB);
+    assert_string_equal(words->name, "ota-ic-c1-node-2");
+    assert_non_null(strstr(words->body, "\"ota-prepull/given-up-reason-1\":\"InvalidImageName\""));
+    assert_non_null(strstr(words->body, "\"activeDeadlineSeconds\":1"));
+    expect_count(&w, ACTION_CREATE_EVENT, 1);
+    ic_world_free(&w);
+}
+
+/* Finished: the last action's Jobs stay until the next one runs. */
+static void test_finished_keeps_jobs(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}",
+              ",\"status\":{\"status\":\"Succeeded\",\"reason\":\"ImageCacheCreate\",\"message\":"
+              "\"All requested images pulled succesfully to respective nodes\",\"startTime\":\"" T0
+              "\",\"completionTime\":\"" NOW "\"}");
+    add_ic_job(&w, "node-1", PULL_ID, NULL);
+    run(&w);
+    expect_count(&w, ACTION_DELETE_JOB, 0);
+    ic_world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nothing_before_discovery),
+        cmocka_unit_test(test_new_cache_our_crd),
+        cmocka_unit_test(test_new_cache_upstream_crd),
+        cmocka_unit_test(test_processing_makes_jobs),
+        cmocka_unit_test(test_outcomes_to_status),
+        cmocka_unit_test(test_finished_keeps_jobs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
