@@ -287,8 +287,9 @@ static void tell_done(controller *c, const exec_ctx *x)
         }
         break;
     case ACTION_PATCH_JOB:
-        log_kv(LOG_INFO, "pull job given up", "job", job, "imagepulljob", n->subject, "node",
-               n->node, "reason", n->reason, NULL);
+        log_kv(LOG_INFO, "pull job given up", "job", job,
+               n->deadline_source == RECONCILE_DEADLINE_IMAGECACHE ? "imagecache" : "imagepulljob",
+               n->subject, "node", n->node, "reason", n->reason, NULL);
         break;
     case ACTION_DELETE_IPJ:
         log_kv(LOG_INFO, "ImagePullJob deleted: ttlSecondsAfterFinished passed", "imagepulljob",

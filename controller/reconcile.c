@@ -1595,6 +1595,8 @@ static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_
     emit(p, ACTION_PATCH_JOB, job->meta.namespace, job->meta.name, body, key,
          ACTION_OUTCOME_NONE);
     note_last(p, before, run->cr, job->u.job.node_name, words[0].reason, NULL, 0);
+    if (p->out->n > before) /* the log line names the cache as such */
+        p->out->v[p->out->n - 1].note.deadline_source = RECONCILE_DEADLINE_IMAGECACHE;
 }
 
 /* One ImageCache's pass: its spec, its Jobs and what their pods say, its
