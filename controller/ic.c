@@ -96,8 +96,10 @@ ic_step ic_next(const ic_state *s, ic_action *act)
     else if (s->has_refresh)
         /* an edit waiting too: the update pulls all a refresh would */
         *act = edited ? IC_ACT_UPDATE : IC_ACT_REFRESH;
+    else if (s->acted_hash == NULL && same(s->status, IC_STATUS_ABORTED))
+        *act = IC_ACT_REFRESH; /* kube-fledged's, at its restart: it would refresh it */
     else if (s->acted_hash == NULL) /* no record: a cache kube-fledged served */
-        *act = IC_ACT_REFRESH;
+        return IC_STEP_ADOPT;
     else if (edited)
         *act = IC_ACT_UPDATE;
     else if (same(s->status, IC_STATUS_ABORTED)) /* kube-fledged's, at its restart */
@@ -956,7 +958,15 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
     pass ps = {.in = in, .a = a, .p = p};
     p->step = ic_next(&st, &ps.act);
     p->action = ps.act;
-    if (p->step == IC_STEP_NOTHING) {
+    if (p->step == IC_STEP_ADOPT) {
+        /* the spec as it is becomes the one acted on; the start kept */
+        ic_lists lists;
+        if (ic_lists_of_spec(in->spec, a, &lists) != 0 ||
+            (p->record = ic_record_encode(p->spec_hash, !empty(in->start_time) ? in->start_time : "",
+                                          &lists, NULL, a)) == NULL)
+            return -1;
+    }
+    if (p->step == IC_STEP_NOTHING || p->step == IC_STEP_ADOPT) {
         long long due = ic_refresh_in(&st);
         p->requeue_after_s = due > 0 ? due : 0;
         return 0;

@@ -149,6 +149,10 @@ typedef enum ic_step {
     IC_STEP_NOTHING,
     IC_STEP_CONTINUE, /* status Processing: go on with its action */
     IC_STEP_START,    /* start an action */
+    IC_STEP_ADOPT,    /* a finished cache another controller (kube-fledged) served, with
+                       * no record of ours: its spec is recorded as acted on and nothing
+                       * runs, so a purged cache stays dormant and a Failed one waits
+                       * for an edit or an annotation, as they would have there */
 } ic_step;
 
 /* The step and its action (*act; NONE with NOTHING). */

@@ -361,8 +361,18 @@ static void test_next(void **state)
         {"spec edited", OK, IC_REASON_CREATE, NOW, 0, 0, H2, 900, IC_STEP_START, IC_ACT_UPDATE},
         {"spec edited after a Failed", IC_STATUS_FAILED, IC_REASON_CREATE, NOW, 0, 0, H2, 900,
          IC_STEP_START, IC_ACT_UPDATE},
-        {"no record (kube-fledged served it): refresh", OK, IC_REASON_CREATE, NOW, 0, 0, NULL, 900,
+        {"no record (kube-fledged served it): adopted, nothing runs", OK, IC_REASON_CREATE, NOW, 0,
+         0, NULL, 900, IC_STEP_ADOPT, IC_ACT_NONE},
+        {"no record, purged by kube-fledged: adopted, stays dormant", OK, IC_REASON_PURGE, NOW, 0, 0,
+         NULL, 900, IC_STEP_ADOPT, IC_ACT_NONE},
+        {"no record, Failed under kube-fledged: adopted, waits for an edit", IC_STATUS_FAILED,
+         IC_REASON_CREATE, NOW, 0, 0, NULL, 900, IC_STEP_ADOPT, IC_ACT_NONE},
+        {"no record, Aborted by kube-fledged: refresh", IC_STATUS_ABORTED, "ImagePullAborted", NOW, 0,
+         0, NULL, 900, IC_STEP_START, IC_ACT_REFRESH},
+        {"no record, a refresh asked: refresh", OK, IC_REASON_CREATE, NOW, 1, 0, NULL, 900,
          IC_STEP_START, IC_ACT_REFRESH},
+        {"no record, a purge asked: purge", OK, IC_REASON_CREATE, NOW, 0, 1, NULL, 900, IC_STEP_START,
+         IC_ACT_PURGE},
         {"Aborted by kube-fledged: refresh", IC_STATUS_ABORTED, "ImagePullAborted", NOW, 0, 0, H1, 0,
          IC_STEP_START, IC_ACT_REFRESH},
         {"nothing to do", OK, IC_REASON_CREATE, NOW, 0, 0, H1, 900, NOTHING},
@@ -1160,6 +1170,46 @@ static void test_idle(void **state)
     arena_free(&w.a);
 }
 
+/* A finished cache kube-fledged served has no record of ours: it is
+ * adopted (its spec recorded, its start kept, nothing runs, no status
+ * write), so a purge it made stays, and a later edit is an update. */
+static void test_adopt(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, SPEC_AB, nodes3, 3);
+    w.in.status = OK;
+    w.in.reason = IC_REASON_PURGE;
+    w.in.message = IC_MSG_DELETED;
+    w.in.start_time = EARLIER;
+    w.in.completion_time = EARLIER;
+    decide(&w);
+    assert_int_equal(w.plan.step, IC_STEP_ADOPT);
+    assert_int_equal(w.plan.action, IC_ACT_NONE);
+    assert_false(w.plan.write_status);
+    assert_false(w.plan.event);
+    assert_int_equal(w.plan.n_units, 0);
+    assert_int_equal(w.plan.requeue_after_s, 0); /* a purge: no periodic refresh */
+    assert_non_null(w.plan.record);
+    ic_record rec;
+    assert_int_equal(ic_record_decode(&rec, w.plan.record, strlen(w.plan.record), &w.a), 0);
+    assert_string_equal(rec.hash, w.plan.spec_hash);
+    assert_string_equal(rec.start, EARLIER);
+    assert_true(rec.has_images);
+    /* the record landed: nothing more, the purge stays */
+    w.in.record = w.plan.record;
+    w.in.record_len = strlen(w.in.record);
+    decide(&w);
+    assert_int_equal(w.plan.step, IC_STEP_NOTHING);
+    assert_null(w.plan.record);
+    /* an edit then is an update */
+    decode_spec(&w.spec, "{\"cacheSpec\":[{\"images\":[\"a:1\"]}]}", &w.a);
+    decide(&w);
+    assert_int_equal(w.plan.step, IC_STEP_START);
+    assert_int_equal(w.plan.action, IC_ACT_UPDATE);
+    arena_free(&w.a);
+}
+
 /* A hostile size: more (image, node) pairs than IC_MAX_ITEMS ends the
  * action Failed with our message, bounded memory, no Jobs. */
 static void test_too_large(void **state)
@@ -1359,6 +1409,7 @@ int main(void)
         cmocka_unit_test(test_update_purges_removed),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_idle),
+        cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_container_outcome),
         cmocka_unit_test(test_write_status),
