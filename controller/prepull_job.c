@@ -151,19 +151,46 @@ char *pull_job_words_patch(const pull_job_words *words, size_t n, int end)
 /* ---- JSON ---------------------------------------------------------------- */
 
 /* Labels and annotations go on the Job and on its pod template alike. */
-static void object_meta_marks(json_writer *w, const pull_job_spec *s)
+void pull_job_write_marks(json_writer *w, const pull_job_marks *m)
 {
     json_map_open(w, "labels");
     json_kv_str(w, OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VALUE);
-    for (size_t i = 0; i < s->n_labels; i++)
-        json_kv_str(w, s->labels[2 * i], s->labels[2 * i + 1]);
+    for (size_t i = 0; i < m->n_labels; i++)
+        json_kv_str(w, m->labels[2 * i], m->labels[2 * i + 1]);
     json_map_close(w);
-    if (s->n_annotations > 0) {
+    if (m->n_annotations > 0) {
         json_map_open(w, "annotations");
-        for (size_t i = 0; i < s->n_annotations; i++)
-            json_kv_str(w, s->annotations[2 * i], s->annotations[2 * i + 1]);
+        for (size_t i = 0; i < m->n_annotations; i++)
+            json_kv_str(w, m->annotations[2 * i], m->annotations[2 * i + 1]);
         json_map_close(w);
     }
+}
+
+void pull_job_write_head(json_writer *w, const char *namespace, const char *name,
+                         const pull_job_owner *owner, const pull_job_marks *m)
+{
+    json_kv_str(w, "apiVersion", "batch/v1");
+    json_kv_str(w, "kind", "Job");
+    json_map_open(w, "metadata");
+    json_kv_str(w, "name", name);
+    json_kv_str(w, "namespace", namespace);
+    pull_job_write_marks(w, m);
+    json_array_open(w, "ownerReferences");
+    json_map_open(w, NULL);
+    json_kv_str(w, "apiVersion", owner->api_version);
+    json_kv_str(w, "kind", owner->kind);
+    json_kv_str(w, "name", owner->name);
+    json_kv_str(w, "uid", owner->uid);
+    json_kv_bool(w, "controller", owner->controller);
+    json_kv_bool(w, "blockOwnerDeletion", 0);
+    json_map_close(w);
+    json_array_close(w);
+    json_map_close(w);
+}
+
+static pull_job_marks marks_of(const pull_job_spec *s)
+{
+    return (pull_job_marks){s->labels, s->n_labels, s->annotations, s->n_annotations};
 }
 
 /* The parts every container shares: tiny resources, no privileges, a
@@ -395,23 +422,8 @@ int pull_job_render(const pull_job_spec *s, arena *a, const char **json, size_t 
     json_writer_indent(&w, "  ");
 
     json_map_open(&w, NULL);
-    json_kv_str(&w, "apiVersion", "batch/v1");
-    json_kv_str(&w, "kind", "Job");
-    json_map_open(&w, "metadata");
-    json_kv_str(&w, "name", s->name);
-    json_kv_str(&w, "namespace", s->namespace);
-    object_meta_marks(&w, s);
-    json_array_open(&w, "ownerReferences");
-    json_map_open(&w, NULL);
-    json_kv_str(&w, "apiVersion", s->owner.api_version);
-    json_kv_str(&w, "kind", s->owner.kind);
-    json_kv_str(&w, "name", s->owner.name);
-    json_kv_str(&w, "uid", s->owner.uid);
-    json_kv_bool(&w, "controller", s->owner.controller);
-    json_kv_bool(&w, "blockOwnerDeletion", 0);
-    json_map_close(&w);
-    json_array_close(&w);
-    json_map_close(&w);
+    pull_job_marks marks = marks_of(s);
+    pull_job_write_head(&w, s->namespace, s->name, &s->owner, &marks);
 
     json_map_open(&w, "spec");
     json_kv_int(&w, "backoffLimit", s->backoff_limit);
@@ -419,7 +431,7 @@ int pull_job_render(const pull_job_spec *s, arena *a, const char **json, size_t 
     /* no ttlSecondsAfterFinished: see prepull_job.h */
     json_map_open(&w, "template");
     json_map_open(&w, "metadata");
-    object_meta_marks(&w, s);
+    pull_job_write_marks(&w, &marks);
     json_map_close(&w);
     pod_spec(&w, s, &helper, t, (size_t)n, a);
     json_map_close(&w);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "json.h"
 #include "ota_names.h"
 
 /* Longest Job name: the Job controller copies it into the pod label
@@ -80,6 +81,25 @@ typedef struct pull_job_owner {
     const char *api_version, *kind, *name, *uid;
     int controller; /* the ownerReference's controller flag */
 } pull_job_owner;
+
+/* Labels and annotations (key, value, key, value...: the counts are
+ * pairs) that go on a Job and on its pod template alike, the managed-by
+ * label always first. */
+typedef struct pull_job_marks {
+    const char *const *labels;
+    size_t n_labels;
+    const char *const *annotations;
+    size_t n_annotations;
+} pull_job_marks;
+
+/* Writes a Job's opening, as every Job of ours has it: apiVersion, kind
+ * and metadata (name, namespace, the marks, the owner as its only
+ * ownerReference, blockOwnerDeletion false).  The caller goes on with
+ * "spec".  purge_job.c writes its Jobs with it too. */
+void pull_job_write_head(json_writer *w, const char *namespace, const char *name,
+                         const pull_job_owner *owner, const pull_job_marks *m);
+/* The marks alone: a pod template's metadata. */
+void pull_job_write_marks(json_writer *w, const pull_job_marks *m);
 
 typedef struct pull_job_spec {
     const char *namespace, *name, *node_name;

@@ -28,21 +28,9 @@
 #include "json.h"
 #include "ota_names.h"
 
-/* Labels and annotations go on the Job and on its pod template alike.
- * (prepull_job.c has the same for pull Jobs, static there.) */
-static void purge_meta_marks(json_writer *w, const purge_job_spec *s)
+static pull_job_marks marks_of(const purge_job_spec *s)
 {
-    json_map_open(w, "labels");
-    json_kv_str(w, OTA_LABEL_MANAGED_BY, OTA_MANAGED_BY_VALUE);
-    for (size_t i = 0; i < s->n_labels; i++)
-        json_kv_str(w, s->labels[2 * i], s->labels[2 * i + 1]);
-    json_map_close(w);
-    if (s->n_annotations > 0) {
-        json_map_open(w, "annotations");
-        for (size_t i = 0; i < s->n_annotations; i++)
-            json_kv_str(w, s->annotations[2 * i], s->annotations[2 * i + 1]);
-        json_map_close(w);
-    }
+    return (pull_job_marks){s->labels, s->n_labels, s->annotations, s->n_annotations};
 }
 
 /* ---- validation ------------------------------------------------------------ */
@@ -236,23 +224,8 @@ int purge_job_render(const purge_job_spec *s, arena *a, const char **json, size_
     json_writer_indent(&w, "  ");
 
     json_map_open(&w, NULL);
-    json_kv_str(&w, "apiVersion", "batch/v1");
-    json_kv_str(&w, "kind", "Job");
-    json_map_open(&w, "metadata");
-    json_kv_str(&w, "name", s->name);
-    json_kv_str(&w, "namespace", s->namespace);
-    purge_meta_marks(&w, s);
-    json_array_open(&w, "ownerReferences");
-    json_map_open(&w, NULL);
-    json_kv_str(&w, "apiVersion", s->owner.api_version);
-    json_kv_str(&w, "kind", s->owner.kind);
-    json_kv_str(&w, "name", s->owner.name);
-    json_kv_str(&w, "uid", s->owner.uid);
-    json_kv_bool(&w, "controller", s->owner.controller);
-    json_kv_bool(&w, "blockOwnerDeletion", 0);
-    json_map_close(&w);
-    json_array_close(&w);
-    json_map_close(&w);
+    pull_job_marks marks = marks_of(s);
+    pull_job_write_head(&w, s->namespace, s->name, &s->owner, &marks);
 
     json_map_open(&w, "spec");
     /* One try: a second rmi of a deleted image could only say it is gone. */
@@ -260,7 +233,7 @@ int purge_job_render(const purge_job_spec *s, arena *a, const char **json, size_
     json_kv_int(&w, "activeDeadlineSeconds", s->active_deadline_seconds);
     json_map_open(&w, "template");
     json_map_open(&w, "metadata");
-    purge_meta_marks(&w, s);
+    pull_job_write_marks(&w, &marks);
     json_map_close(&w);
     pod_spec(&w, s, policy, a);
     json_map_close(&w);
