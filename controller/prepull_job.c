@@ -195,9 +195,10 @@ static pull_job_marks marks_of(const pull_job_spec *s)
 
 /* The parts every container shares: tiny resources, no privileges, a
  * working directory that exists in any image (the mount), the volume. */
-static void container_common(json_writer *w, int volume_read_only)
+static void container_common(json_writer *w, const char *volume, const char *mount_path,
+                             int volume_read_only)
 {
-    json_kv_str(w, "workingDir", "/" PREPULL_JOB_VOLUME);
+    json_kv_str(w, "workingDir", mount_path);
     json_map_open(w, "resources");
     json_map_open(w, "requests");
     json_kv_str(w, "cpu", "1m");
@@ -212,8 +213,8 @@ static void container_common(json_writer *w, int volume_read_only)
     json_map_close(w);
     json_array_open(w, "volumeMounts");
     json_map_open(w, NULL);
-    json_kv_str(w, "name", PREPULL_JOB_VOLUME);
-    json_kv_str(w, "mountPath", "/" PREPULL_JOB_VOLUME);
+    json_kv_str(w, "name", volume);
+    json_kv_str(w, "mountPath", mount_path);
     json_kv_bool(w, "readOnly", volume_read_only);
     json_map_close(w);
     json_array_close(w);
@@ -239,7 +240,25 @@ static void container(json_writer *w, const char *name, const char *image, const
     for (size_t i = 0; i < n_command; i++)
         json_str(w, command[i]);
     json_array_close(w);
-    container_common(w, volume_read_only);
+    container_common(w, PREPULL_JOB_VOLUME, "/" PREPULL_JOB_VOLUME, volume_read_only);
+    json_map_close(w);
+}
+
+/* The image-volume method's target container: the helper image's own true,
+ * with exactly the target's volume mounted read-only (prepull_job.h). */
+static void volume_container(json_writer *w, const char *name, const char *helper_image,
+                             const char *helper_policy, const char *volume)
+{
+    static const char *const own_true[] = {HELPER_BUSYBOX, "true"};
+    json_map_open(w, NULL);
+    json_kv_str(w, "name", name);
+    json_kv_str(w, "image", helper_image);
+    json_kv_str(w, "imagePullPolicy", helper_policy);
+    json_array_open(w, "command");
+    for (size_t i = 0; i < sizeof(own_true) / sizeof(own_true[0]); i++)
+        json_str(w, own_true[i]);
+    json_array_close(w);
+    container_common(w, volume, PREPULL_JOB_IMAGE_MOUNT, 1);
     json_map_close(w);
 }
 
@@ -256,6 +275,7 @@ typedef struct target {
 static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *err, size_t errlen)
 {
     size_t n = 0;
+    int as_containers = s->targets_as_containers || s->method == PULL_JOB_METHOD_IMAGE_VOLUME;
     for (size_t i = 0; i < s->n_init_images + s->n_images; i++) {
         const char *image =
             i < s->n_init_images ? s->init_images[i] : s->images[i - s->n_init_images];
@@ -268,7 +288,7 @@ static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *er
             if ((normal = imageref_format(&r, a)) == NULL)
                 return errmsg_set(err, errlen, "out of memory");
             policy = imageref_pull_policy(&r);
-        } else if (!s->targets_as_containers || len == 0 || isspace((unsigned char)image[0]) ||
+        } else if (!as_containers || len == 0 || isspace((unsigned char)image[0]) ||
                    isspace((unsigned char)image[len - 1])) {
             /* as containers, a reference the kubelet refuses is its to
              * say (InvalidImageName, in its words, for that image alone);
@@ -278,8 +298,8 @@ static int collect_targets(const pull_job_spec *s, arena *a, target *t, char *er
         /* as containers, "pull-<i>" is the i-th distinct string: the
          * caller finds each image's outcome by it */
         size_t j = 0;
-        while (j < n && strcmp(s->targets_as_containers ? t[j].image : t[j].normal,
-                               s->targets_as_containers ? image : normal) != 0)
+        while (j < n && strcmp(as_containers ? t[j].image : t[j].normal,
+                               as_containers ? image : normal) != 0)
             j++;
         if (j < n)
             continue; /* same image under another spelling: pulled once */
@@ -319,6 +339,8 @@ static int check_spec(const pull_job_spec *s, char *err, size_t errlen)
         strcmp(s->pull_policy, "IfNotPresent") != 0)
         return errmsg_set(err, errlen, "pull policy %s is neither Always nor IfNotPresent",
                           s->pull_policy);
+    if (s->method != PULL_JOB_METHOD_HELPER && s->method != PULL_JOB_METHOD_IMAGE_VOLUME)
+        return errmsg_set(err, errlen, "pull method %d is unknown", (int)s->method);
     for (size_t i = 0; i < s->n_pull_secrets; i++)
         if (s->pull_secrets[i] == NULL || s->pull_secrets[i][0] == '\0')
             return errmsg_set(err, errlen, "pull secret %zu has no name", i);
@@ -326,6 +348,44 @@ static int check_spec(const pull_job_spec *s, char *err, size_t errlen)
 }
 
 /* ---- the Job --------------------------------------------------------------- */
+
+/* The image-volume method's volumes and containers, closing the pod spec
+ * (prepull_job.h): volume "img-<i>" and container "pull-<i>" per target. */
+static void image_volume_pod(json_writer *w, const target *helper, const target *t, size_t n,
+                             arena *a)
+{
+    const char **vols = arena_alloc(a, (n > 0 ? n : 1) * sizeof(*vols));
+    if (vols == NULL) {
+        w->failed = 1;
+        return;
+    }
+    json_array_open(w, "volumes");
+    for (size_t i = 0; i < n; i++) {
+        if ((vols[i] = arena_printf(a, PREPULL_JOB_IMAGE_VOLUME_PREFIX "%zu", i)) == NULL) {
+            w->failed = 1;
+            return;
+        }
+        json_map_open(w, NULL);
+        json_kv_str(w, "name", vols[i]);
+        json_map_open(w, "image");
+        json_kv_str(w, "reference", t[i].image);
+        json_kv_str(w, "pullPolicy", t[i].policy);
+        json_map_close(w);
+        json_map_close(w);
+    }
+    json_array_close(w);
+    json_array_open(w, "containers");
+    for (size_t i = 0; i < n; i++) {
+        const char *name = arena_printf(a, PREPULL_JOB_TARGET_PREFIX "%zu", i);
+        if (name == NULL) {
+            w->failed = 1;
+            return;
+        }
+        volume_container(w, name, helper->image, helper->policy, vols[i]);
+    }
+    json_array_close(w);
+    json_map_close(w);
+}
 
 static void pod_spec(json_writer *w, const pull_job_spec *s, const target *helper,
                      const target *t, size_t n, arena *a)
@@ -359,6 +419,10 @@ static void pod_spec(json_writer *w, const pull_job_spec *s, const target *helpe
             json_map_close(w);
         }
         json_array_close(w);
+    }
+    if (s->method == PULL_JOB_METHOD_IMAGE_VOLUME) {
+        image_volume_pod(w, helper, t, n, a);
+        return;
     }
     json_array_open(w, "volumes");
     json_map_open(w, NULL);
@@ -485,6 +549,7 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
         .helper_image = s->helper_image,
         .backoff_limit = s->backoff_limit,
         .active_deadline_seconds = s->active_deadline_seconds,
+        .method = s->method,
     };
     return pull_job_render(&p, a, json, len, err, errlen);
 }

@@ -46,6 +46,34 @@
 #define PREPULL_JOB_VOLUME "ota-bin"
 #define PREPULL_JOB_TRUE "/ota-bin/true"
 
+/* The image-volume method's volumes and their mount (pull_job_method). */
+#define PREPULL_JOB_IMAGE_VOLUME_PREFIX "img-"
+#define PREPULL_JOB_IMAGE_MOUNT "/ota-img"
+
+/*
+ * How a pull Job gets a target image onto its node.
+ *  HELPER: a container runs from the target image itself (the helper's
+ *    /ota-bin/true copied into an emptyDir): the shapes described above.
+ *  IMAGE_VOLUME: the target is an image volume (KEP-4639, spec.volumes[]
+ *    .image {reference, pullPolicy}) "img-<i>", and the regular container
+ *    "pull-<i>" runs the helper image's own static true (/bin/busybox true)
+ *    with exactly that volume mounted read-only at /ota-img: nothing from
+ *    the target runs, so an OCI artifact that is no runnable image is
+ *    pulled too.  No init container, no emptyDir, no "ota-done".  Targets
+ *    are one per distinct image string, each with its own outcome, as
+ *    targets_as_containers (which it implies).  The kubelet pulls every
+ *    image volume before it starts any container; a volume's pull error
+ *    shows on the container that mounts it (ErrImagePull,
+ *    ImagePullBackOff), and a runtime without image volumes fails that
+ *    container with CreateContainerError.  Needs Kubernetes >= 1.33 with
+ *    the ImageVolume gate (the apiserver refuses the Job 422 "must specify
+ *    a volume type" without it) and containerd >= 2.1 or CRI-O >= 1.31.
+ */
+typedef enum pull_job_method {
+    PULL_JOB_METHOD_HELPER = 0,
+    PULL_JOB_METHOD_IMAGE_VOLUME,
+} pull_job_method;
+
 /* Most distinct target images one Job pulls (a pod with more is absurd). */
 #define PREPULL_JOB_MAX_IMAGES 64
 
@@ -68,6 +96,7 @@ typedef struct prepull_job_spec {
     const char *helper_image;     /* --helper-image */
     int backoff_limit;            /* 0..2 */
     long active_deadline_seconds; /* > 0: the DaemonSet's timeout or --pull-timeout */
+    pull_job_method method;       /* 0: the helper's shape (above) */
 } prepull_job_spec;
 
 /*
@@ -136,6 +165,7 @@ typedef struct pull_job_spec {
      * would refuse the pod for it (empty, or whitespace at either end).
      * An ImageCache's Job. */
     int targets_as_containers;
+    pull_job_method method; /* 0: HELPER; IMAGE_VOLUME implies targets_as_containers */
 } pull_job_spec;
 
 /*

@@ -636,11 +636,30 @@ static int prefixed_index(const char *key, const char *prefix)
     return target_index(name);
 }
 
-/* kobj_job's targets: the containers' images and the words kept. */
+/* The image volume (spec.volumes[].image.reference) a container mounts
+ * first, or NULL: an image-volume pull Job's target (prepull_job.h). */
+static const char *mounted_image_volume(yajl_val vols, yajl_val c)
+{
+    yajl_val mounts = kobj_member(c, "volumeMounts");
+    if (!YAJL_IS_ARRAY(mounts) || mounts->u.array.len == 0)
+        return NULL;
+    const char *vol = kobj_member_str(mounts->u.array.values[0], "name");
+    for (size_t i = 0; vol != NULL && YAJL_IS_ARRAY(vols) && i < vols->u.array.len; i++) {
+        yajl_val v = vols->u.array.values[i];
+        const char *name = kobj_member_str(v, "name");
+        if (name != NULL && strcmp(name, vol) == 0)
+            return kobj_member_str(kobj_member(v, "image"), "reference");
+    }
+    return NULL;
+}
+
+/* kobj_job's targets: the containers' images (an image-volume Job's: the
+ * reference of the image volume the container mounts) and the words kept. */
 static int decode_job_targets(yajl_val obj, yajl_val ann, kobj_job *job)
 {
     static const char *const p_cont[] = {"spec", "template", "spec", "containers", NULL};
-    yajl_val cs = get(obj, p_cont);
+    static const char *const p_vols[] = {"spec", "template", "spec", "volumes", NULL};
+    yajl_val cs = get(obj, p_cont), vols = get(obj, p_vols);
     for (size_t i = 0; YAJL_IS_ARRAY(cs) && i < cs->u.array.len; i++) {
         yajl_val c = cs->u.array.values[i];
         const char *name = kobj_member_str(c, "name");
@@ -648,6 +667,9 @@ static int decode_job_targets(yajl_val obj, yajl_val ann, kobj_job *job)
         if (idx < 0)
             continue;
         const char *image = kobj_member_str(c, "image");
+        const char *volume_image = mounted_image_volume(vols, c);
+        if (volume_image != NULL)
+            image = volume_image;
         if (strncmp(name, "rmi-", 4) == 0) {
             yajl_val cmd = kobj_member(c, "command");
             image = NULL;

@@ -93,7 +93,9 @@ typedef struct kobj_job {
     char *given_up_reason, *given_up_message;
     /* A Job whose targets are regular containers "pull-<i>" (an
      * ImageCache's pull) or "rmi-<i>" (its purge): target i's image (the
-     * container's image; for rmi-<i>, the last word of its command), and
+     * container's image; for rmi-<i>, the last word of its command; for
+     * a container that mounts an image volume, the image-volume method's,
+     * that volume's reference), and
      * the words the controller kept for it in the annotations
      * ota-prepull/given-up-reason-<i> and -message-<i> (NULL where none).
      * n_targets is one above the highest index (below KOBJ_MAX_TARGETS);

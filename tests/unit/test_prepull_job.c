@@ -145,16 +145,16 @@ typedef struct golden_row {
 static const golden_row goldens[] = {
     {"agent.json",
      {"edge", "agent-x7k2p", UID, "edge-node-1", HASH, REQ, NULL, 0, agent_images, 1, NULL, 0,
-      "busybox:1.36-musl", 0, 600}},
+      "busybox:1.36-musl", 0, 600, PULL_JOB_METHOD_HELPER}},
     {"full.json",
      {"kube-system", "edge-monitoring-agent.with.a.very-long-daemonset-name-x7k2p",
       "0b8e2d4c-6a1f-4c3e-9d5b-7f2a1e3c5b7d", "edge-node-with-a-long-name.example.com", "7c9d5f6b8",
       "2026-11-21T22:05:17Z", full_init, 2, full_images, 5, full_secrets, 2,
-      "registry.example.com/mirror/busybox:1.36-musl", 2, 86400}},
+      "registry.example.com/mirror/busybox:1.36-musl", 2, 86400, PULL_JOB_METHOD_HELPER}},
     {"private.json",
      {"apps", "app-4jq9z", "5e1d3b7f-8c2a-4f6e-b9d1-3a5c7e9f1b2d", "edge-node-2", "5b7c9d6f8",
       "2026-11-21T23:00:00Z", NULL, 0, private_images, 1, private_secrets, 1, "busybox:1.36-musl",
-      1, 30}},
+      1, 30, PULL_JOB_METHOD_HELPER}},
 };
 
 static char *read_file(arena *a, const char *path, size_t *len)
@@ -856,6 +856,166 @@ static void test_containers_keep_bad_references(void **state)
     }
 }
 
+/* The image-volume method (prepull_job.h): the OTA request's Job with every
+ * target an image volume "img-<i>" (one per distinct string, the policy the
+ * helper shape gives it), one container "pull-<i>" per volume running the
+ * helper image's own true with exactly its volume read-only, no init
+ * container, no emptyDir; golden file full-image-volume.json.  kobj reads
+ * each target's image from its volume, and a container's status as the
+ * targets-as-containers reading does (CreateContainerError included). */
+static void test_image_volume_job(void **state)
+{
+    (void)state;
+    prepull_job_spec spec = goldens[1].spec;
+    spec.method = PULL_JOB_METHOD_IMAGE_VOLUME;
+    arena a;
+    arena_init(&a);
+    char err[256] = "", path[] = GOLDEN_DIR "full-image-volume.json";
+    const char *json = NULL;
+    size_t len = 0;
+    FX_CHECK("full-image-volume.json", prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)) == 0,
+             "%s", err);
+    if (getenv("OTA_UPDATE_GOLDEN") != NULL) {
+        FILE *f = fopen(path, "wb");
+        FX_CHECK(path, f != NULL && fwrite(json, 1, len, f) == len && fclose(f) == 0,
+                 "cannot write %s", path);
+    }
+    size_t want_len = 0;
+    const char *want = read_file(&a, path, &want_len);
+    FX_CHECK(path, want != NULL, "cannot read %s (run from the repository root)", path);
+    if (want_len != len || memcmp(want, json, len) != 0) {
+        print_error("%s differs from the rendered Job:\n%s\n", path, json);
+        fail_msg("golden file %s (OTA_UPDATE_GOLDEN=1 regenerates it)", path);
+    }
+
+    yajl_val job = parse(json);
+    const char *p_init[] = {"spec", "template", "spec", "initContainers", NULL};
+    const char *p_cont[] = {"spec", "template", "spec", "containers", NULL};
+    const char *p_vols[] = {"spec", "template", "spec", "volumes", NULL};
+    assert_null(at(job, p_init));
+    /* distinct strings: busybox:1.36 twice is one, nginx and
+     * docker.io/library/nginx:latest two */
+    static const struct {
+        const char *ref, *policy;
+    } want_t[] = {
+        {"busybox:1.36", "IfNotPresent"},
+        {"registry.example.com/edge/setup@sha256:" D64, "IfNotPresent"},
+        {"nginx", "Always"},
+        {"registry.example.com/edge/agent:v2", "IfNotPresent"},
+        {"docker.io/library/nginx:latest", "Always"},
+        {"localhost:5000/tools/probe:1.0", "IfNotPresent"},
+    };
+    size_t n = sizeof(want_t) / sizeof(want_t[0]);
+    assert_int_equal(count(job, p_vols), n);
+    assert_int_equal(count(job, p_cont), n);
+    const char *p_name[] = {"name", NULL}, *p_image[] = {"image", NULL},
+               *p_policy[] = {"imagePullPolicy", NULL}, *p_cmd[] = {"command", NULL},
+               *p_ref[] = {"image", "reference", NULL}, *p_vpol[] = {"image", "pullPolicy", NULL},
+               *p_mounts[] = {"volumeMounts", NULL}, *p_ro[] = {"readOnly", NULL},
+               *p_priv[] = {"securityContext", "allowPrivilegeEscalation", NULL},
+               *p_keys_empty[] = {"emptyDir", NULL};
+    for (size_t i = 0; i < n; i++) {
+        char vname[16], cname[16];
+        snprintf(vname, sizeof(vname), "img-%zu", i);
+        snprintf(cname, sizeof(cname), "pull-%zu", i);
+        yajl_val v = elem(job, p_vols, i), c = elem(job, p_cont, i);
+        FX_CHECK(vname, streq(str_at(v, p_name), vname), "volume name");
+        FX_CHECK(vname, streq(str_at(v, p_ref), want_t[i].ref), "reference %s", str_at(v, p_ref));
+        FX_CHECK(vname, streq(str_at(v, p_vpol), want_t[i].policy), "pullPolicy");
+        FX_CHECK(vname, at(v, p_keys_empty) == NULL, "no emptyDir");
+        FX_CHECK(cname, streq(str_at(c, p_name), cname), "container name");
+        /* nothing from the target runs: the helper image's own true */
+        FX_CHECK(cname, streq(str_at(c, p_image), spec.helper_image), "image");
+        FX_CHECK(cname, streq(str_at(c, p_policy), "IfNotPresent"), "helper policy");
+        FX_CHECK(cname,
+                 count(c, p_cmd) == 2 && YAJL_IS_STRING(elem(c, p_cmd, 0)) &&
+                     streq(YAJL_GET_STRING(elem(c, p_cmd, 0)), "/bin/busybox") &&
+                     streq(YAJL_GET_STRING(elem(c, p_cmd, 1)), "true"),
+                 "command");
+        yajl_val m = elem(c, p_mounts, 0);
+        FX_CHECK(cname, count(c, p_mounts) == 1 && streq(str_at(m, p_name), vname),
+                 "mounts exactly its volume");
+        FX_CHECK(cname, at(m, p_ro) != NULL && YAJL_IS_TRUE(at(m, p_ro)), "read-only");
+        FX_CHECK(cname, is_false(at(c, p_priv)), "allowPrivilegeEscalation");
+    }
+    const char *p_restart[] = {"spec", "template", "spec", "restartPolicy", NULL};
+    assert_string_equal(str_at(job, p_restart), "Never");
+
+    /* kobj: targets by their volume's reference (the Job as created: a uid) */
+    const char *meta = strstr(json, "\"metadata\": {");
+    assert_non_null(meta);
+    size_t head = (size_t)(meta - json) + strlen("\"metadata\": {");
+    const char *created = arena_printf(&a, "%.*s\"uid\": \"job-uid\", %s", (int)head, json,
+                                       json + head);
+    assert_non_null(created);
+    yajl_tree_free(job);
+    job = parse(created);
+    kobj *o = kobj_decode(KOBJ_JOB, job);
+    assert_non_null(o);
+    assert_int_equal(o->u.job.n_targets, n);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(o->u.job.target_images[i], want_t[i].ref);
+    kobj_free(o);
+    yajl_tree_free(job);
+
+    /* the same spec, helper method: today's shape (full.json) */
+    spec.method = PULL_JOB_METHOD_HELPER;
+    assert_int_equal(prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)), 0);
+    job = parse(json);
+    assert_int_equal(count(job, p_init), 6); /* ota-helper, 5 distinct images */
+    yajl_tree_free(job);
+    /* an unknown method is refused */
+    spec.method = (pull_job_method)7;
+    assert_int_equal(prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "pull method"));
+    arena_free(&a);
+}
+
+/* An image-volume Job's pod, read per target: pulled, pulling, the
+ * volume's pull error on the container that mounts it, and
+ * CreateContainerError (the node's runtime has no image volumes) as a
+ * waiting target with the kubelet's words. */
+static void test_image_volume_pod_reading(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *status; /* containerStatuses[0] after "name" */
+        unsigned char state;
+        const char *reason;
+    } rows[] = {
+        {"\"state\":{\"terminated\":{\"exitCode\":0,\"startedAt\":\"2026-11-21T21:00:00Z\"}}",
+         KOBJ_TARGET_DONE, NULL},
+        {"\"state\":{\"waiting\":{\"reason\":\"ContainerCreating\"}}", KOBJ_TARGET_PENDING, NULL},
+        {"\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\",\"message\":\"not found\"}}",
+         KOBJ_TARGET_WAITING, "ErrImagePull"},
+        {"\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off\"}}",
+         KOBJ_TARGET_WAITING, "ImagePullBackOff"},
+        {"\"state\":{\"waiting\":{\"reason\":\"CreateContainerError\",\"message\":\"image "
+         "volumes are not supported\"}}",
+         KOBJ_TARGET_WAITING, "CreateContainerError"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char pod[1024], perr[256];
+        snprintf(pod, sizeof(pod),
+                 "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\",\"labels\":{\"batch.kubernetes.io/"
+                 "job-name\":\"j\"}},\"spec\":{\"nodeName\":\"n1\"},\"status\":{"
+                 "\"containerStatuses\":[{\"name\":\"pull-1\",%s}]}}",
+                 rows[i].status);
+        yajl_val tree = yajl_tree_parse(pod, perr, sizeof(perr));
+        assert_non_null(tree);
+        kobj *o = kobj_decode(KOBJ_JOB_POD, tree);
+        yajl_tree_free(tree);
+        assert_non_null(o);
+        FX_CHECK(rows[i].status, o->u.job_pod.n_targets == 2, "targets %zu", o->u.job_pod.n_targets);
+        const kobj_target *t = &o->u.job_pod.targets[1];
+        FX_CHECK(rows[i].status, t->state == rows[i].state, "state %d", t->state);
+        FX_CHECK(rows[i].status,
+                 rows[i].reason == NULL ? t->reason == NULL : streq(t->reason, rows[i].reason),
+                 "reason %s", t->reason != NULL ? t->reason : "(null)");
+        kobj_free(o);
+    }
+}
+
 static void test_ic_job_name(void **state)
 {
     (void)state;
@@ -886,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_request_without_time), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_ipj_job_name),         cmocka_unit_test(test_ipj_job_body),
         cmocka_unit_test(test_targets_as_containers), cmocka_unit_test(test_ic_job_name),
+        cmocka_unit_test(test_image_volume_job), cmocka_unit_test(test_image_volume_pod_reading),
         cmocka_unit_test(test_words_patch),
         cmocka_unit_test(test_containers_keep_bad_references),
     };
