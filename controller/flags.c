@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "errmsg.h"
 #include "imageref.h"
+#include "pullmethod.h"
 #include "purge_job.h"
 
 #define AT(field) FLAGTAB_FIELD(flags, field)
@@ -36,6 +37,9 @@ static const flagtab_row rows[] = {
      .min = SECONDS(1), .max = SECONDS(86400), .unit = SECONDS(1)},
     {"helper-image", FLAGTAB_STRING, "IMAGE", "busybox:1.36-musl",
      "static busybox that provides /ota-bin/true\n", AT(ctl.reconcile.helper_image)},
+    {"pull-method", FLAGTAB_CHOICE, "M", "helper",
+     "helper (runs a container from each image), image-volume\n(mounts each as an image volume, runs nothing\nfrom it; falls back to helper where it cannot)\nor auto (image-volume where the node's runtime\nsurely can); artifacts always image-volume",
+     AT(ctl.reconcile.pull_method), .choices = pullmethod_choices},
     {"job-backoff-limit", FLAGTAB_NUMBER, "N", "0", "0..2", AT(ctl.reconcile.backoff_limit),
      .real_min = 0, .real_max = 2},
     {"imagepulljobs", FLAGTAB_BOOL, NULL, "false",

@@ -90,6 +90,7 @@ typedef struct reconcile_config {
     long pull_timeout_s;       /* activeDeadlineSeconds unless the DaemonSet says */
     const char *helper_image;  /* static busybox for /ota-bin/true */
     int backoff_limit;         /* Job backoffLimit, 0..2 */
+    int pull_method;           /* --pull-method: a pullmethod_mode (controller/pullmethod.h) */
     /* ImageCaches (--imagecaches): the periodic refresh (0: none), the
      * deadline of one (image, node) pull from its start, and purge: the
      * image of a CRI client with crictl ("" or NULL: purge disabled) and

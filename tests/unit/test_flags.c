@@ -21,6 +21,7 @@
 #include "row_check.h"
 
 #include "flags.h"
+#include "pullmethod.h"
 
 #define HELPER_WANTS                                                                               \
     "ota-controller: --helper-image wants an image reference the kubelet can pull: invalid image " \
@@ -83,6 +84,12 @@ static void test_parse_refuses(void **state)
          "ota-controller: --cri-socket-path: CRI socket path /run/../x.sock has a '..' element"},
         {"empty socket path", 2, {"ota-controller", "--cri-socket-path="}, FLAGTAB_BAD_VALUE,
          "ota-controller: --cri-socket-path: CRI socket path is missing"},
+        {"pull method image-volume", 2, {"ota-controller", "--pull-method=image-volume"},
+         FLAGTAB_RUN, NULL},
+        {"pull method auto", 3, {"ota-controller", "--pull-method", "auto"}, FLAGTAB_RUN, NULL},
+        {"pull method unknown", 2, {"ota-controller", "--pull-method=volume"}, FLAGTAB_BAD_VALUE,
+         NULL},
+        {"pull method empty", 2, {"ota-controller", "--pull-method="}, FLAGTAB_BAD_VALUE, NULL},
         {"a bad period is told first", 3,
          {"ota-controller", "--leader-elect-renew-deadline", "15s"}, FLAGTAB_BAD_VALUE,
          "ota-controller: want retry period < renew deadline < lease duration"},
@@ -123,6 +130,37 @@ static void test_imagecache_values(void **state)
     assert_int_equal(f.ctl.reconcile.ic_pull_deadline_s, 90);
     assert_string_equal(f.ctl.reconcile.ic_purge_image, "crictl:1");
     assert_string_equal(f.ctl.reconcile.cri_socket_path, "/c.sock");
+}
+
+/* --pull-method: helper by default (today's Jobs), each choice its mode. */
+static void test_pull_method_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arg;
+        int want;
+    } rows[] = {
+        {NULL, PULLMETHOD_MODE_HELPER},
+        {"--pull-method=helper", PULLMETHOD_MODE_HELPER},
+        {"--pull-method=image-volume", PULLMETHOD_MODE_IMAGE_VOLUME},
+        {"--pull-method=auto", PULLMETHOD_MODE_AUTO},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        flags f;
+        char err[512] = "";
+        const char *argv[] = {"ota-controller", rows[i].arg};
+        int argc = rows[i].arg != NULL ? 2 : 1;
+        const char *name = rows[i].arg != NULL ? rows[i].arg : "(default)";
+        ROW_CHECK(name, flags_parse(argc, (char *const *)argv, &f, err, sizeof(err)) == FLAGTAB_RUN,
+                  "%s", err);
+        ROW_CHECK(name, f.ctl.reconcile.pull_method == rows[i].want, "got %d",
+                  f.ctl.reconcile.pull_method);
+    }
+    flags f;
+    char err[512] = "";
+    const char *bad[] = {"ota-controller", "--pull-method=volume"};
+    assert_int_equal(flags_parse(2, (char *const *)bad, &f, err, sizeof(err)), FLAGTAB_BAD_VALUE);
+    assert_non_null(strstr(err, "--pull-method"));
 }
 
 static void test_lease_namespace(void **state)
@@ -174,6 +212,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_refuses),
         cmocka_unit_test(test_imagecache_values),
+        cmocka_unit_test(test_pull_method_values),
         cmocka_unit_test(test_lease_namespace),
         cmocka_unit_test(test_identity),
     };
