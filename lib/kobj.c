@@ -189,6 +189,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         each_list(o->u.rev.init_images, o->u.rev.n_init_images, 1, fn, ctx);
         each_list(o->u.rev.images, o->u.rev.n_images, 1, fn, ctx);
         each_list(o->u.rev.pull_secrets, o->u.rev.n_pull_secrets, 1, fn, ctx);
+        each_list(o->u.rev.volume_images, o->u.rev.n_volume_images, 1, fn, ctx);
         break;
     case KOBJ_DAEMONSET:
         fn(&o->u.ds.bad_timeout, 0, ctx);
@@ -225,8 +226,10 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         break;
     case KOBJ_NODE:
         each_list(o->u.node.images, o->u.node.n_images, 1, fn, ctx); /* same images on many nodes */
+        fn(&o->u.node.runtime_version, 1, ctx); /* one runtime on most nodes */
         break;
     case KOBJ_NODE_STATE: /* a fleet's nodes share most labels */
+        fn(&o->u.node.runtime_version, 1, ctx);
         each_list(o->u.node.label_keys, o->u.node.n_labels, 1, fn, ctx);
         each_list(o->u.node.label_values, o->u.node.n_labels, 1, fn, ctx);
         each_list(o->u.node.images, o->u.node.n_images, 1, fn, ctx);
@@ -261,7 +264,8 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
     }
 }
 
-/* The list arrays of o (at most 3), as pointers to the fields. */
+/* The list arrays of o (at most KOBJ_LISTS), as pointers to the fields. */
+#define KOBJ_LISTS 4
 static size_t lists_of(kobj *o, char ****lists, size_t *counts)
 {
     switch (o->kind) {
@@ -272,7 +276,9 @@ static size_t lists_of(kobj *o, char ****lists, size_t *counts)
         counts[1] = o->u.rev.n_images;
         lists[2] = &o->u.rev.pull_secrets;
         counts[2] = o->u.rev.n_pull_secrets;
-        return 3;
+        lists[3] = &o->u.rev.volume_images;
+        counts[3] = o->u.rev.n_volume_images;
+        return 4;
     case KOBJ_JOB:
         lists[0] = &o->u.job.target_images;
         counts[0] = o->u.job.n_targets;
@@ -352,8 +358,8 @@ static void copy_field(char **field, int shared, void *ctx)
 kobj *kobj_pack(const kobj *draft)
 {
     kobj probe = *draft;
-    char ***lists[3];
-    size_t counts[3], n_lists = lists_of(&probe, lists, counts), list_bytes = 0;
+    char ***lists[KOBJ_LISTS];
+    size_t counts[KOBJ_LISTS], n_lists = lists_of(&probe, lists, counts), list_bytes = 0;
     for (size_t i = 0; i < n_lists; i++)
         list_bytes += counts[i] * sizeof(char *);
     /* a Job pod's targets follow the lists (pointer-aligned: the struct
@@ -474,8 +480,8 @@ static int push_unique(char ***list, size_t *n, const char *s)
 
 static void free_draft(kobj *d)
 {
-    char ***lists[3];
-    size_t counts[3], n = lists_of(d, lists, counts);
+    char ***lists[KOBJ_LISTS];
+    size_t counts[KOBJ_LISTS], n = lists_of(d, lists, counts);
     for (size_t i = 0; i < n; i++)
         free(*lists[i]);
     if (d->kind == KOBJ_JOB_POD)
@@ -569,6 +575,16 @@ static int decode_revision(yajl_val obj, kobj_revision *rev)
     if (collect_images(kobj_member(spec, "initContainers"), &rev->init_images, &rev->n_init_images) != 0 ||
         collect_images(kobj_member(spec, "containers"), &rev->images, &rev->n_images) != 0)
         return -1;
+    yajl_val vols = kobj_member(spec, "volumes");
+    for (size_t i = 0; YAJL_IS_ARRAY(vols) && i < vols->u.array.len &&
+                       rev->n_volume_images < KOBJ_MAX_VOLUME_IMAGES;
+         i++) {
+        const char *ref =
+            kobj_member_str(kobj_member(vols->u.array.values[i], "image"), "reference");
+        if (ref != NULL && ref[0] != '\0' &&
+            push_unique(&rev->volume_images, &rev->n_volume_images, ref) != 0)
+            return -1;
+    }
     yajl_val secrets = kobj_member(spec, "imagePullSecrets");
     if (YAJL_IS_ARRAY(secrets)) {
         for (size_t i = 0; i < secrets->u.array.len; i++) {
@@ -892,8 +908,17 @@ static int decode_node_images(yajl_val obj, kobj_node *node, size_t max)
     return 0;
 }
 
+static void decode_runtime_version(yajl_val obj, kobj_node *node)
+{
+    static const char *const p_rt[] = {"status", "nodeInfo", "containerRuntimeVersion", NULL};
+    const char *v = get_str(obj, p_rt);
+    if (v != NULL && strlen(v) <= 128) /* bounded: a version, not a document */
+        node->runtime_version = borrow(v);
+}
+
 static int decode_node(yajl_val obj, kobj_node *node)
 {
+    decode_runtime_version(obj, node);
     decode_node_ready(obj, node);
     return decode_node_images(obj, node, 0);
 }
@@ -1099,6 +1124,7 @@ kobj *kobj_decode(kobj_kind kind, yajl_val obj)
         rc = decode_node(obj, &d.u.node);
         break;
     case KOBJ_NODE_STATE:
+        decode_runtime_version(obj, &d.u.node);
         decode_node_ready(obj, &d.u.node);
         rc = decode_labels(obj, &d.u.node);
         if (rc == 0)

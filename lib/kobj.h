@@ -72,7 +72,14 @@ typedef struct kobj_revision {
     size_t n_images;
     char **pull_secrets;
     size_t n_pull_secrets;
+    /* The template's image volumes' references (volumes[].image.reference,
+     * KEP-4639), distinct, in order; at most KOBJ_MAX_VOLUME_IMAGES (more
+     * would not fit a pull Job). */
+    char **volume_images;
+    size_t n_volume_images;
 } kobj_revision;
+
+#define KOBJ_MAX_VOLUME_IMAGES 64
 
 typedef struct kobj_pod {
     char *node_name;
@@ -177,6 +184,9 @@ typedef struct kobj_node {
      * ImagePullJob's or an ImageCache's selector matches) */
     char **label_keys, **label_values;
     size_t n_labels;
+    /* status.nodeInfo.containerRuntimeVersion ("containerd://2.1.4"), or
+     * NULL: which pull methods the node can run (controller/pullmethod.h) */
+    char *runtime_version;
 } kobj_node;
 
 /* An ImagePullJob as its controller reads it.  The spec is kept as JSON

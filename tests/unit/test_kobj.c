@@ -223,6 +223,54 @@ static void test_revision_shapes(void **state)
     }
 }
 
+/* A revision's image volumes (KEP-4639): references, distinct, in order;
+ * other volumes and image volumes without a reference are not images;
+ * bounded at KOBJ_MAX_VOLUME_IMAGES. */
+static void test_revision_volume_images(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"metadata\":{\"name\":\"r\",\"uid\":\"u\",\"labels\":{\"" OTA_LABEL_REVISION_HASH
+        "\":\"h\"}},\"revision\":2,\"data\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"image\":"
+        "\"agent:v2\"}],\"volumes\":[{\"name\":\"m\",\"image\":{\"reference\":\"reg/models/m:1\","
+        "\"pullPolicy\":\"IfNotPresent\"}},{\"name\":\"e\",\"emptyDir\":{}},{\"name\":\"n\","
+        "\"image\":{}},{\"name\":\"o\",\"image\":{\"reference\":5}},{\"name\":\"d\",\"image\":{"
+        "\"reference\":\"reg/data/d:2\"}},{\"name\":\"m2\",\"image\":{\"reference\":"
+        "\"reg/models/m:1\"}},{\"name\":\"z\",\"image\":{\"reference\":\"\"}}]}}}}}";
+    kobj *o = kf_decode_text(KOBJ_REVISION, json);
+    assert_non_null(o);
+    assert_int_equal(o->u.rev.n_images, 1);
+    assert_int_equal(o->u.rev.n_volume_images, 2);
+    assert_string_equal(o->u.rev.volume_images[0], "reg/models/m:1");
+    assert_string_equal(o->u.rev.volume_images[1], "reg/data/d:2");
+    kobj_free(o);
+    /* none: a revision as before */
+    o = kf_decode_text(KOBJ_REVISION, "{\"metadata\":{\"name\":\"r\",\"uid\":\"u\"},\"data\":{"
+                                      "\"template\":{\"spec\":{\"volumes\":null}}}}");
+    assert_non_null(o);
+    assert_int_equal(o->u.rev.n_volume_images, 0);
+    assert_null(o->u.rev.volume_images);
+    kobj_free(o);
+    /* bounded */
+    size_t n = KOBJ_MAX_VOLUME_IMAGES + 20, cap = 64 * n + 512, len = 0;
+    char *big = malloc(cap);
+    assert_non_null(big);
+    len += (size_t)snprintf(big + len, cap - len,
+                            "{\"metadata\":{\"name\":\"r\",\"uid\":\"u\"},\"data\":{\"spec\":{"
+                            "\"template\":{\"spec\":{\"volumes\":[");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(big + len, cap - len,
+                                "%s{\"name\":\"v%zu\",\"image\":{\"reference\":\"a/m:%zu\"}}",
+                                i > 0 ? "," : "", i, i);
+    snprintf(big + len, cap - len, "]}}}}}");
+    o = kf_decode_text(KOBJ_REVISION, big);
+    free(big);
+    assert_non_null(o);
+    assert_int_equal(o->u.rev.n_volume_images, KOBJ_MAX_VOLUME_IMAGES);
+    assert_string_equal(o->u.rev.volume_images[KOBJ_MAX_VOLUME_IMAGES - 1], "a/m:63");
+    kobj_free(o);
+}
+
 /* ---- DaemonSet pods --------------------------------------------------------- */
 
 static void test_pod_fixture(void **state)
@@ -772,6 +820,41 @@ static void test_node_state(void **state)
         assert_int_equal(o->u.node.n_images, 1);
         kobj_free(o);
     }
+    /* the runtime (pull methods): both kinds, bounded */
+    static const struct {
+        const char *info, *want;
+    } rts[] = {
+        {"{\"containerRuntimeVersion\":\"containerd://2.1.4\"}", "containerd://2.1.4"},
+        {"{\"containerRuntimeVersion\":5}", NULL},
+        {"{}", NULL},
+        {"null", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rts) / sizeof(rts[0]); i++) {
+        char json[512];
+        snprintf(json, sizeof(json),
+                 "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\"},\"status\":{\"nodeInfo\":%s}}",
+                 rts[i].info);
+        for (int k = 0; k < 2; k++) {
+            o = kf_decode_text(k == 0 ? KOBJ_NODE_STATE : KOBJ_NODE, json);
+            assert_non_null(o);
+            if (rts[i].want == NULL)
+                assert_null(o->u.node.runtime_version);
+            else
+                assert_string_equal(o->u.node.runtime_version, rts[i].want);
+            kobj_free(o);
+        }
+    }
+    char json[512], longv[200];
+    memset(longv, 'x', sizeof(longv) - 1);
+    longv[sizeof(longv) - 1] = '\0';
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\"},\"status\":{\"nodeInfo\":{"
+             "\"containerRuntimeVersion\":\"%s\"}}}",
+             longv);
+    o = kf_decode_text(KOBJ_NODE_STATE, json);
+    assert_non_null(o);
+    assert_null(o->u.node.runtime_version);
+    kobj_free(o);
 }
 
 /* ---- identity --------------------------------------------------------------- */
@@ -1223,6 +1306,7 @@ int main(void)
         cmocka_unit_test(test_daemonset_deleting),
         cmocka_unit_test(test_revision_fixture),
         cmocka_unit_test(test_revision_shapes),
+        cmocka_unit_test(test_revision_volume_images),
         cmocka_unit_test(test_pod_fixture),
         cmocka_unit_test(test_pod_owners),
         cmocka_unit_test(test_pod_conditions),
