@@ -142,8 +142,12 @@ pullmethod_verdict pullmethod_choose(pullmethod_mode mode, int artifact, const c
                                      const char *runtime_version, const pullmethod_memory *m,
                                      char *why, size_t whylen)
 {
-    if (whylen > 0)
-        why[0] = '\0';
+    char scratch[8];
+    if (why == NULL || whylen == 0) {
+        why = scratch;
+        whylen = sizeof(scratch);
+    }
+    why[0] = '\0';
     pullmethod_runtime rt = pullmethod_runtime_of(runtime_version);
     int gate_off = m != NULL && m->gate_off;
     int refused = m != NULL && pullmethod_node_cannot(m, node);
@@ -188,4 +192,37 @@ pullmethod_verdict pullmethod_choose(pullmethod_mode mode, int artifact, const c
 pull_job_method pullmethod_job_method(pullmethod_verdict v)
 {
     return v == PULLMETHOD_USE_IMAGE_VOLUME ? PULL_JOB_METHOD_IMAGE_VOLUME : PULL_JOB_METHOD_HELPER;
+}
+
+void pullmethod_plan_request(pullmethod_mode mode, const char *node, const char *runtime_version,
+                             const pullmethod_memory *m, const char *const *init_images,
+                             size_t n_init, const char *const *images, size_t n_images,
+                             const char *const *volume_images, size_t n_volumes,
+                             pullmethod_plan *plan)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->runnable = n_init + n_images > 0;
+    plan->runnable_verdict = pullmethod_choose(mode, 0, node, runtime_version, m, NULL, 0);
+    for (size_t i = 0; i < n_volumes && plan->n_artifacts < PULLMETHOD_MAX_ARTIFACTS; i++) {
+        const char *v = volume_images[i];
+        if (!pullmethod_is_artifact(v, volume_images, n_volumes, init_images, n_init) ||
+            listed(v, images, n_images) || listed(v, plan->artifacts, plan->n_artifacts))
+            continue;
+        plan->artifacts[plan->n_artifacts++] = v;
+    }
+    plan->artifact_verdict = PULLMETHOD_USE_IMAGE_VOLUME;
+    if (plan->n_artifacts > 0)
+        plan->artifact_verdict =
+            pullmethod_choose(mode, 1, node, runtime_version, m, plan->why, sizeof(plan->why));
+}
+
+int pullmethod_plan_wants_helper(const pullmethod_plan *plan)
+{
+    return plan->runnable && plan->runnable_verdict == PULLMETHOD_USE_HELPER;
+}
+
+int pullmethod_plan_wants_volume(const pullmethod_plan *plan)
+{
+    return (plan->runnable && plan->runnable_verdict == PULLMETHOD_USE_IMAGE_VOLUME) ||
+           (plan->n_artifacts > 0 && plan->artifact_verdict == PULLMETHOD_USE_IMAGE_VOLUME);
 }

@@ -113,6 +113,40 @@ pullmethod_verdict pullmethod_choose(pullmethod_mode mode, int artifact, const c
                                      const char *runtime_version, const pullmethod_memory *m,
                                      char *why, size_t whylen);
 
+/* Most artifacts one request plans (kobj's KOBJ_MAX_VOLUME_IMAGES). */
+#define PULLMETHOD_MAX_ARTIFACTS 64
+
+/*
+ * One OTA request's pull on a node: the revision's runnable images (its
+ * init containers' and containers' images) and its artifacts, each group
+ * with its verdict (all runnable images of a request share one, and so do
+ * all its artifacts: the rules depend on the node, not the image).  The
+ * Jobs that follow (controller/reconcile.c), in this order:
+ *   the helper Job: the runnable images, when runnable_verdict is HELPER;
+ *   the image-volume Job: the runnable images when runnable_verdict is
+ *   IMAGE_VOLUME, then the artifacts when artifact_verdict is; none when
+ *   it would have no image.
+ * An artifact FAIL fails the request with why once its Jobs are done.
+ */
+typedef struct pullmethod_plan {
+    int runnable; /* the revision has runnable images */
+    pullmethod_verdict runnable_verdict;
+    const char *artifacts[PULLMETHOD_MAX_ARTIFACTS]; /* borrowed from the arguments */
+    size_t n_artifacts;
+    pullmethod_verdict artifact_verdict; /* when n_artifacts > 0 */
+    char why[768];                       /* artifact_verdict FAIL: the message */
+} pullmethod_plan;
+
+void pullmethod_plan_request(pullmethod_mode mode, const char *node, const char *runtime_version,
+                             const pullmethod_memory *m, const char *const *init_images,
+                             size_t n_init, const char *const *images, size_t n_images,
+                             const char *const *volume_images, size_t n_volumes,
+                             pullmethod_plan *plan);
+
+/* Whether the plan wants the helper Job, the image-volume Job. */
+int pullmethod_plan_wants_helper(const pullmethod_plan *plan);
+int pullmethod_plan_wants_volume(const pullmethod_plan *plan);
+
 /* The Job method of a verdict that is not FAIL. */
 pull_job_method pullmethod_job_method(pullmethod_verdict v);
 

@@ -220,12 +220,79 @@ static void test_choose_table(void **state)
     assert_true(strlen(why) < sizeof(why));
 }
 
+/* One request's plan: which Jobs, with what, and the artifact's fate. */
+static void test_plan_request(void **state)
+{
+    (void)state;
+    const char *init[] = {"busybox:1.36"};
+    const char *images[] = {"reg/edge/agent:v2"};
+    const char *vols[] = {"reg/models/m:1", "busybox:1.36", "reg/models/m:1", "reg/data/d:2"};
+    static const struct {
+        const char *why;
+        pullmethod_mode mode;
+        const char *runtime;
+        int memory;
+        size_t n_vols;
+        int helper, volume;
+        pullmethod_verdict artifact;
+    } rows[] = {
+        {"no image volume: today's Job", PULLMETHOD_MODE_HELPER, C21, FRESH, 0, 1, 0,
+         PULLMETHOD_USE_IMAGE_VOLUME},
+        {"an artifact added: helper Job, then the artifact's", PULLMETHOD_MODE_HELPER, C21, FRESH,
+         4, 1, 1, PULLMETHOD_USE_IMAGE_VOLUME},
+        {"auto where it can: one image-volume Job", PULLMETHOD_MODE_AUTO, C21, FRESH, 4, 0, 1,
+         PULLMETHOD_USE_IMAGE_VOLUME},
+        {"old runtime: helper Job, artifact fails", PULLMETHOD_MODE_AUTO, C17, FRESH, 4, 1, 0,
+         PULLMETHOD_FAIL},
+        {"node answered: helper Job, artifact fails", PULLMETHOD_MODE_IMAGE_VOLUME, C21,
+         NODE_CANNOT, 4, 1, 0, PULLMETHOD_FAIL},
+        {"gate off: helper Job, artifact fails", PULLMETHOD_MODE_AUTO, C21, GATE_OFF, 4, 1, 0,
+         PULLMETHOD_FAIL},
+        {"image-volume, no artifact", PULLMETHOD_MODE_IMAGE_VOLUME, C21, FRESH, 0, 0, 1,
+         PULLMETHOD_USE_IMAGE_VOLUME},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        pullmethod_memory m;
+        pullmethod_memory_init(&m, 4);
+        if (rows[i].memory == GATE_OFF)
+            pullmethod_remember(&m, PULLMETHOD_ANSWER_GATE_OFF, NULL);
+        if (rows[i].memory == NODE_CANNOT)
+            pullmethod_remember(&m, PULLMETHOD_ANSWER_NODE_CANNOT, "edge-1");
+        pullmethod_plan plan;
+        pullmethod_plan_request(rows[i].mode, "edge-1", rows[i].runtime, &m, init, 1, images, 1,
+                                vols, rows[i].n_vols, &plan);
+        ROW_CHECK(rows[i].why, pullmethod_plan_wants_helper(&plan) == rows[i].helper, "helper");
+        ROW_CHECK(rows[i].why, pullmethod_plan_wants_volume(&plan) == rows[i].volume, "volume");
+        if (rows[i].n_vols > 0) {
+            /* busybox:1.36 runs as an init container: not an artifact;
+             * the model once */
+            ROW_CHECK(rows[i].why, plan.n_artifacts == 2, "artifacts %zu", plan.n_artifacts);
+            ROW_CHECK(rows[i].why, strcmp(plan.artifacts[0], "reg/models/m:1") == 0 &&
+                                       strcmp(plan.artifacts[1], "reg/data/d:2") == 0,
+                      "artifacts");
+            ROW_CHECK(rows[i].why, plan.artifact_verdict == rows[i].artifact, "artifact %d",
+                      plan.artifact_verdict);
+            ROW_CHECK(rows[i].why, (plan.why[0] != '\0') == (rows[i].artifact == PULLMETHOD_FAIL),
+                      "why %s", plan.why);
+        } else {
+            ROW_CHECK(rows[i].why, plan.n_artifacts == 0, "artifacts %zu", plan.n_artifacts);
+        }
+        pullmethod_memory_free(&m);
+    }
+    /* artifacts only (no runnable image): the image-volume Job alone */
+    pullmethod_plan plan;
+    pullmethod_plan_request(PULLMETHOD_MODE_HELPER, "n", C21, NULL, NULL, 0, NULL, 0, vols, 1,
+                            &plan);
+    assert_false(pullmethod_plan_wants_helper(&plan));
+    assert_true(pullmethod_plan_wants_volume(&plan));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runtime_versions), cmocka_unit_test(test_answers),
         cmocka_unit_test(test_memory_bounded),   cmocka_unit_test(test_artifacts),
-        cmocka_unit_test(test_choose_table),
+        cmocka_unit_test(test_choose_table),   cmocka_unit_test(test_plan_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
