@@ -158,6 +158,7 @@ int controller_init(controller *c, kube_client *client, const controller_config 
     }
     store_init(&c->nodes, kobj_free_any, NULL);
     store_init(&c->job_waiting, kobj_free_any, NULL);
+    pullmethod_memory_init(&c->pull_memory, 0);
     store_init(&c->ipj_pod_nodes, kobj_free_any, NULL);
     c->ic_status_served = -1;
     workset_init(&c->work);
@@ -180,6 +181,7 @@ void controller_free(controller *c)
         informer_free(&c->informers[i]);
     store_free(&c->nodes);
     store_free(&c->job_waiting);
+    pullmethod_memory_free(&c->pull_memory);
     store_free(&c->ipj_pod_nodes);
     workset_free(&c->work);
 }
@@ -628,6 +630,20 @@ static void on_ic_discovery(controller *c, const kube_result *r)
     }
 }
 
+/* A pull Job refused 422 "must specify a volume type": the apiserver drops
+ * volumes[].image, the ImageVolume gate is off (controller/pullmethod.h). */
+static void remember_create_answer(controller *c, const exec_ctx *x, const kube_result *r)
+{
+    char reason[64], message[512];
+    kapi_status_read(r->body, r->body_len, reason, sizeof(reason), message, sizeof(message));
+    if (c->pull_memory.gate_off ||
+        pullmethod_create_answer((int)r->status, message) != PULLMETHOD_ANSWER_GATE_OFF)
+        return;
+    pullmethod_remember(&c->pull_memory, PULLMETHOD_ANSWER_GATE_OFF, NULL);
+    log_kv(LOG_WARN, "image volumes are off in this cluster", "job", x->name, "message", message,
+           "next", "runnable images pulled with the helper; artifacts fail", NULL);
+}
+
 static void on_executed(void *data, const kube_result *r)
 {
     exec_ctx *x = data;
@@ -687,6 +703,8 @@ static void on_executed(void *data, const kube_result *r)
     } else if (r->dropped) {
         c->dropped++; /* counted, and said once (controller_tick) */
     } else {
+        if (x->kind == ACTION_CREATE_JOB)
+            remember_create_answer(c, x, r);
         say_failed_call(c, x, r);
         workset_hold_until(&c->work, x->key, now + controller_hold_ns(outcome));
     }
@@ -1003,6 +1021,33 @@ static void remember_job_waiting(controller *c)
     store_free(&live);
 }
 
+/* What pull pods with image volumes say of their nodes
+ * (controller/pullmethod.h): a target that cannot be created there
+ * (CreateContainerError) is the runtime without image volumes. */
+static void remember_pull_methods(controller *c)
+{
+    const store *job_pods = &c->informers[INF_JOB_PODS].objects;
+    kobj *o;
+    for (size_t i = 0; (o = store_next(job_pods, &i)) != NULL;) {
+        const kobj_job_pod *jp = &o->u.job_pod;
+        if (!jp->image_volumes || jp->node_name == NULL ||
+            pullmethod_node_cannot(&c->pull_memory, jp->node_name))
+            continue;
+        for (size_t t = 0; t < jp->n_targets; t++) {
+            if (jp->targets[t].state != KOBJ_TARGET_WAITING ||
+                pullmethod_target_answer(jp->targets[t].reason) != PULLMETHOD_ANSWER_NODE_CANNOT)
+                continue;
+            if (pullmethod_remember(&c->pull_memory, PULLMETHOD_ANSWER_NODE_CANNOT,
+                                    jp->node_name) == 0)
+                log_kv(LOG_WARN, "node cannot mount image volumes", "node", jp->node_name,
+                       "pod", o->meta.name, "reason", jp->targets[t].reason, "message",
+                       jp->targets[t].message != NULL ? jp->targets[t].message : "", "next",
+                       "runnable images pulled with the helper there; artifacts fail", NULL);
+            break;
+        }
+    }
+}
+
 static void run_pass(controller *c, uint64_t now)
 {
     char now_text[32];
@@ -1011,6 +1056,7 @@ static void run_pass(controller *c, uint64_t now)
     gmtime_r(&t, &tm);
     strftime(now_text, sizeof(now_text), "%Y-%m-%dT%H:%M:%SZ", &tm);
     remember_job_waiting(c);
+    remember_pull_methods(c);
     /* Forget the Events of pods, requests, DaemonSets and revisions that
      * are gone.  Only with the caches complete (synced), or an object not
      * listed yet would lose its keys and its Events be sent again. */
@@ -1030,6 +1076,7 @@ static void run_pass(controller *c, uint64_t now)
         .job_pods = &c->informers[INF_JOB_PODS].objects,
         .nodes = &c->nodes,
         .node_states = &c->informers[INF_NODES].objects,
+        .pull_memory = &c->pull_memory,
         .imagepulljobs = c->informers[INF_IMAGEPULLJOBS].absent
                              ? NULL
                              : &c->informers[INF_IMAGEPULLJOBS].objects,

@@ -14,6 +14,7 @@
 #include "kube_client.h"
 #include "leader.h"
 #include "metrics.h"
+#include "pullmethod.h"
 #include "reconcile.h"
 #include "store.h"
 #include "workset.h"
@@ -79,6 +80,7 @@ typedef struct controller {
     int leading;
     store nodes;      /* node name -> kobj_node, fetched on demand */
     store job_waiting;  /* see reconcile_input.job_waiting */
+    pullmethod_memory pull_memory; /* see reconcile_input.pull_memory */
     store ipj_pod_nodes; /* see reconcile_input.ipj_pod_nodes */
     int ic_status_served; /* see reconcile_input.ic_status_served */
     int ic_rediscover;    /* see reconcile_input.ic_rediscover: set every resync */

@@ -35,6 +35,7 @@
 #include "ota_names.h"
 #include "ota_state.h"
 #include "prepull_job.h"
+#include "pullmethod.h"
 #include "pullq.h"
 #include "purge_job.h"
 #include "pullerr.h"
@@ -73,6 +74,7 @@ typedef struct candidate {
     const ic_run *ic;
     const ic_unit *ic_unit;
     pullq_unit unit; /* its place in the pull queue */
+    pull_job_method ota_method; /* an OTA request's: which of its Jobs (pullmethod_plan) */
 } candidate;
 
 /* A pod whose PodNeedUpgrade is not what its DaemonSet's newest revision
@@ -532,6 +534,42 @@ static long deadline_of(const pass *p, const ds_view *v)
     return reconcile_deadline(v->ds, p->in->cfg, NULL);
 }
 
+/* The node's containerRuntimeVersion, as the informer or a GET has it. */
+static const char *runtime_of(const pass *p, const char *node_name)
+{
+    const kobj *n = node_name != NULL && p->in->node_states != NULL
+                        ? store_get(p->in->node_states, node_name)
+                        : NULL;
+    if (n == NULL && node_name != NULL && p->in->nodes != NULL)
+        n = store_get(p->in->nodes, node_name);
+    return n != NULL ? n->u.node.runtime_version : NULL;
+}
+
+/* Which Jobs an OTA request has, by method (controller/pullmethod.h). */
+static void plan_for(const pass *p, const kobj *pod, const ds_view *v, pullmethod_plan *plan)
+{
+    const kobj_revision *rev = &v->rev->u.rev;
+    pullmethod_plan_request((pullmethod_mode)p->in->cfg->pull_method, pod->u.pod.node_name,
+                            runtime_of(p, pod->u.pod.node_name), p->in->pull_memory,
+                            (const char *const *)rev->init_images, rev->n_init_images,
+                            (const char *const *)rev->images, rev->n_images,
+                            (const char *const *)rev->volume_images, rev->n_volume_images, plan);
+}
+
+/* The name of an OTA request's Job: the helper Job keeps the name it has
+ * always had; the image-volume Job's is made from the request time with a
+ * suffix, so each has its own (a 409 still means "made before"). */
+static void ota_job_name(char *out, const kobj *pod, const char *hash, const char *request_time,
+                         pull_job_method method)
+{
+    char rt[128];
+    if (method == PULL_JOB_METHOD_IMAGE_VOLUME) {
+        snprintf(rt, sizeof(rt), "%.100s/image-volume", request_time != NULL ? request_time : "");
+        request_time = rt;
+    }
+    prepull_job_name(out, pod->meta.name, pod->meta.uid, hash, request_time);
+}
+
 static prepull_job_spec spec_for(const pass *p, const kobj *pod, const ds_view *v,
                                  const char *request_time)
 {
@@ -713,11 +751,38 @@ static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_vie
 
 /* An OTA request is an interactive unit: a node user waits on it. */
 static void add_candidate(pass *p, const kobj *pod, const ds_view *v, const char *request_time,
-                          pullq_node node_state)
+                          pullq_node node_state, pull_job_method method)
 {
     p->cands[p->n_cands++] = (candidate){
-        pod, v, request_time, NULL, NULL, NULL, NULL,
-        {PULLQ_INTERACTIVE, pod->u.pod.node_name, request_time, pod->meta.uid, node_state}};
+        pod,
+        v,
+        request_time,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        {PULLQ_INTERACTIVE, pod->u.pod.node_name, request_time, pod->meta.uid, node_state},
+        method};
+}
+
+/* An artifact the node cannot pull (pullmethod.h): the request fails
+ * with the plan's words once its other Jobs are done.  key names the
+ * request (its Event and status write are said once). */
+static void report_artifact_failure(pass *p, const kobj *pod, const char *hash,
+                                    const pullmethod_plan *plan, const char *key)
+{
+    char message[1200];
+    snprintf(message, sizeof(message),
+             "pull image request for revision %s cannot be served: image %.300s: %s", hash,
+             plan->artifacts[0], plan->why);
+    kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_PULL_FAIL, message, 0};
+    char what[300];
+    snprintf(what, sizeof(what), "failed:%s", key);
+    size_t before = p->out->n;
+    emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_PULL_FAILED);
+    note_last(p, before, pod, pod->u.pod.node_name, plan->why,
+              pod->u.pod.image_ready.last_transition_time, 0);
+    emit_event(p, pod, OTA_EVENT_FAILED, "Warning", message, key);
 }
 
 static void pull_request(pass *p, const kobj *pod, const ds_view *v)
@@ -725,58 +790,93 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
     const kobj_cond *ir = &pod->u.pod.image_ready;
     const char *hash = v->rev->u.rev.hash;
     const char *request_time = ir->last_transition_time != NULL ? ir->last_transition_time : "";
-    char name[PREPULL_JOB_NAME_MAX + 1];
-    prepull_job_name(name, pod->meta.name, pod->meta.uid, hash, request_time);
+    /* The request's Jobs, in the order they run (pullmethod_plan): the
+     * helper Job (today's, and its name), then the image-volume Job. */
+    pullmethod_plan plan;
+    plan_for(p, pod, v, &plan);
+    struct {
+        int wanted;
+        pull_job_method method;
+        char name[PREPULL_JOB_NAME_MAX + 1];
+        const kobj *job;
+    } want[2] = {{pullmethod_plan_wants_helper(&plan), PULL_JOB_METHOD_HELPER, "", NULL},
+                 {pullmethod_plan_wants_volume(&plan), PULL_JOB_METHOD_IMAGE_VOLUME, "", NULL}};
+    for (size_t k = 0; k < 2; k++)
+        ota_job_name(want[k].name, pod, hash, request_time, want[k].method);
+    const char *name = want[0].name; /* the request's first name: its Events' key */
     size_t first, n = jobs_of(p, pod->meta.uid, &first);
-    const kobj *mine = NULL;
     int others = 0;
     for (size_t i = first; i < first + n; i++) {
         const kobj *job = p->jobs[i];
-        if (strcmp(job->meta.name, name) == 0) {
-            mine = job;
+        size_t k = 0;
+        while (k < 2 && !(want[k].wanted && strcmp(job->meta.name, want[k].name) == 0))
+            k++;
+        if (k < 2) {
+            want[k].job = job;
         } else {
-            /* a retry or a re-pull: the previous Job goes first */
+            /* a retry, a re-pull, or a method the node turned out not to
+             * have: the previous Job goes first */
             delete_job(p, job);
             others = 1;
         }
     }
-    if (mine != NULL) {
-        if (mine->u.job.complete) {
-            report_success(p, pod, hash, name, "pulled by job");
-        } else if (mine->u.job.failed) {
-            report_failure(p, pod, mine, v, FAILURE_JOB);
-        } else {
-            running_pull(p, pod, mine, v);
+    int artifact_failed = plan.n_artifacts > 0 && plan.artifact_verdict == PULLMETHOD_FAIL;
+    const char *done_by = "pulled by job";
+    int had_job = 0;
+    for (size_t k = 0; k < 2; k++) {
+        if (!want[k].wanted)
+            continue;
+        const kobj *mine = want[k].job;
+        if (mine == NULL) {
+            if (others)
+                return; /* create once the old Job is gone */
+            /* Not bound to a node yet: there is nowhere to pull, and no
+             * image is at fault.  The request waits for the scheduler. */
+            if (pod->u.pod.node_name == NULL)
+                return;
+            const kobj *node = store_get(p->in->nodes, pod->u.pod.node_name);
+            if (node == NULL) {
+                char key[300];
+                snprintf(key, sizeof(key), "node:%s", pod->u.pod.node_name);
+                emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key,
+                     ACTION_OUTCOME_NONE);
+                /* decide once we know what the node has; meanwhile no
+                 * later request takes the slot this one may need (FIFO) */
+                add_candidate(p, pod, v, request_time, PULLQ_NODE_UNKNOWN, want[k].method);
+                return;
+            }
+            if (!had_job && want[k].method == PULL_JOB_METHOD_HELPER &&
+                images_on_node(node, &v->rev->u.rev)) {
+                done_by = "already on the node";
+                continue; /* nothing for the helper to pull */
+            }
+            const kobj *state = p->in->node_states != NULL
+                                    ? store_get(p->in->node_states, pod->u.pod.node_name)
+                                    : NULL;
+            add_candidate(p, pod, v, request_time,
+                          state != NULL && state->u.node.not_ready ? PULLQ_NODE_NOT_READY
+                                                                   : PULLQ_NODE_READY,
+                          want[k].method);
+            return;
         }
+        had_job = 1;
+        if (mine->u.job.failed) {
+            report_failure(p, pod, mine, v, FAILURE_JOB);
+            return;
+        }
+        if (!mine->u.job.complete) {
+            running_pull(p, pod, mine, v);
+            return;
+        }
+        name = mine->meta.name;
+    }
+    if (artifact_failed) {
+        char key[PREPULL_JOB_NAME_MAX + 32];
+        snprintf(key, sizeof(key), "%s:artifact", want[0].name);
+        report_artifact_failure(p, pod, hash, &plan, key);
         return;
     }
-    if (others)
-        return; /* create once the old Job is gone */
-    /* Not bound to a node yet: there is nowhere to pull, and no image is
-     * at fault.  The request waits for the scheduler. */
-    if (pod->u.pod.node_name == NULL)
-        return;
-    const kobj *node = pod->u.pod.node_name != NULL ? store_get(p->in->nodes, pod->u.pod.node_name)
-                                                     : NULL;
-    if (node == NULL && pod->u.pod.node_name != NULL) {
-        char key[300];
-        snprintf(key, sizeof(key), "node:%s", pod->u.pod.node_name);
-        emit(p, ACTION_GET_NODE, NULL, pod->u.pod.node_name, NULL, key, ACTION_OUTCOME_NONE);
-        /* decide once we know what the node has; meanwhile no later
-         * request takes the slot this one may need (FIFO) */
-        add_candidate(p, pod, v, request_time, PULLQ_NODE_UNKNOWN);
-        return;
-    }
-    if (node != NULL && images_on_node(node, &v->rev->u.rev)) {
-        report_success(p, pod, hash, name, "already on the node");
-        return;
-    }
-    const kobj *state = p->in->node_states != NULL
-                            ? store_get(p->in->node_states, pod->u.pod.node_name)
-                            : NULL;
-    add_candidate(p, pod, v, request_time,
-                  state != NULL && state->u.node.not_ready ? PULLQ_NODE_NOT_READY
-                                                           : PULLQ_NODE_READY);
+    report_success(p, pod, hash, name, had_job ? "pulled by job" : done_by);
 }
 
 static void unserved_pod(pass *p, const kobj *pod);
@@ -1041,11 +1141,36 @@ static int create_job(pass *p, const candidate *c, const char *name, const char 
 {
     arena a;
     arena_init(&a);
+    int rc = 0;
     prepull_job_spec spec = spec_for(p, c->pod, c->view, c->request_time);
+    if (c->ota_method == PULL_JOB_METHOD_IMAGE_VOLUME) {
+        /* the runnable images where the plan says so, then the artifacts */
+        pullmethod_plan plan;
+        plan_for(p, c->pod, c->view, &plan);
+        int runnable = plan.runnable && plan.runnable_verdict == PULLMETHOD_USE_IMAGE_VOLUME;
+        size_t n_art = plan.artifact_verdict == PULLMETHOD_USE_IMAGE_VOLUME ? plan.n_artifacts : 0;
+        size_t n_run = runnable ? spec.n_images : 0;
+        const char **images = arena_alloc(&a, (n_run + n_art + 1) * sizeof(*images));
+        if (images == NULL) {
+            p->failed = 1;
+            rc = -1;
+            goto cleanup;
+        }
+        for (size_t i = 0; i < n_run; i++)
+            images[i] = spec.images[i];
+        for (size_t i = 0; i < n_art; i++)
+            images[n_run + i] = plan.artifacts[i];
+        if (!runnable) {
+            spec.init_images = NULL;
+            spec.n_init_images = 0;
+        }
+        spec.images = images;
+        spec.n_images = n_run + n_art;
+        spec.method = PULL_JOB_METHOD_IMAGE_VOLUME;
+    }
     char err[512];
     const char *json = NULL;
     size_t len = 0;
-    int rc = 0;
     if (prepull_job_render(&spec, &a, &json, &len, err, sizeof(err)) != 0) {
         /* nothing to run: an image the kubelet would refuse, say */
         report_render_failure(p, c->pod, name, err);
@@ -1234,7 +1359,8 @@ static int plan_imagepulljob(pass *p, ipj_run *run, const kobj *const *nodes, si
         /* a bulk unit: every OTA request, a node user waiting, goes first */
         p->cands[p->n_cands++] = (candidate){
             NULL, NULL, NULL, run, node, NULL, NULL,
-            {PULLQ_BULK, node->name, queued, id, PULLQ_NODE_READY}};
+            {PULLQ_BULK, node->name, queued, id, PULLQ_NODE_READY},
+            PULL_JOB_METHOD_HELPER};
     }
     return 0;
 }
@@ -1677,7 +1803,8 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
         p->cands[p->n_cands++] = (candidate){
             NULL, NULL, NULL, NULL, NULL, run, u,
             {PULLQ_BULK, u->node, ic->start_time != NULL ? ic->start_time : "", id,
-             PULLQ_NODE_READY}};
+             PULLQ_NODE_READY},
+            PULL_JOB_METHOD_HELPER};
     }
     return 0;
 }
@@ -1919,8 +2046,7 @@ static void start_jobs(pass *p)
                          : c->ic != NULL ? c->ic->cr->meta.namespace
                                          : c->ipj->cr->meta.namespace;
         if (c->pod != NULL)
-            prepull_job_name(name, c->pod->meta.name, c->pod->meta.uid, c->view->rev->u.rev.hash,
-                             c->request_time);
+            ota_job_name(name, c->pod, c->view->rev->u.rev.hash, c->request_time, c->ota_method);
         else if (c->ic != NULL)
             ic_job_name(name, c->ic->cr->meta.name, c->ic->cr->meta.uid, c->ic_unit->node,
                         c->ic_unit->identity);

@@ -128,6 +128,9 @@ typedef struct reconcile_input {
      * node there that is NotReady or unreachable gets no Job (pullq.h).
      * NULL, or a node not there: Ready. */
     const store *node_states;
+    /* What the cluster answered about image volumes (--pull-method,
+     * controller/pullmethod.h); NULL: nothing known */
+    const struct pullmethod_memory *pull_memory;
     const strset *events_sent;
     /* "namespace/job name" -> the last kobj_job_pod seen waiting on an
      * image: the Job controller deletes the pod at the deadline, and the

@@ -857,6 +857,10 @@ static int decode_job_pod(yajl_val obj, kobj_job_pod *jp)
     jp->job_name = borrow(job != NULL ? job : kobj_member_str(labels, "job-name"));
     static const char *const p_node[] = {"spec", "nodeName", NULL};
     jp->node_name = borrow(get_str(obj, p_node));
+    static const char *const p_vols[] = {"spec", "volumes", NULL};
+    yajl_val vols = get(obj, p_vols);
+    for (size_t i = 0; YAJL_IS_ARRAY(vols) && i < vols->u.array.len && !jp->image_volumes; i++)
+        jp->image_volumes = YAJL_IS_OBJECT(kobj_member(vols->u.array.values[i], "image"));
     decode_waiting(get(obj, p_init), jp);
     decode_waiting(get(obj, p_main), jp);
     return decode_targets(get(obj, p_main), jp);

@@ -164,6 +164,9 @@ typedef struct kobj_job_pod {
      * An index with no status reads KOBJ_TARGET_PENDING. */
     kobj_target *targets;
     size_t n_targets;
+    /* spec.volumes has an image volume: the image-volume method's pod
+     * (a CreateContainerError there is the node's runtime) */
+    int image_volumes;
 } kobj_job_pod;
 
 /* Most image names a KOBJ_NODE_STATE keeps (the kubelet reports 50 images
