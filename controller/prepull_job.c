@@ -107,6 +107,18 @@ void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
              prepull_job_hash(pod_uid, revision_hash, request_time), 8);
 }
 
+void prepull_job_method_name(char *out, const char *pod_name, const char *pod_uid,
+                             const char *revision_hash, const char *request_time,
+                             pull_job_method method)
+{
+    char rt[160];
+    if (method == PULL_JOB_METHOD_IMAGE_VOLUME) {
+        snprintf(rt, sizeof(rt), "%.128s/image-volume", request_time != NULL ? request_time : "");
+        request_time = rt;
+    }
+    prepull_job_name(out, pod_name, pod_uid, revision_hash, request_time);
+}
+
 void ipj_job_name(char *out, const char *ipj_name, const char *ipj_uid, const char *node,
                   const char *spec_hash)
 {
@@ -526,7 +538,8 @@ int prepull_job_render(const prepull_job_spec *s, arena *a, const char **json, s
     if (check_required(required, sizeof(required) / sizeof(required[0]), err, errlen) != 0)
         return -1;
     char name[PREPULL_JOB_NAME_MAX + 1];
-    prepull_job_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time);
+    prepull_job_method_name(name, s->pod_name, s->pod_uid, s->revision_hash, s->request_time,
+                            s->method);
     const char *labels[] = {OTA_LABEL_POD_UID, s->pod_uid};
     const char *annotations[] = {OTA_ANN_JOB_REVISION, s->revision_hash, OTA_ANN_JOB_REQUEST_TIME,
                                  s->request_time != NULL ? s->request_time : ""};

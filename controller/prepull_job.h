@@ -205,6 +205,14 @@ uint32_t prepull_job_hash(const char *pod_uid, const char *revision_hash, const 
 void prepull_job_name(char *out, const char *pod_name, const char *pod_uid,
                       const char *revision_hash, const char *request_time);
 
+/* The name of an OTA request's Job by method: the helper's is
+ * prepull_job_name's; the image-volume Job's is prepull_job_name's with
+ * the request time followed by "/image-volume" (a request has both when
+ * its artifacts follow its runnable images, controller/pullmethod.h). */
+void prepull_job_method_name(char *out, const char *pod_name, const char *pod_uid,
+                             const char *revision_hash, const char *request_time,
+                             pull_job_method method);
+
 /* An ImagePullJob node's Job: "ota-ipj-<ImagePullJob name cut to fit>-<16
  * hex of pull_job_hash64(ImagePullJob uid, node, spec hash)>", by
  * prepull_job_name's rules.  One name per (ImagePullJob, node, version of

@@ -556,18 +556,11 @@ static void plan_for(const pass *p, const kobj *pod, const ds_view *v, pullmetho
                             (const char *const *)rev->volume_images, rev->n_volume_images, plan);
 }
 
-/* The name of an OTA request's Job: the helper Job keeps the name it has
- * always had; the image-volume Job's is made from the request time with a
- * suffix, so each has its own (a 409 still means "made before"). */
+/* The name of an OTA request's Job (prepull_job_method_name). */
 static void ota_job_name(char *out, const kobj *pod, const char *hash, const char *request_time,
                          pull_job_method method)
 {
-    char rt[128];
-    if (method == PULL_JOB_METHOD_IMAGE_VOLUME) {
-        snprintf(rt, sizeof(rt), "%.100s/image-volume", request_time != NULL ? request_time : "");
-        request_time = rt;
-    }
-    prepull_job_name(out, pod->meta.name, pod->meta.uid, hash, request_time);
+    prepull_job_method_name(out, pod->meta.name, pod->meta.uid, hash, request_time, method);
 }
 
 static prepull_job_spec spec_for(const pass *p, const kobj *pod, const ds_view *v,

@@ -161,10 +161,10 @@ class Kubesim(kubesim_launch.Kubesim):
     `nodes` nodes at SCALE, its state and log in a directory of STATE_DIRS,
     and the tests' HTTPS client of it."""
 
-    def __init__(self, nodes, registry_config=None, webhook=None, names=()):
+    def __init__(self, nodes, registry_config=None, webhook=None, names=(), extra=()):
         self.dir = tempfile.mkdtemp(prefix="ota-e2e-")
         STATE_DIRS.append(self.dir)
-        args = ["--nodes", str(nodes), "--time-scale", str(SCALE), "--bookmark-interval", "1"]
+        args = ["--nodes", str(nodes), "--time-scale", str(SCALE), "--bookmark-interval", "1"] + list(extra)
         for name in names:  # more nodes, by name
             args += ["--node", name]
         if webhook is not None:  # the manifests' Service name -> the local webhook
@@ -581,6 +581,7 @@ class Base(unittest.TestCase):
     MAX_PULLS = 10
     LEASE = (15, 10, 2)
     CONTROLLER_ARGS = ()  # more flags for every controller (a later flag wins)
+    KUBESIM_ARGS = ()  # more flags for kubesim run (--feature-gates ImageVolume=true)
     WEBHOOK_ARGS = ()  # more flags for the webhook
     OVERLAY = None  # with WEBHOOK: a directory of manifests/overlays to apply instead of the base
 
@@ -590,7 +591,8 @@ class Base(unittest.TestCase):
         cls.ctls = []
         cls.webhook = Webhook("webhook-%s" % cls.__name__.lower(), cls.WEBHOOK_ARGS) if cls.WEBHOOK else None
         try:
-            cls.sim = Kubesim(cls.NODES, cls.REGISTRY, webhook=cls.webhook, names=cls.NODE_NAMES)
+            cls.sim = Kubesim(cls.NODES, cls.REGISTRY, webhook=cls.webhook, names=cls.NODE_NAMES,
+                              extra=cls.KUBESIM_ARGS)
         except BaseException:
             if cls.webhook:
                 cls.webhook.stop()

@@ -73,6 +73,10 @@ This runs them all, in one process; the tests are in
                            unchanged; both: its sample CR accepted, the
                            seed's refused by the schema (skipped without
                            ../shared/upstream)
+  test_image_volume.py     ImageVolumePull: an artifact image volume added
+                           by a revision pre-pulled on request; a node
+                           without image volumes (helper, artifact failed);
+                           ImageVolumeGateOff: the gate off (422), helper
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the
                            test classes' base (cluster set-up, helpers)
@@ -121,6 +125,7 @@ from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunExamples, Ima
                                    ImagePullJobRunKruise19, ImagePullJobRunLeaders)
 from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
 from test_imagecache_run import ImageCacheRun, ImageCacheRunPurge, ImageCacheRunUpstreamCrd
+from test_image_volume import ImageVolumeGateOff, ImageVolumePull
 
 
 def main(argv):
@@ -138,7 +143,7 @@ def main(argv):
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
                      "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunPurge",
-                     "ImageCacheRunUpstreamCrd"]
+                     "ImageCacheRunUpstreamCrd", "ImageVolumePull", "ImageVolumeGateOff"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -940,6 +940,18 @@ static void test_image_volume_job(void **state)
     }
     const char *p_restart[] = {"spec", "template", "spec", "restartPolicy", NULL};
     assert_string_equal(str_at(job, p_restart), "Never");
+    /* its own name: the request's helper Job may exist beside it */
+    char helper_name[PREPULL_JOB_NAME_MAX + 1], volume_name[PREPULL_JOB_NAME_MAX + 1];
+    prepull_job_method_name(helper_name, spec.pod_name, spec.pod_uid, spec.revision_hash,
+                            spec.request_time, PULL_JOB_METHOD_HELPER);
+    prepull_job_method_name(volume_name, spec.pod_name, spec.pod_uid, spec.revision_hash,
+                            spec.request_time, PULL_JOB_METHOD_IMAGE_VOLUME);
+    const char *p_jname[] = {"metadata", "name", NULL};
+    assert_string_equal(str_at(job, p_jname), volume_name);
+    assert_string_not_equal(helper_name, volume_name);
+    char plain[PREPULL_JOB_NAME_MAX + 1];
+    prepull_job_name(plain, spec.pod_name, spec.pod_uid, spec.revision_hash, spec.request_time);
+    assert_string_equal(helper_name, plain);
 
     /* kobj: targets by their volume's reference (the Job as created: a uid) */
     const char *meta = strstr(json, "\"metadata\": {");

@@ -59,6 +59,7 @@ static void test_artifact_pulled_after_runnables(void **state)
     volume_job_name(volume);
     const action *c = the(&w, ACTION_CREATE_JOB, helper);
     yajl_val job = tree(c);
+    assert_string_equal(str_at(job, (const char *[]){"metadata", "name", NULL}), helper);
     /* today's Job for the runnable image: the artifact is not in it */
     yajl_val inits = yajl_tree_get(
         job, (const char *[]){"spec", "template", "spec", "initContainers", NULL}, yajl_t_array);
@@ -74,6 +75,7 @@ static void test_artifact_pulled_after_runnables(void **state)
     assert_int_equal(count(&w, ACTION_PATCH_POD_STATUS), 0); /* not Ready yet */
     c = the(&w, ACTION_CREATE_JOB, volume);
     job = tree(c);
+    assert_string_equal(str_at(job, (const char *[]){"metadata", "name", NULL}), volume);
     assert_null(yajl_tree_get(job, (const char *[]){"spec", "template", "spec", "initContainers", NULL},
                               yajl_t_any));
     yajl_val vols = yajl_tree_get(job, (const char *[]){"spec", "template", "spec", "volumes", NULL},
@@ -159,6 +161,7 @@ static void test_image_volume_job_replaced_after_answer(void **state)
     run(&w);
     assert_null(find(&w, ACTION_CREATE_JOB, helper));
     yajl_val job = tree(the(&w, ACTION_CREATE_JOB, volume));
+    assert_string_equal(str_at(job, (const char *[]){"metadata", "name", NULL}), volume);
     yajl_val vols = yajl_tree_get(job, (const char *[]){"spec", "template", "spec", "volumes", NULL},
                                   yajl_t_array);
     assert_int_equal(vols->u.array.len, 2); /* the agent, then the model */

@@ -1,0 +1,113 @@
+"""Image volumes (issue 22 part 2; docs/design.md §5 "Pull methods").
+
+ImageVolumePull: kubesim with --feature-gates ImageVolume=true.  A DaemonSet
+revision that adds an OCI artifact as an image volume is pre-pulled on
+request: the helper Job for the runnable image, then an image-volume Job
+for the artifact, and the pod says PodImageReady True.  On a node whose
+runtime cannot mount image volumes (registry configuration imageVolumes:
+false, containerd 1.7), the runnable image is still pulled and the request
+fails naming the artifact and why.
+
+ImageVolumeGateOff: the gate off and --pull-method image-volume: the
+apiserver refuses the image-volume Job (422 "must specify a volume type"),
+the controller remembers it and pulls with the helper.
+"""
+import copy
+
+from harness import AGENT, REGISTRY_CONFIG, Base, wait_until
+
+MODEL = "registry.example.com/models/detector:1.0"
+NO_IV_NODE = "node-2"
+
+
+def registry():
+    cfg = copy.deepcopy(REGISTRY_CONFIG)
+    cfg["images"].append({"image": MODEL, "size": 20_000_000})
+    cfg["nodes"] = {NO_IV_NODE: {"imageVolumes": False}}
+    return cfg
+
+
+class ImageVolumePull(Base):
+    NODES = 2
+    REGISTRY = registry()
+    KUBESIM_ARGS = ("--feature-gates", "ImageVolume=true")
+
+    def add_artifact(self, image, name="agent"):
+        """A new revision: image, and MODEL mounted as an image volume."""
+        old = self.newest_hash(name)
+        patch = {"spec": {"template": {"spec": {
+            "containers": [{"name": "main", "image": image,
+                            "volumeMounts": [{"name": "model", "mountPath": "/model", "readOnly": True}]}],
+            "volumes": [{"name": "model", "image": {"reference": MODEL, "pullPolicy": "IfNotPresent"}}]}}}}
+        self.sim.call("PATCH", "/apis/apps/v1/namespaces/%s/daemonsets/%s" % (self.ns, name), patch,
+                      ctype="application/strategic-merge-patch+json")
+        return wait_until(lambda: (lambda h: h != old and h)(self.newest_hash(name)), 30,
+                          "a new revision of %s" % name)
+
+    def node_images(self, node):
+        n = self.sim.get("/api/v1/nodes/" + node)
+        return {name for i in n["status"].get("images") or [] for name in i.get("names") or []}
+
+    def test_artifact_pre_pulled_on_request(self):
+        pods = self.make_ds(AGENT + "v1", nodes=["node-1"])
+        h = self.add_artifact(AGENT + "v2")
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        self.request_pull(pod, h)
+        self.wait_image_ready(pod, "PullImageSuccess", timeout=60, message="controllerrevision: " + h)
+        jobs = self.tracker.jobs_of(pod["metadata"]["uid"])
+        self.assertEqual(len(jobs), 2, [j["metadata"]["name"] for j in jobs])
+        helper = [j for j in jobs if j["spec"]["template"]["spec"].get("initContainers")]
+        volume = [j for j in jobs if not j["spec"]["template"]["spec"].get("initContainers")]
+        self.assertEqual(len(helper), 1)
+        self.assertEqual(len(volume), 1)
+        # today's Job for the runnable image; the artifact in its own
+        images = [c["image"] for c in helper[0]["spec"]["template"]["spec"]["initContainers"]]
+        self.assertEqual(images, ["busybox:1.36-musl", AGENT + "v2"])
+        spec = volume[0]["spec"]["template"]["spec"]
+        self.assertEqual(spec["volumes"], [{"name": "img-0", "image": {"reference": MODEL,
+                                                                       "pullPolicy": "IfNotPresent"}}])
+        self.assertEqual([(c["name"], c["image"], c["command"]) for c in spec["containers"]],
+                         [("pull-0", "busybox:1.36-musl", ["/bin/busybox", "true"])])
+        self.assertEqual(spec["containers"][0]["volumeMounts"],
+                         [{"name": "img-0", "mountPath": "/ota-img", "readOnly": True}])
+        # the artifact is on the node (Node.status.images follows with a lag)
+        wait_until(lambda: any(n.startswith("registry.example.com/models/detector") and n.endswith(":1.0")
+                               for n in self.node_images("node-1")),
+                   30, "the artifact in node-1's images")
+
+    def test_node_without_image_volumes(self):
+        pods = self.make_ds(AGENT + "v1", name="edge", nodes=[NO_IV_NODE])
+        h = self.add_artifact(AGENT + "v3", name="edge")
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        self.request_pull(pod, h)
+        c = self.wait_image_ready(pod, "PullImageFail", timeout=60)
+        self.assertIn(MODEL, c["message"])
+        self.assertIn("node %s cannot mount image volumes" % NO_IV_NODE, c["message"])
+        self.assertIn("containerd://1.7.24", c["message"])
+        # the runnable image was pulled all the same, with the helper
+        jobs = self.tracker.jobs_of(pod["metadata"]["uid"])
+        self.assertEqual(len(jobs), 1, [j["metadata"]["name"] for j in jobs])
+        self.assertTrue(jobs[0]["spec"]["template"]["spec"].get("initContainers"))
+        wait_until(lambda: (self.sim.get("/apis/batch/v1/namespaces/%s/jobs/%s"
+                                         % (self.ns, jobs[0]["metadata"]["name"]))
+                            .get("status", {}).get("succeeded")), 30, "the helper Job complete")
+
+
+class ImageVolumeGateOff(Base):
+    NODES = 1
+    CONTROLLER_ARGS = ("--pull-method", "image-volume")
+
+    def test_gate_off_falls_back_to_helper(self):
+        pods, h = self.upgraded_ds()
+        pod = pods[0]
+        self.request_pull(pod, h)
+        self.wait_image_ready(pod, "PullImageSuccess", timeout=60, message="controllerrevision: " + h)
+        jobs = self.tracker.jobs_of(pod["metadata"]["uid"])
+        # the image-volume Job was never made: the apiserver refused it
+        self.assertEqual(len(jobs), 1, [j["metadata"]["name"] for j in jobs])
+        self.assertTrue(jobs[0]["spec"]["template"]["spec"].get("initContainers"))
+        wait_until(lambda: "image volumes are off in this cluster" in self.ctl.tail(400), 10,
+                   "the controller saying the gate is off")
+        self.assertIn("must specify a volume type", self.ctl.tail(400))
