@@ -75,7 +75,8 @@ This runs them all, in one process; the tests are in
                            ../shared/upstream)
   test_image_volume.py     ImageVolumePull: an artifact image volume added
                            by a revision pre-pulled on request; a node
-                           without image volumes (helper, artifact failed);
+                           without image volumes (helper, artifact failed),
+                           one answering CreateContainerError (remembered);
                            ImageVolumeGateOff: the gate off (422), helper
 and what they run on in
   harness.py               kubesim, the controllers, the Job tracker, the

@@ -6,7 +6,9 @@ request: the helper Job for the runnable image, then an image-volume Job
 for the artifact, and the pod says PodImageReady True.  On a node whose
 runtime cannot mount image volumes (registry configuration imageVolumes:
 false, containerd 1.7), the runnable image is still pulled and the request
-fails naming the artifact and why.
+fails naming the artifact and why; on one that reports containerd 2.1 but
+fails the container (CreateContainerError), the node is remembered, the
+image-volume Job deleted and the request fails saying so.
 
 ImageVolumeGateOff: the gate off and --pull-method image-volume: the
 apiserver refuses the image-volume Job (422 "must specify a volume type"),
@@ -18,17 +20,20 @@ from harness import AGENT, REGISTRY_CONFIG, Base, wait_until
 
 MODEL = "registry.example.com/models/detector:1.0"
 NO_IV_NODE = "node-2"
+# says containerd 2.1 but cannot mount them: the container is not created
+LYING_NODE = "node-3"
 
 
 def registry():
     cfg = copy.deepcopy(REGISTRY_CONFIG)
     cfg["images"].append({"image": MODEL, "size": 20_000_000})
-    cfg["nodes"] = {NO_IV_NODE: {"imageVolumes": False}}
+    cfg["nodes"] = {NO_IV_NODE: {"imageVolumes": False},
+                    LYING_NODE: {"imageVolumes": False, "containerRuntimeVersion": "containerd://2.1.4"}}
     return cfg
 
 
 class ImageVolumePull(Base):
-    NODES = 2
+    NODES = 3
     REGISTRY = registry()
     KUBESIM_ARGS = ("--feature-gates", "ImageVolume=true")
 
@@ -93,6 +98,26 @@ class ImageVolumePull(Base):
         wait_until(lambda: (self.sim.get("/apis/batch/v1/namespaces/%s/jobs/%s"
                                          % (self.ns, jobs[0]["metadata"]["name"]))
                             .get("status", {}).get("succeeded")), 30, "the helper Job complete")
+
+
+    def test_create_container_error_remembered(self):
+        pods = self.make_ds(AGENT + "v1", name="lying", nodes=[LYING_NODE])
+        h = self.add_artifact(AGENT + "v2", name="lying")
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        self.request_pull(pod, h)
+        c = self.wait_image_ready(pod, "PullImageFail", timeout=60)
+        self.assertIn(MODEL, c["message"])
+        self.assertIn("node %s cannot mount image volumes (its container runtime failed to create a "
+                      "container mounting one: CreateContainerError)" % LYING_NODE, c["message"])
+        self.assertIn("node cannot mount image volumes", self.ctl.tail(2000))
+        # the image-volume Job was tried, then deleted; the helper's stays
+        jobs = self.tracker.jobs_of(pod["metadata"]["uid"])
+        self.assertEqual(len(jobs), 2, [j["metadata"]["name"] for j in jobs])
+        wait_until(lambda: len(self.tracker.live_jobs_of(pod["metadata"]["uid"])) == 1, 20,
+                   "the image-volume Job deleted")
+        live = self.tracker.live_jobs_of(pod["metadata"]["uid"])
+        self.assertTrue(live[0]["spec"]["template"]["spec"].get("initContainers"))
 
 
 class ImageVolumeGateOff(Base):
