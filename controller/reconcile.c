@@ -1607,19 +1607,19 @@ static const kobj *ic_pod_of(const pass *p, const kobj *job)
     return store_get(p->in->job_waiting, key);
 }
 
-/* What one container of a Job says (ic_container), as read. */
-static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, ic_op op)
+/* What one container of a Job says (ic_container), as read; start: when
+ * its pull began (ic_seen), 0 while an image before it is still pulled. */
+static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, ic_op op,
+                                    long long start)
 {
     const kobj_job *j = &job->u.job;
-    ic_container c = {.op = op};
+    ic_container c = {.op = op, .pull_start_epoch = start};
     c.job_ended = j->complete || j->failed;
     c.given_up_reason = i < j->n_targets ? j->target_reasons[i] : NULL;
     c.given_up_message = i < j->n_targets ? j->target_messages[i] : NULL;
     const kobj_job_pod *jp = pod != NULL ? &pod->u.job_pod : NULL;
-    if (jp == NULL || i >= jp->n_targets) {
-        c.pull_start_epoch = j->start_epoch;
+    if (jp == NULL || i >= jp->n_targets)
         return c;
-    }
     const kobj_target *t = &jp->targets[i];
     c.started = t->state == KOBJ_TARGET_DONE || t->state == KOBJ_TARGET_FAILED;
     c.terminated = t->terminated;
@@ -1632,14 +1632,26 @@ static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, 
         c.waiting_message = t->message;
         c.attempts = t->failed_attempts;
     }
-    /* the kubelet pulls one image after another: this one's pull began
-     * when the Job did, or when the last image before it was there */
-    c.pull_start_epoch = j->start_epoch;
-    for (size_t k = 0; k < jp->n_targets; k++)
-        if (k != i && jp->targets[k].started_epoch > c.pull_start_epoch &&
-            jp->targets[k].state == KOBJ_TARGET_DONE)
-            c.pull_start_epoch = jp->targets[k].started_epoch;
     return c;
+}
+
+/* When the pull after container i begins (its own began at start, 0: not
+ * yet; state: its outcome as judged): the kubelet pulls a pod's
+ * containers one after another, the next once this one has its outcome.
+ * It ran: its startedAt.  It waits on a pull error (the kubelet went on to
+ * the next): its own start, the latest known.  Still open, or pending
+ * (the kubelet still pulls it, even past its deadline): 0, not yet. */
+static long long ic_next_start(const kobj *pod, size_t i, long long start, ic_item_state state)
+{
+    const kobj_job_pod *jp = pod != NULL ? &pod->u.job_pod : NULL;
+    if (start == 0 || state == IC_ITEM_RUNNING || jp == NULL || i >= jp->n_targets)
+        return 0;
+    const kobj_target *t = &jp->targets[i];
+    if (t->started_epoch > 0)
+        return t->started_epoch > start ? t->started_epoch : start;
+    if (t->state == KOBJ_TARGET_WAITING || t->terminated)
+        return start;
+    return 0;
 }
 
 /* The rows ic_decide reads of the current action's Jobs, one per
@@ -1655,21 +1667,25 @@ static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
     if (*seen == NULL)
         return -1;
     long long deadline = p->in->cfg->ic_pull_deadline_s;
+    const char *reason, *message;
     for (size_t i = 0; i < n_jobs; i++) {
         const kobj *job = jobs[i];
         int op = ic_job_op(run, job);
         if (op < 0 || job->u.job.node_name == NULL)
             continue;
         const kobj *pod = ic_pod_of(p, job);
+        long long start = job->u.job.start_epoch; /* the first pull's: the pod's start */
         for (size_t t = 0; t < job->u.job.n_targets; t++) {
             const char *image = job->u.job.target_images[t];
+            ic_container c = ic_container_of(job, pod, t, (ic_op)op, start);
+            ic_item_state state = ic_container_outcome(&c, p->in->now_epoch, deadline,
+                                                       &p->arena, &reason, &message);
+            start = ic_next_start(pod, t, start, state);
             if (image == NULL)
                 continue;
-            ic_container c = ic_container_of(job, pod, t, (ic_op)op);
             ic_item *it = &(*seen)[(*n_seen)++];
-            *it = (ic_item){.image = image, .node = job->u.job.node_name, .op = (ic_op)op};
-            it->state = ic_container_outcome(&c, p->in->now_epoch, deadline, &p->arena,
-                                             &it->reason, &it->message);
+            *it = (ic_item){.image = image, .node = job->u.job.node_name, .op = (ic_op)op,
+                            .state = state, .reason = reason, .message = message};
         }
     }
     return 0;

@@ -251,6 +251,35 @@ static void test_finished_keeps_jobs(void **state)
     ic_world_free(&w);
 }
 
+/* The kubelet pulls one container after another: the first image's pull
+ * ran past its deadline (still ContainerCreating) and fails; the second,
+ * queued behind it, has not begun: it stays open, so the Job goes on. */
+static void test_queued_pull_waits(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    w.cfg.ic_pull_deadline_s = 40; /* T0 is 60s ago */
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    const char *slow = "[{\"name\":\"pull-0\",\"state\":{\"waiting\":{\"reason\":"
+                       "\"ContainerCreating\"}}},{\"name\":\"pull-1\",\"state\":{\"waiting\":"
+                       "{\"reason\":\"ContainerCreating\"}}}]";
+    add_ic_job(&w, "node-1", PULL_ID, slow);
+    add_ic_job(&w, "node-2", PULL_ID, slow);
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0); /* still Processing */
+    for (size_t i = 0; i < w.out.n; i++) {
+        const action *a = &w.out.v[i];
+        if (a->kind != ACTION_PATCH_JOB)
+            continue;
+        assert_non_null(strstr(a->body, "given-up-reason-0"));
+        assert_null(strstr(a->body, "given-up-reason-1"));
+        assert_null(strstr(a->body, "activeDeadlineSeconds")); /* not ended */
+    }
+    expect_count(&w, ACTION_PATCH_JOB, 2);
+    ic_world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_processing_makes_jobs),
         cmocka_unit_test(test_outcomes_to_status),
         cmocka_unit_test(test_finished_keeps_jobs),
+        cmocka_unit_test(test_queued_pull_waits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
