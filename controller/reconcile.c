@@ -1526,6 +1526,10 @@ static void ipj_writes(pass *p, const ipj_run *run)
  * start.  Each pull is judged on its own deadline (ic_container_outcome);
  * the Job's is only the backstop. */
 #define IC_JOB_DEADLINE_SLACK_S 60
+/* The word ic_keep_words leaves on an ending Job (OTA_ANN_JOB_GIVEN_UP_
+ * REASON_PREFIX<i>) for a target that pulled, or deleted, its image. */
+#define IC_WORD_PULLED "Pulled"
+#define IC_WORD_DELETED "Deleted"
 
 /* An Event on an ImageCache, once per key. */
 static void ic_event(pass *p, const kobj *cr, const char *reason, const char *type,
@@ -1607,6 +1611,19 @@ static const kobj *ic_pod_of(const pass *p, const kobj *job)
     return store_get(p->in->job_waiting, key);
 }
 
+/* Reads the outcome ic_keep_words left on the Job for a target that
+ * pulled (or deleted) its image: the pod, and what it said, go with the
+ * Job's end. */
+static void ic_container_kept(ic_container *c)
+{
+    if (c->op == IC_OP_PULL && same(c->given_up_reason, IC_WORD_PULLED)) {
+        c->started = 1;
+    } else if (c->op == IC_OP_PURGE && same(c->given_up_reason, IC_WORD_DELETED)) {
+        c->terminated = 1;
+        c->exit_code = 0;
+    }
+}
+
 /* What one container of a Job says (ic_container), as read; start: when
  * its pull began (ic_seen), 0 while an image before it is still pulled. */
 static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, ic_op op,
@@ -1618,8 +1635,10 @@ static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, 
     c.given_up_reason = i < j->n_targets ? j->target_reasons[i] : NULL;
     c.given_up_message = i < j->n_targets ? j->target_messages[i] : NULL;
     const kobj_job_pod *jp = pod != NULL ? &pod->u.job_pod : NULL;
-    if (jp == NULL || i >= jp->n_targets)
+    if (jp == NULL || i >= jp->n_targets) {
+        ic_container_kept(&c);
         return c;
+    }
     const kobj_target *t = &jp->targets[i];
     c.started = t->state == KOBJ_TARGET_DONE || t->state == KOBJ_TARGET_FAILED;
     c.terminated = t->terminated;
@@ -1632,6 +1651,7 @@ static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, 
         c.waiting_message = t->message;
         c.attempts = t->failed_attempts;
     }
+    ic_container_kept(&c);
     return c;
 }
 
@@ -1657,7 +1677,7 @@ static long long ic_next_start(const kobj *pod, size_t i, long long start, ic_it
 /* The rows ic_decide reads of the current action's Jobs, one per
  * container, and the Jobs of other actions into *stale.  0, or -1. */
 static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
-                   ic_item **seen, size_t *n_seen)
+                   ic_item **seen, size_t *n_seen, size_t *rows)
 {
     size_t most = 0;
     for (size_t i = 0; i < n_jobs; i++)
@@ -1671,6 +1691,7 @@ static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
     for (size_t i = 0; i < n_jobs; i++) {
         const kobj *job = jobs[i];
         int op = ic_job_op(run, job);
+        rows[i] = *n_seen; /* its rows: rows[i] up to rows[i + 1] */
         if (op < 0 || job->u.job.node_name == NULL)
             continue;
         const kobj *pod = ic_pod_of(p, job);
@@ -1688,40 +1709,52 @@ static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
                             .state = state, .reason = reason, .message = message};
         }
     }
+    rows[n_jobs] = *n_seen;
     return 0;
 }
 
 /* Keeps the words of the current action's failed containers on their Job
  * (they outlive the pod: the Job controller deletes it at its deadline),
  * and ends a Job whose every container has its outcome but some pull
- * still backs off. */
-static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_item *seen,
-                          size_t n_seen)
+ * still backs off; before it ends, the others' outcomes go on it too
+ * (IC_WORD_PULLED, IC_WORD_DELETED), read back once the pod is gone.
+ * rows: the Job's own rows of seen (ic_seen), in its targets' order. */
+static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_item *rows,
+                          size_t n_rows)
 {
     if (job->u.job.complete || job->u.job.failed || job->meta.deleting)
         return;
     pull_job_words words[KOBJ_MAX_TARGETS];
-    size_t n = 0, open = 0;
-    for (size_t t = 0; t < job->u.job.n_targets; t++) {
-        const char *image = job->u.job.target_images[t];
-        const ic_item *it = NULL;
-        for (size_t k = 0; k < n_seen && it == NULL; k++)
-            if (seen[k].image == image && same(seen[k].node, job->u.job.node_name))
-                it = &seen[k];
-        if (it == NULL)
+    const ic_item *row_of[KOBJ_MAX_TARGETS];
+    size_t n = 0, open = 0, failed = 0, k = 0;
+    size_t n_targets = job->u.job.n_targets < KOBJ_MAX_TARGETS ? job->u.job.n_targets
+                                                               : KOBJ_MAX_TARGETS;
+    for (size_t t = 0; t < n_targets; t++) {
+        row_of[t] = NULL;
+        if (job->u.job.target_images[t] == NULL || k >= n_rows)
             continue;
-        if (it->state == IC_ITEM_RUNNING)
+        const ic_item *it = row_of[t] = &rows[k++];
+        if (it->state == IC_ITEM_RUNNING) {
             open++;
-        else if (it->state == IC_ITEM_FAILED && job->u.job.target_reasons[t] == NULL)
-            words[n++] = (pull_job_words){t, it->reason, it->message};
+        } else if (it->state == IC_ITEM_FAILED) {
+            failed++;
+            if (job->u.job.target_reasons[t] == NULL)
+                words[n++] = (pull_job_words){t, it->reason, it->message};
+        }
     }
+    int end = open == 0 && failed > 0;
+    for (size_t t = 0; end && t < n_targets; t++)
+        if (row_of[t] != NULL && job->u.job.target_reasons[t] == NULL &&
+            (row_of[t]->state == IC_ITEM_PULLED || row_of[t]->state == IC_ITEM_DELETED))
+            words[n++] = (pull_job_words){
+                t, row_of[t]->state == IC_ITEM_PULLED ? IC_WORD_PULLED : IC_WORD_DELETED, NULL};
     if (n == 0)
         return;
     char key[600];
     snprintf(key, sizeof(key), "ic-words:%s:%zu", job->meta.uid, n);
     if (skipped(p, key) || !may_write(p))
         return;
-    char *body = pull_job_words_patch(words, n, open == 0);
+    char *body = pull_job_words_patch(words, n, end);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -1757,7 +1790,8 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     const kobj *const *jobs = p->ipj_jobs + first;
     ic_item *seen;
     size_t n_seen;
-    if (ic_seen(p, run, jobs, n_jobs, &seen, &n_seen) != 0)
+    size_t *rows = arena_alloc(&p->arena, (n_jobs + 1) * sizeof(*rows));
+    if (rows == NULL || ic_seen(p, run, jobs, n_jobs, &seen, &n_seen, rows) != 0)
         return -1;
     const reconcile_config *cfg = p->in->cfg;
     ic_input in = {
@@ -1788,7 +1822,7 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     for (size_t i = 0; i < n_jobs; i++) {
         if (ic_job_op(run, jobs[i]) >= 0) {
             if (!run->plan.started)
-                ic_keep_words(p, run, jobs[i], seen, n_seen);
+                ic_keep_words(p, run, jobs[i], seen + rows[i], rows[i + 1] - rows[i]);
         } else if (run->identity[0] != NULL) {
             delete_job(p, jobs[i]);
         }

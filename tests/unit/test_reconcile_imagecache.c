@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -231,6 +232,8 @@ static void test_outcomes_to_status(void **state)
     assert_string_equal(words->name, "ota-ic-c1-node-2");
     assert_non_null(strstr(words->body, "\"ota-prepull/given-up-reason-1\":\"InvalidImageName\""));
     assert_non_null(strstr(words->body, "\"activeDeadlineSeconds\":1"));
+    /* the pulled image's outcome goes on the Job too: its pod goes */
+    assert_non_null(strstr(words->body, "\"ota-prepull/given-up-reason-0\":\"Pulled\""));
     expect_count(&w, ACTION_CREATE_EVENT, 1);
     ic_world_free(&w);
 }
@@ -280,6 +283,78 @@ static void test_queued_pull_waits(void **state)
     ic_world_free(&w);
 }
 
+/* After a restart, a Job ended by its words and its pod gone: the
+ * outcome kept on it reads as it was, the pulled image pulled. */
+static void test_kept_outcomes_after_restart(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    for (int i = 1; i <= 2; i++)
+        put(&w.jobs, KOBJ_JOB, NULL,
+            "{\"metadata\":{\"name\":\"ota-ic-c1-node-%d\",\"namespace\":\"" IC_NS "\","
+            "\"uid\":\"j-%d\",\"labels\":{\"" OTA_LABEL_MANAGED_BY "\":\"" OTA_MANAGED_BY_VALUE
+            "\"},\"annotations\":{\"" OTA_ANN_JOB_SPEC_HASH "\":\"" PULL_ID "\","
+            "\"ota-prepull/given-up-reason-0\":\"Pulled\",\"ota-prepull/given-up-reason-1\":"
+            "\"%s\",\"ota-prepull/given-up-message-1\":\"%s\"},\"ownerReferences\":[{\"uid\":\""
+            IC_UID "\",\"controller\":true}]},\"spec\":{\"template\":{\"spec\":{\"nodeName\":"
+            "\"node-%d\",\"containers\":[{\"name\":\"pull-0\",\"image\":\"" IMG_OK "\"},"
+            "{\"name\":\"pull-1\",\"image\":\"" IMG_BAD "\"}]}}},\"status\":{\"startTime\":\""
+            T0 "\",\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\",\"reason\":"
+            "\"DeadlineExceeded\"}]}}",
+            i, i, i == 1 ? "Pulled" : "InvalidImageName",
+            i == 1 ? "" : "repository name must be lowercase", i);
+    run(&w);
+    const action *st = only(&w, ACTION_PATCH_IC_STATUS);
+    yajl_val t = tree(st);
+    const char *p_st[] = {"status", "status", NULL};
+    const char *p_ok[] = {"status", "failures", IMG_OK, NULL};
+    const char *p_f[] = {"status", "failures", IMG_BAD, NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Failed");
+    assert_null(yajl_tree_get(t, p_ok, yajl_t_any));
+    yajl_val f = yajl_tree_get(t, p_f, yajl_t_array);
+    assert_non_null(f);
+    assert_int_equal(f->u.array.len, 1);
+    assert_string_equal(kobj_member_str(f->u.array.values[0], "node"), "host-2");
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+/* Hostile cost: each Job's words are found among its own rows, not among
+ * every container of the cache (2 000 Jobs of 64 containers: 128 000
+ * rows, once each, not 128 000 times each). */
+static void test_words_cost_linear(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    char containers[64 * 80 + 2] = "[";
+    for (int c = 0; c < 64; c++)
+        snprintf(containers + strlen(containers), sizeof(containers) - strlen(containers),
+                 "%s{\"name\":\"pull-%d\",\"image\":\"r.example.com/i%d:1\"}", c ? "," : "", c,
+                 c);
+    strcat(containers, "]");
+    for (int i = 0; i < 2000; i++)
+        put(&w.jobs, KOBJ_JOB, NULL,
+            "{\"metadata\":{\"name\":\"ota-ic-c1-n%d\",\"namespace\":\"" IC_NS "\","
+            "\"uid\":\"j-%d\",\"labels\":{\"" OTA_LABEL_MANAGED_BY "\":\"" OTA_MANAGED_BY_VALUE
+            "\"},\"annotations\":{\"" OTA_ANN_JOB_SPEC_HASH "\":\"" PULL_ID "\"},"
+            "\"ownerReferences\":[{\"uid\":\"" IC_UID "\",\"controller\":true}]},\"spec\":{"
+            "\"template\":{\"spec\":{\"nodeName\":\"n%d\",\"containers\":%s}}},\"status\":{"
+            "\"active\":1,\"startTime\":\"" T0 "\"}}",
+            i, i, i, containers);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    run(&w);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    /* linear: well under a second even under ASan; quadratic: minutes */
+    assert_true(s < 10.0);
+    ic_world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +365,8 @@ int main(void)
         cmocka_unit_test(test_outcomes_to_status),
         cmocka_unit_test(test_finished_keeps_jobs),
         cmocka_unit_test(test_queued_pull_waits),
+        cmocka_unit_test(test_kept_outcomes_after_restart),
+        cmocka_unit_test(test_words_cost_linear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
