@@ -2017,9 +2017,15 @@ static void ic_writes(pass *p, const ic_run *run)
     } else {
         /* one of the two per pass (ic_write_sends) */
         if (sends & IC_SEND_STATUS) {
-            snprintf(key, sizeof(key), "ic-status:%s:%s:%s:%08x", cr->meta.uid, st,
-                     plan->status.start_time != NULL ? plan->status.start_time : "",
-                     message_hash(plan->status.message));
+            /* a start once per version read: a pass a second later that
+             * still reads it must not start it again (a new startTime,
+             * the Jobs of the first made again) */
+            if (plan->started)
+                snprintf(key, sizeof(key), "ic-start:%s:%s", cr->meta.uid, rv != NULL ? rv : "");
+            else
+                snprintf(key, sizeof(key), "ic-status:%s:%s:%s:%08x", cr->meta.uid, st,
+                         plan->status.start_time != NULL ? plan->status.start_time : "",
+                         message_hash(plan->status.message));
             if (!skipped(p, key) && may_write(p)) {
                 json_writer w;
                 char *body = NULL;

@@ -355,6 +355,30 @@ static void test_words_cost_linear(void **state)
     ic_world_free(&w);
 }
 
+/* The start is written once per version read: a pass a second later
+ * that still reads the old object (the write in flight, or done and the
+ * cache lags) sends no second Processing with a new startTime. */
+static void test_start_once_per_version(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache("", "");
+    run(&w);
+    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    strset inflight;
+    strset_init(&inflight);
+    assert_int_equal(strset_add(&inflight, a->key), 0);
+    w.in.skip[0] = &inflight;
+    w.in.now = "2026-11-21T21:30:01Z";
+    w.in.now_epoch = NOW_EPOCH + 1;
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
+    w.in.skip[0] = NULL;
+    strset_free(&inflight);
+    ic_world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_queued_pull_waits),
         cmocka_unit_test(test_kept_outcomes_after_restart),
         cmocka_unit_test(test_words_cost_linear),
+        cmocka_unit_test(test_start_once_per_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
