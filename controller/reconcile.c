@@ -1964,6 +1964,15 @@ static int create_ic_job(pass *p, const candidate *c, const char *name, const ch
     return 0;
 }
 
+/* may_write for n writes in a row (a status and its Event). */
+static int ic_may_write(pass *p, size_t n)
+{
+    if (p->in->max_writes == 0 || p->writes + n <= p->in->max_writes)
+        return 1;
+    p->out->more = 1;
+    return 0;
+}
+
 /* "status": the plan's status (ic_status_writer for a PUT). */
 static void ic_put_status(json_writer *w, const void *arg)
 {
@@ -1995,9 +2004,14 @@ static void ic_writes(pass *p, const ic_run *run)
                      same(ic->reason, plan->status.reason) &&
                      same(ic->message, plan->status.message);
     int sends = ic_write_sends(p->in->ic_status_served, plan->write_status, meta, holds, same_words);
+    /* the end's Event goes with its status: only when this pass sends it,
+     * or the object says it already (never for a write held back, in
+     * flight or refused); room is kept for both */
+    int status_sent = same_words && same(ic->start_time, plan->status.start_time);
+    size_t room = plan->event ? 2 : 1;
     if (sends & IC_SEND_PUT) {
         snprintf(key, sizeof(key), "ic-put:%s:%s", cr->meta.uid, rv != NULL ? rv : "");
-        if (skipped(p, key) || !may_write(p))
+        if (skipped(p, key) || !ic_may_write(p, room))
             return;
         char err[128];
         yajl_val obj = json_parse_tree(cr->u.ic.object, strlen(cr->u.ic.object), 128, err,
@@ -2014,6 +2028,7 @@ static void ic_writes(pass *p, const ic_run *run)
         size_t before = p->out->n;
         emit(p, ACTION_PUT_IC, ns, cr->meta.name, body, key, ACTION_OUTCOME_NONE);
         note_last(p, before, cr, NULL, plan->write_status ? st : NULL, NULL, 0);
+        status_sent |= plan->write_status && p->out->n > before;
     } else {
         /* one of the two per pass (ic_write_sends) */
         if (sends & IC_SEND_STATUS) {
@@ -2026,7 +2041,7 @@ static void ic_writes(pass *p, const ic_run *run)
                 snprintf(key, sizeof(key), "ic-status:%s:%s:%s:%08x", cr->meta.uid, st,
                          plan->status.start_time != NULL ? plan->status.start_time : "",
                          message_hash(plan->status.message));
-            if (!skipped(p, key) && may_write(p)) {
+            if (!skipped(p, key) && ic_may_write(p, room)) {
                 json_writer w;
                 char *body = NULL;
                 if (json_writer_init(&w, NULL) == 0) {
@@ -2043,6 +2058,7 @@ static void ic_writes(pass *p, const ic_run *run)
                 emit(p, ACTION_PATCH_IC_STATUS, ns, cr->meta.name, body, key,
                      ACTION_OUTCOME_NONE);
                 note_last(p, before, cr, NULL, st, NULL, 0);
+                status_sent |= p->out->n > before;
             }
         }
         if (sends & IC_SEND_META) {
@@ -2057,7 +2073,7 @@ static void ic_writes(pass *p, const ic_run *run)
             }
         }
     }
-    if (plan->event) {
+    if (plan->event && status_sent) {
         char what[400];
         snprintf(what, sizeof(what), "done|%s|%s|%s",
                  plan->status.start_time != NULL ? plan->status.start_time : "",

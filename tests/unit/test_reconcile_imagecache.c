@@ -379,6 +379,32 @@ static void test_start_once_per_version(void **state)
     ic_world_free(&w);
 }
 
+/* The end's Event goes with its status write: while that write is in
+ * flight (or was refused and is held), no Event says the action ended. */
+static void test_event_with_status(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    const char *pulled = "[{\"name\":\"pull-0\",\"state\":{\"running\":{}}},"
+                         "{\"name\":\"pull-1\",\"state\":{\"running\":{}}}]";
+    add_ic_job(&w, "node-1", PULL_ID, pulled);
+    add_ic_job(&w, "node-2", PULL_ID, pulled);
+    run(&w);
+    expect_count(&w, ACTION_CREATE_EVENT, 1); /* with its status */
+    strset inflight;
+    strset_init(&inflight);
+    assert_int_equal(strset_add(&inflight, only(&w, ACTION_PATCH_IC_STATUS)->key), 0);
+    w.in.skip[0] = &inflight;
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
+    expect_count(&w, ACTION_CREATE_EVENT, 0);
+    w.in.skip[0] = NULL;
+    strset_free(&inflight);
+    ic_world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_kept_outcomes_after_restart),
         cmocka_unit_test(test_words_cost_linear),
         cmocka_unit_test(test_start_once_per_version),
+        cmocka_unit_test(test_event_with_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
