@@ -1767,6 +1767,48 @@ static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_
         p->out->v[p->out->n - 1].note.deadline_source = RECONCILE_DEADLINE_IMAGECACHE;
 }
 
+/* With our CRD an action's start lands in two writes, its record first
+ * (with OTA_ANN_IC_START "<reason>|<startTime>") and its Processing status
+ * on the next pass (ic_write_sends).  When the record of a start has
+ * landed and the status not (its startTime is older, or none), the plan
+ * is that status, read back from them: the action the record was written
+ * for, not one decided again on a spec edited since.  1 when so. */
+static int ic_start_read_back(pass *p, ic_run *run)
+{
+    const kobj_imagecache *ic = &run->cr->u.ic;
+    if (p->in->ic_status_served <= 0 || ic->acted_start == NULL || ic->acted_spec == NULL)
+        return 0;
+    const char *bar = strchr(ic->acted_start, '|');
+    if (bar == NULL || bar[1] == '\0')
+        return 0;
+    const char *start = bar + 1;
+    const char *reason = arena_strndup(&p->arena, ic->acted_start,
+                                       (size_t)(bar - ic->acted_start));
+    ic_action act = ic_action_of_reason(reason);
+    if (reason == NULL || act == IC_ACT_NONE)
+        return 0;
+    /* the status has it (or a later action's, or an end at once) */
+    if (ic->start_time != NULL && strcmp(ic->start_time, start) >= 0)
+        return 0;
+    ic_record rec;
+    if (ic_record_decode(&rec, ic->acted_spec, strlen(ic->acted_spec), &p->arena) != 0 ||
+        !same(rec.start, start))
+        return 0;
+    ic_plan *plan = &run->plan;
+    plan->step = IC_STEP_START;
+    plan->action = act;
+    plan->started = 1;
+    plan->done = 0;
+    plan->n_units = 0;
+    plan->status = (ic_status){.status = IC_STATUS_PROCESSING, .reason = ic_action_reason(act),
+                               .message = ic_action_message(act), .start_time = start};
+    plan->write_status = 1;
+    plan->record = NULL;
+    plan->remove_refresh = plan->remove_purge = 0;
+    plan->event = 0;
+    return 1;
+}
+
 /* One ImageCache's pass: its spec, its Jobs and what their pods say, its
  * plan, its units as bulk candidates.  0; 1 when its spec does not decode
  * (said in an Event; nothing else is done for it); -1 out of memory. */
@@ -1817,6 +1859,7 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     };
     if (ic_decide(&in, &p->arena, &run->plan) != 0)
         return -1;
+    ic_start_read_back(p, run);
     /* the Jobs of an action stay until the next one runs (kubectl
      * describe shows the last); this one's keep the words */
     for (size_t i = 0; i < n_jobs; i++) {
@@ -1987,9 +2030,19 @@ static void ic_writes(pass *p, const ic_run *run)
     const kobj *cr = run->cr;
     const ic_plan *plan = &run->plan;
     const char *ns = cr->meta.namespace, *rv = cr->meta.resource_version;
-    const char *set[2] = {IC_ANN_SPEC, plan->record};
+    const char *set[4] = {IC_ANN_SPEC, plan->record, OTA_ANN_IC_START, NULL};
     const char *drop[2];
     size_t n_set = plan->record != NULL, n_drop = 0;
+    if (plan->started && plan->record != NULL && p->in->ic_status_served > 0) {
+        /* the action this record starts, read back by ic_start_read_back */
+        set[3] = arena_printf(&p->arena, "%s|%s", plan->status.reason != NULL ? plan->status.reason : "",
+                              plan->status.start_time != NULL ? plan->status.start_time : "");
+        if (set[3] == NULL) {
+            p->failed = 1;
+            return;
+        }
+        n_set = 2;
+    }
     if (plan->remove_refresh)
         drop[n_drop++] = IC_ANN_REFRESH;
     if (plan->remove_purge)
@@ -2003,7 +2056,8 @@ static void ic_writes(pass *p, const ic_run *run)
     int same_words = same(ic->status, plan->status.status) &&
                      same(ic->reason, plan->status.reason) &&
                      same(ic->message, plan->status.message);
-    int sends = ic_write_sends(p->in->ic_status_served, plan->write_status, meta, holds, same_words);
+    int sends = ic_write_sends(p->in->ic_status_served, plan->started, plan->write_status, meta,
+                               holds, same_words);
     /* the end's Event goes with its status: only when this pass sends it,
      * or the object says it already (never for a write held back, in
      * flight or refused); room is kept for both */

@@ -118,18 +118,22 @@ static void test_new_cache_our_crd(void **state)
     ic_world(&w, 1);
     add_cache("", "");
     run(&w);
-    /* the Processing status alone: the record follows once it holds */
+    /* the record alone, under the version read, naming the action it
+     * starts: the Processing status follows once it is read back */
     expect_total(&w, 1);
-    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    const action *a = only(&w, ACTION_PATCH_IC);
     assert_string_equal(a->namespace, IC_NS);
     assert_string_equal(a->name, "c1");
     yajl_val t = tree(a);
-    const char *p_st[] = {"status", "status", NULL}, *p_reason[] = {"status", "reason", NULL};
-    const char *p_start[] = {"status", "startTime", NULL};
-    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Processing");
-    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_reason, yajl_t_string)),
-                        "ImageCacheCreate");
-    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)), NOW);
+    const char *p_rv[] = {"metadata", "resourceVersion", NULL};
+    const char *p_rec[] = {"metadata", "annotations", OTA_ANN_IC_SPEC, NULL};
+    const char *p_start[] = {"metadata", "annotations", OTA_ANN_IC_START, NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_rv, yajl_t_string)), "77");
+    const char *rec = YAJL_GET_STRING(yajl_tree_get(t, p_rec, yajl_t_string));
+    assert_non_null(rec);
+    assert_non_null(strstr(rec, NOW));
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)),
+                        "ImageCacheCreate|" NOW);
     yajl_tree_free(t);
     ic_world_free(&w);
 }
@@ -365,7 +369,7 @@ static void test_start_once_per_version(void **state)
     ic_world(&w, 1);
     add_cache("", "");
     run(&w);
-    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    const action *a = only(&w, ACTION_PATCH_IC);
     strset inflight;
     strset_init(&inflight);
     assert_int_equal(strset_add(&inflight, a->key), 0);
@@ -374,8 +378,37 @@ static void test_start_once_per_version(void **state)
     w.in.now_epoch = NOW_EPOCH + 1;
     run(&w);
     expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
+    expect_count(&w, ACTION_PATCH_IC, 0);
     w.in.skip[0] = NULL;
     strset_free(&inflight);
+    ic_world_free(&w);
+}
+
+/* The record of a start landed, its status not, and the spec was edited
+ * since: the status written is that start's (its action and startTime,
+ * once per version read), not a new one on the edited spec (which is the
+ * next action's); no Job before it holds. */
+static void test_start_read_back(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    /* RECORD's hash is not the spec's: the spec moved on since */
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\",\"" OTA_ANN_IC_START
+              "\":\"ImageCacheCreate|" T0 "\"}",
+              "");
+    run(&w);
+    expect_total(&w, 1);
+    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    assert_string_equal(a->key, "ic-start:" IC_UID ":77");
+    yajl_val t = tree(a);
+    const char *p_st[] = {"status", "status", NULL}, *p_reason[] = {"status", "reason", NULL};
+    const char *p_start[] = {"status", "startTime", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Processing");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_reason, yajl_t_string)),
+                        "ImageCacheCreate");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)), T0);
+    yajl_tree_free(t);
     ic_world_free(&w);
 }
 
@@ -419,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_words_cost_linear),
         cmocka_unit_test(test_start_once_per_version),
         cmocka_unit_test(test_event_with_status),
+        cmocka_unit_test(test_start_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
