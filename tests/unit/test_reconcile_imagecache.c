@@ -1,12 +1,15 @@
 /*
  * test_reconcile_imagecache.c - the ImageCache glue of a pass (docs/design.md
  * "ImageCache controller: mechanics"): nothing is written before discovery
- * says how; a new cache's Processing goes alone (/status patch with our
- * CRD, one PUT keeping every field with kube-fledged's); once the object
- * holds the action, the record goes first and the Jobs follow (targets as
- * containers, owned by the cache, pinned); the containers' outcomes make
- * the final status, the failed image's words go on its Job, which ends;
- * Jobs of another action are deleted only while an action runs.
+ * says how; a new cache's start goes alone (with our CRD its record first,
+ * the Processing status read back from it on the next pass; one PUT
+ * keeping every field with kube-fledged's), once per version read; once
+ * the object holds the action, the Jobs follow (targets as containers,
+ * owned by the cache, pinned); the containers' outcomes make the final
+ * status (a container queued behind a slow pull is not judged), every
+ * target's outcome goes on a Job that ends and is read back after a
+ * restart; the end's Event only with its status write; Jobs of another
+ * action are deleted only while an action runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
