@@ -124,7 +124,8 @@ char *ic_put_body(yajl_val obj, ic_status_writer write_status, const void *arg,
     return json_writer_take(&w);
 }
 
-int ic_write_sends(int served, int write_status, int meta, int holds, int same_words)
+int ic_write_sends(int served, int started, int write_status, int meta, int holds,
+                   int same_words)
 {
     if (served < 0 || (!write_status && !meta))
         return 0;
@@ -132,6 +133,8 @@ int ic_write_sends(int served, int write_status, int meta, int holds, int same_w
         return IC_SEND_PUT;
     if (!meta)
         return IC_SEND_STATUS;
+    if (started)
+        return IC_SEND_META;
     if (write_status && !holds && !same_words)
         return IC_SEND_STATUS;
     return IC_SEND_META;

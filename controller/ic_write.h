@@ -70,18 +70,25 @@ enum {
 };
 
 /* The writes of a pass, given whether /status is served (served > 0;
- * unknown: nothing), whether the plan has a status to write and
- * annotations to change (meta), whether the object as read holds the
- * action already (holds: Processing, the plan's reason and startTime) and
- * whether the status as read says the plan's words (same_words: status,
- * reason and message).  With /status, each write bumps the
- * resourceVersion the annotations' patch carries: sent together, that
- * patch would lose to its sibling every time, so one goes per pass:
- * once the object holds the action, the annotations first (the status
- * follows on the next pass, the action still held); before, the status
- * (removing a request annotation first would lose the request); the
- * annotations alone when the status already says the same words. */
-int ic_write_sends(int served, int write_status, int meta, int holds, int same_words);
+ * unknown: nothing), whether the plan starts an action (started), whether
+ * it has a status to write and annotations to change (meta), whether the
+ * object as read holds the action already (holds: Processing, the plan's
+ * reason and startTime) and whether the status as read says the plan's
+ * words (same_words: status, reason and message).  With /status, each
+ * write bumps the resourceVersion the annotations' patch carries: sent
+ * together, that patch would lose to its sibling every time, so one goes
+ * per pass.  A start: the annotations first (the record and
+ * OTA_ANN_IC_START, which names the action, so removing its request
+ * annotation loses nothing; under the version read: an edit in between
+ * is a 409, decided again), the Processing status on the next pass, read
+ * back from them (an edit after the record is the next action's, never
+ * folded into this one).  Once the object holds the action, the
+ * annotations first (the status follows on the next pass, the action
+ * still held); before, the status (an end at once, purge disabled:
+ * removing its request annotation first would lose it); the annotations
+ * alone when the status already says the same words. */
+int ic_write_sends(int served, int started, int write_status, int meta, int holds,
+                   int same_words);
 
 /* What the controller does after a write's answer. */
 typedef enum ic_write_next_step {

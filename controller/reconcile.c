@@ -1526,6 +1526,10 @@ static void ipj_writes(pass *p, const ipj_run *run)
  * start.  Each pull is judged on its own deadline (ic_container_outcome);
  * the Job's is only the backstop. */
 #define IC_JOB_DEADLINE_SLACK_S 60
+/* The word ic_keep_words leaves on an ending Job (OTA_ANN_JOB_GIVEN_UP_
+ * REASON_PREFIX<i>) for a target that pulled, or deleted, its image. */
+#define IC_WORD_PULLED "Pulled"
+#define IC_WORD_DELETED "Deleted"
 
 /* An Event on an ImageCache, once per key. */
 static void ic_event(pass *p, const kobj *cr, const char *reason, const char *type,
@@ -1607,17 +1611,32 @@ static const kobj *ic_pod_of(const pass *p, const kobj *job)
     return store_get(p->in->job_waiting, key);
 }
 
-/* What one container of a Job says (ic_container), as read. */
-static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, ic_op op)
+/* Reads the outcome ic_keep_words left on the Job for a target that
+ * pulled (or deleted) its image: the pod, and what it said, go with the
+ * Job's end. */
+static void ic_container_kept(ic_container *c)
+{
+    if (c->op == IC_OP_PULL && same(c->given_up_reason, IC_WORD_PULLED)) {
+        c->started = 1;
+    } else if (c->op == IC_OP_PURGE && same(c->given_up_reason, IC_WORD_DELETED)) {
+        c->terminated = 1;
+        c->exit_code = 0;
+    }
+}
+
+/* What one container of a Job says (ic_container), as read; start: when
+ * its pull began (ic_seen), 0 while an image before it is still pulled. */
+static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, ic_op op,
+                                    long long start)
 {
     const kobj_job *j = &job->u.job;
-    ic_container c = {.op = op};
+    ic_container c = {.op = op, .pull_start_epoch = start};
     c.job_ended = j->complete || j->failed;
     c.given_up_reason = i < j->n_targets ? j->target_reasons[i] : NULL;
     c.given_up_message = i < j->n_targets ? j->target_messages[i] : NULL;
     const kobj_job_pod *jp = pod != NULL ? &pod->u.job_pod : NULL;
     if (jp == NULL || i >= jp->n_targets) {
-        c.pull_start_epoch = j->start_epoch;
+        ic_container_kept(&c);
         return c;
     }
     const kobj_target *t = &jp->targets[i];
@@ -1632,20 +1651,33 @@ static ic_container ic_container_of(const kobj *job, const kobj *pod, size_t i, 
         c.waiting_message = t->message;
         c.attempts = t->failed_attempts;
     }
-    /* the kubelet pulls one image after another: this one's pull began
-     * when the Job did, or when the last image before it was there */
-    c.pull_start_epoch = j->start_epoch;
-    for (size_t k = 0; k < jp->n_targets; k++)
-        if (k != i && jp->targets[k].started_epoch > c.pull_start_epoch &&
-            jp->targets[k].state == KOBJ_TARGET_DONE)
-            c.pull_start_epoch = jp->targets[k].started_epoch;
+    ic_container_kept(&c);
     return c;
+}
+
+/* When the pull after container i begins (its own began at start, 0: not
+ * yet; state: its outcome as judged): the kubelet pulls a pod's
+ * containers one after another, the next once this one has its outcome.
+ * It ran: its startedAt.  It waits on a pull error (the kubelet went on to
+ * the next): its own start, the latest known.  Still open, or pending
+ * (the kubelet still pulls it, even past its deadline): 0, not yet. */
+static long long ic_next_start(const kobj *pod, size_t i, long long start, ic_item_state state)
+{
+    const kobj_job_pod *jp = pod != NULL ? &pod->u.job_pod : NULL;
+    if (start == 0 || state == IC_ITEM_RUNNING || jp == NULL || i >= jp->n_targets)
+        return 0;
+    const kobj_target *t = &jp->targets[i];
+    if (t->started_epoch > 0)
+        return t->started_epoch > start ? t->started_epoch : start;
+    if (t->state == KOBJ_TARGET_WAITING || t->terminated)
+        return start;
+    return 0;
 }
 
 /* The rows ic_decide reads of the current action's Jobs, one per
  * container, and the Jobs of other actions into *stale.  0, or -1. */
 static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
-                   ic_item **seen, size_t *n_seen)
+                   ic_item **seen, size_t *n_seen, size_t *rows)
 {
     size_t most = 0;
     for (size_t i = 0; i < n_jobs; i++)
@@ -1655,57 +1687,74 @@ static int ic_seen(pass *p, ic_run *run, const kobj *const *jobs, size_t n_jobs,
     if (*seen == NULL)
         return -1;
     long long deadline = p->in->cfg->ic_pull_deadline_s;
+    const char *reason, *message;
     for (size_t i = 0; i < n_jobs; i++) {
         const kobj *job = jobs[i];
         int op = ic_job_op(run, job);
+        rows[i] = *n_seen; /* its rows: rows[i] up to rows[i + 1] */
         if (op < 0 || job->u.job.node_name == NULL)
             continue;
         const kobj *pod = ic_pod_of(p, job);
+        long long start = job->u.job.start_epoch; /* the first pull's: the pod's start */
         for (size_t t = 0; t < job->u.job.n_targets; t++) {
             const char *image = job->u.job.target_images[t];
+            ic_container c = ic_container_of(job, pod, t, (ic_op)op, start);
+            ic_item_state state = ic_container_outcome(&c, p->in->now_epoch, deadline,
+                                                       &p->arena, &reason, &message);
+            start = ic_next_start(pod, t, start, state);
             if (image == NULL)
                 continue;
-            ic_container c = ic_container_of(job, pod, t, (ic_op)op);
             ic_item *it = &(*seen)[(*n_seen)++];
-            *it = (ic_item){.image = image, .node = job->u.job.node_name, .op = (ic_op)op};
-            it->state = ic_container_outcome(&c, p->in->now_epoch, deadline, &p->arena,
-                                             &it->reason, &it->message);
+            *it = (ic_item){.image = image, .node = job->u.job.node_name, .op = (ic_op)op,
+                            .state = state, .reason = reason, .message = message};
         }
     }
+    rows[n_jobs] = *n_seen;
     return 0;
 }
 
 /* Keeps the words of the current action's failed containers on their Job
  * (they outlive the pod: the Job controller deletes it at its deadline),
  * and ends a Job whose every container has its outcome but some pull
- * still backs off. */
-static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_item *seen,
-                          size_t n_seen)
+ * still backs off; before it ends, the others' outcomes go on it too
+ * (IC_WORD_PULLED, IC_WORD_DELETED), read back once the pod is gone.
+ * rows: the Job's own rows of seen (ic_seen), in its targets' order. */
+static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_item *rows,
+                          size_t n_rows)
 {
     if (job->u.job.complete || job->u.job.failed || job->meta.deleting)
         return;
     pull_job_words words[KOBJ_MAX_TARGETS];
-    size_t n = 0, open = 0;
-    for (size_t t = 0; t < job->u.job.n_targets; t++) {
-        const char *image = job->u.job.target_images[t];
-        const ic_item *it = NULL;
-        for (size_t k = 0; k < n_seen && it == NULL; k++)
-            if (seen[k].image == image && same(seen[k].node, job->u.job.node_name))
-                it = &seen[k];
-        if (it == NULL)
+    const ic_item *row_of[KOBJ_MAX_TARGETS];
+    size_t n = 0, open = 0, failed = 0, k = 0;
+    size_t n_targets = job->u.job.n_targets < KOBJ_MAX_TARGETS ? job->u.job.n_targets
+                                                               : KOBJ_MAX_TARGETS;
+    for (size_t t = 0; t < n_targets; t++) {
+        row_of[t] = NULL;
+        if (job->u.job.target_images[t] == NULL || k >= n_rows)
             continue;
-        if (it->state == IC_ITEM_RUNNING)
+        const ic_item *it = row_of[t] = &rows[k++];
+        if (it->state == IC_ITEM_RUNNING) {
             open++;
-        else if (it->state == IC_ITEM_FAILED && job->u.job.target_reasons[t] == NULL)
-            words[n++] = (pull_job_words){t, it->reason, it->message};
+        } else if (it->state == IC_ITEM_FAILED) {
+            failed++;
+            if (job->u.job.target_reasons[t] == NULL)
+                words[n++] = (pull_job_words){t, it->reason, it->message};
+        }
     }
+    int end = open == 0 && failed > 0;
+    for (size_t t = 0; end && t < n_targets; t++)
+        if (row_of[t] != NULL && job->u.job.target_reasons[t] == NULL &&
+            (row_of[t]->state == IC_ITEM_PULLED || row_of[t]->state == IC_ITEM_DELETED))
+            words[n++] = (pull_job_words){
+                t, row_of[t]->state == IC_ITEM_PULLED ? IC_WORD_PULLED : IC_WORD_DELETED, NULL};
     if (n == 0)
         return;
     char key[600];
     snprintf(key, sizeof(key), "ic-words:%s:%zu", job->meta.uid, n);
     if (skipped(p, key) || !may_write(p))
         return;
-    char *body = pull_job_words_patch(words, n, open == 0);
+    char *body = pull_job_words_patch(words, n, end);
     if (body == NULL) {
         p->failed = 1;
         return;
@@ -1716,6 +1765,48 @@ static void ic_keep_words(pass *p, const ic_run *run, const kobj *job, const ic_
     note_last(p, before, run->cr, job->u.job.node_name, words[0].reason, NULL, 0);
     if (p->out->n > before) /* the log line names the cache as such */
         p->out->v[p->out->n - 1].note.deadline_source = RECONCILE_DEADLINE_IMAGECACHE;
+}
+
+/* With our CRD an action's start lands in two writes, its record first
+ * (with OTA_ANN_IC_START "<reason>|<startTime>") and its Processing status
+ * on the next pass (ic_write_sends).  When the record of a start has
+ * landed and the status not (its startTime is older, or none), the plan
+ * is that status, read back from them: the action the record was written
+ * for, not one decided again on a spec edited since.  1 when so. */
+static int ic_start_read_back(pass *p, ic_run *run)
+{
+    const kobj_imagecache *ic = &run->cr->u.ic;
+    if (p->in->ic_status_served <= 0 || ic->acted_start == NULL || ic->acted_spec == NULL)
+        return 0;
+    const char *bar = strchr(ic->acted_start, '|');
+    if (bar == NULL || bar[1] == '\0')
+        return 0;
+    const char *start = bar + 1;
+    const char *reason = arena_strndup(&p->arena, ic->acted_start,
+                                       (size_t)(bar - ic->acted_start));
+    ic_action act = ic_action_of_reason(reason);
+    if (reason == NULL || act == IC_ACT_NONE)
+        return 0;
+    /* the status has it (or a later action's, or an end at once) */
+    if (ic->start_time != NULL && strcmp(ic->start_time, start) >= 0)
+        return 0;
+    ic_record rec;
+    if (ic_record_decode(&rec, ic->acted_spec, strlen(ic->acted_spec), &p->arena) != 0 ||
+        !same(rec.start, start))
+        return 0;
+    ic_plan *plan = &run->plan;
+    plan->step = IC_STEP_START;
+    plan->action = act;
+    plan->started = 1;
+    plan->done = 0;
+    plan->n_units = 0;
+    plan->status = (ic_status){.status = IC_STATUS_PROCESSING, .reason = ic_action_reason(act),
+                               .message = ic_action_message(act), .start_time = start};
+    plan->write_status = 1;
+    plan->record = NULL;
+    plan->remove_refresh = plan->remove_purge = 0;
+    plan->event = 0;
+    return 1;
 }
 
 /* One ImageCache's pass: its spec, its Jobs and what their pods say, its
@@ -1741,7 +1832,8 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     const kobj *const *jobs = p->ipj_jobs + first;
     ic_item *seen;
     size_t n_seen;
-    if (ic_seen(p, run, jobs, n_jobs, &seen, &n_seen) != 0)
+    size_t *rows = arena_alloc(&p->arena, (n_jobs + 1) * sizeof(*rows));
+    if (rows == NULL || ic_seen(p, run, jobs, n_jobs, &seen, &n_seen, rows) != 0)
         return -1;
     const reconcile_config *cfg = p->in->cfg;
     ic_input in = {
@@ -1767,12 +1859,13 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     };
     if (ic_decide(&in, &p->arena, &run->plan) != 0)
         return -1;
+    ic_start_read_back(p, run);
     /* the Jobs of an action stay until the next one runs (kubectl
      * describe shows the last); this one's keep the words */
     for (size_t i = 0; i < n_jobs; i++) {
         if (ic_job_op(run, jobs[i]) >= 0) {
             if (!run->plan.started)
-                ic_keep_words(p, run, jobs[i], seen, n_seen);
+                ic_keep_words(p, run, jobs[i], seen + rows[i], rows[i + 1] - rows[i]);
         } else if (run->identity[0] != NULL) {
             delete_job(p, jobs[i]);
         }
@@ -1914,6 +2007,15 @@ static int create_ic_job(pass *p, const candidate *c, const char *name, const ch
     return 0;
 }
 
+/* may_write for n writes in a row (a status and its Event). */
+static int ic_may_write(pass *p, size_t n)
+{
+    if (p->in->max_writes == 0 || p->writes + n <= p->in->max_writes)
+        return 1;
+    p->out->more = 1;
+    return 0;
+}
+
 /* "status": the plan's status (ic_status_writer for a PUT). */
 static void ic_put_status(json_writer *w, const void *arg)
 {
@@ -1928,9 +2030,19 @@ static void ic_writes(pass *p, const ic_run *run)
     const kobj *cr = run->cr;
     const ic_plan *plan = &run->plan;
     const char *ns = cr->meta.namespace, *rv = cr->meta.resource_version;
-    const char *set[2] = {IC_ANN_SPEC, plan->record};
+    const char *set[4] = {IC_ANN_SPEC, plan->record, OTA_ANN_IC_START, NULL};
     const char *drop[2];
     size_t n_set = plan->record != NULL, n_drop = 0;
+    if (plan->started && plan->record != NULL && p->in->ic_status_served > 0) {
+        /* the action this record starts, read back by ic_start_read_back */
+        set[3] = arena_printf(&p->arena, "%s|%s", plan->status.reason != NULL ? plan->status.reason : "",
+                              plan->status.start_time != NULL ? plan->status.start_time : "");
+        if (set[3] == NULL) {
+            p->failed = 1;
+            return;
+        }
+        n_set = 2;
+    }
     if (plan->remove_refresh)
         drop[n_drop++] = IC_ANN_REFRESH;
     if (plan->remove_purge)
@@ -1944,10 +2056,16 @@ static void ic_writes(pass *p, const ic_run *run)
     int same_words = same(ic->status, plan->status.status) &&
                      same(ic->reason, plan->status.reason) &&
                      same(ic->message, plan->status.message);
-    int sends = ic_write_sends(p->in->ic_status_served, plan->write_status, meta, holds, same_words);
+    int sends = ic_write_sends(p->in->ic_status_served, plan->started, plan->write_status, meta,
+                               holds, same_words);
+    /* the end's Event goes with its status: only when this pass sends it,
+     * or the object says it already (never for a write held back, in
+     * flight or refused); room is kept for both */
+    int status_sent = same_words && same(ic->start_time, plan->status.start_time);
+    size_t room = plan->event ? 2 : 1;
     if (sends & IC_SEND_PUT) {
         snprintf(key, sizeof(key), "ic-put:%s:%s", cr->meta.uid, rv != NULL ? rv : "");
-        if (skipped(p, key) || !may_write(p))
+        if (skipped(p, key) || !ic_may_write(p, room))
             return;
         char err[128];
         yajl_val obj = json_parse_tree(cr->u.ic.object, strlen(cr->u.ic.object), 128, err,
@@ -1964,13 +2082,20 @@ static void ic_writes(pass *p, const ic_run *run)
         size_t before = p->out->n;
         emit(p, ACTION_PUT_IC, ns, cr->meta.name, body, key, ACTION_OUTCOME_NONE);
         note_last(p, before, cr, NULL, plan->write_status ? st : NULL, NULL, 0);
+        status_sent |= plan->write_status && p->out->n > before;
     } else {
         /* one of the two per pass (ic_write_sends) */
         if (sends & IC_SEND_STATUS) {
-            snprintf(key, sizeof(key), "ic-status:%s:%s:%s:%08x", cr->meta.uid, st,
-                     plan->status.start_time != NULL ? plan->status.start_time : "",
-                     message_hash(plan->status.message));
-            if (!skipped(p, key) && may_write(p)) {
+            /* a start once per version read: a pass a second later that
+             * still reads it must not start it again (a new startTime,
+             * the Jobs of the first made again) */
+            if (plan->started)
+                snprintf(key, sizeof(key), "ic-start:%s:%s", cr->meta.uid, rv != NULL ? rv : "");
+            else
+                snprintf(key, sizeof(key), "ic-status:%s:%s:%s:%08x", cr->meta.uid, st,
+                         plan->status.start_time != NULL ? plan->status.start_time : "",
+                         message_hash(plan->status.message));
+            if (!skipped(p, key) && ic_may_write(p, room)) {
                 json_writer w;
                 char *body = NULL;
                 if (json_writer_init(&w, NULL) == 0) {
@@ -1987,6 +2112,7 @@ static void ic_writes(pass *p, const ic_run *run)
                 emit(p, ACTION_PATCH_IC_STATUS, ns, cr->meta.name, body, key,
                      ACTION_OUTCOME_NONE);
                 note_last(p, before, cr, NULL, st, NULL, 0);
+                status_sent |= p->out->n > before;
             }
         }
         if (sends & IC_SEND_META) {
@@ -2001,7 +2127,7 @@ static void ic_writes(pass *p, const ic_run *run)
             }
         }
     }
-    if (plan->event) {
+    if (plan->event && status_sent) {
         char what[400];
         snprintf(what, sizeof(what), "done|%s|%s|%s",
                  plan->status.start_time != NULL ? plan->status.start_time : "",

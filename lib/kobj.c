@@ -248,6 +248,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.ic.spec, 0, ctx);
         fn(&o->u.ic.object, 0, ctx);
         fn(&o->u.ic.acted_spec, 0, ctx);
+        fn(&o->u.ic.acted_start, 0, ctx);
         fn(&o->u.ic.status, 1, ctx);
         fn(&o->u.ic.reason, 1, ctx);
         fn(&o->u.ic.message, 1, ctx);
@@ -1073,6 +1074,7 @@ static int decode_imagecache(yajl_val obj, kobj_imagecache *ic, arena *a)
     ic->refresh = kobj_member(ann, OTA_ANN_IC_REFRESH) != NULL;
     ic->purge = kobj_member(ann, OTA_ANN_IC_PURGE) != NULL;
     ic->acted_spec = borrow(kobj_member_str(ann, OTA_ANN_IC_SPEC));
+    ic->acted_start = borrow(kobj_member_str(ann, OTA_ANN_IC_START));
     yajl_val st = kobj_member(obj, "status");
     if (!YAJL_IS_OBJECT(st))
         return 0;

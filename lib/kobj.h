@@ -219,6 +219,7 @@ typedef struct kobj_imagecache {
     long long generation;
     int refresh, purge; /* annotations kubefledged.io/refresh-, purge-imagecache present */
     char *acted_spec;   /* annotation ota-prepull.openyurt.io/imagecache-spec, or NULL */
+    char *acted_start;  /* annotation ota-prepull.openyurt.io/imagecache-start, or NULL */
     int has_status;     /* .status is an object */
     char *status, *reason, *message, *start_time, *completion_time; /* NULL when absent */
     char **failure_images; /* the keys of status.failures, in order */

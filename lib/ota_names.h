@@ -97,6 +97,9 @@
 #define OTA_ANN_IC_REFRESH "kubefledged.io/refresh-imagecache"
 #define OTA_ANN_IC_PURGE "kubefledged.io/purge-imagecache"
 #define OTA_ANN_IC_SPEC "ota-prepull.openyurt.io/imagecache-spec"
+/* "<reason>|<startTime>" of the action whose start the record was written
+ * for (our CRD: the record lands before the Processing status) */
+#define OTA_ANN_IC_START "ota-prepull.openyurt.io/imagecache-start"
 /* Kruise's Event reasons on an ImagePullJob */
 #define OTA_EVENT_IPJ_FAILED "PullImageFailed"
 /* Ours: an ImagePullJob the controller does not run (a spec it cannot

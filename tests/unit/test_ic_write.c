@@ -150,25 +150,30 @@ static void test_write_sends(void **state)
     (void)state;
     static const struct {
         const char *name;
-        int served, write_status, meta, holds, same_words, want;
+        int served, started, write_status, meta, holds, same_words, want;
     } rows[] = {
-        {"discovery not answered yet: nothing", -1, 1, 1, 0, 0, 0},
-        {"nothing to write", 1, 0, 0, 1, 1, 0},
-        {"kube-fledged's CRD: one PUT for both", 0, 1, 1, 0, 0, IC_SEND_PUT},
-        {"kube-fledged's CRD: annotations only, still a PUT", 0, 0, 1, 1, 1, IC_SEND_PUT},
-        {"ours, status alone", 1, 1, 0, 1, 0, IC_SEND_STATUS},
-        {"ours, annotations alone", 1, 0, 1, 1, 1, IC_SEND_META},
-        {"a start: Processing first, the request annotation kept until then", 1, 1, 1, 0, 0,
+        {"discovery not answered yet: nothing", -1, 0, 1, 1, 0, 0, 0},
+        {"nothing to write", 1, 0, 0, 0, 1, 1, 0},
+        {"kube-fledged's CRD: one PUT for both", 0, 0, 1, 1, 0, 0, IC_SEND_PUT},
+        {"kube-fledged's CRD: a start, one PUT for both", 0, 1, 1, 1, 0, 0, IC_SEND_PUT},
+        {"kube-fledged's CRD: annotations only, still a PUT", 0, 0, 0, 1, 1, 1, IC_SEND_PUT},
+        {"ours, status alone", 1, 0, 1, 0, 1, 0, IC_SEND_STATUS},
+        {"ours, annotations alone", 1, 0, 0, 1, 1, 1, IC_SEND_META},
+        {"a start: the record (and the action it starts) first, Processing next pass", 1, 1, 1,
+         1, 0, 0, IC_SEND_META},
+        {"a start read back from its record: Processing alone", 1, 1, 1, 0, 0, 0,
          IC_SEND_STATUS},
-        {"the action held: its record and removal first, the final status next pass", 1, 1, 1, 1,
-         0, IC_SEND_META},
-        {"held, the same words (a record that did not land)", 1, 1, 1, 1, 1, IC_SEND_META},
-        {"purge disabled asked again: the same Failed, the annotation goes", 1, 1, 1, 0, 1,
+        {"an end at once (purge disabled): the status first, the request kept until then", 1, 0,
+         1, 1, 0, 0, IC_SEND_STATUS},
+        {"the action held: its record and removal first, the final status next pass", 1, 0, 1, 1,
+         1, 0, IC_SEND_META},
+        {"held, the same words (a record that did not land)", 1, 0, 1, 1, 1, 1, IC_SEND_META},
+        {"purge disabled asked again: the same Failed, the annotation goes", 1, 0, 1, 1, 0, 1,
          IC_SEND_META},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        int got = ic_write_sends(rows[i].served, rows[i].write_status, rows[i].meta, rows[i].holds,
-                                 rows[i].same_words);
+        int got = ic_write_sends(rows[i].served, rows[i].started, rows[i].write_status,
+                                 rows[i].meta, rows[i].holds, rows[i].same_words);
         ROW_CHECK(rows[i].name, got == rows[i].want, "got %d, want %d", got, rows[i].want);
     }
 }

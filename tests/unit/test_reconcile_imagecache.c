@@ -1,12 +1,15 @@
 /*
  * test_reconcile_imagecache.c - the ImageCache glue of a pass (docs/design.md
  * "ImageCache controller: mechanics"): nothing is written before discovery
- * says how; a new cache's Processing goes alone (/status patch with our
- * CRD, one PUT keeping every field with kube-fledged's); once the object
- * holds the action, the record goes first and the Jobs follow (targets as
- * containers, owned by the cache, pinned); the containers' outcomes make
- * the final status, the failed image's words go on its Job, which ends;
- * Jobs of another action are deleted only while an action runs.
+ * says how; a new cache's start goes alone (with our CRD its record first,
+ * the Processing status read back from it on the next pass; one PUT
+ * keeping every field with kube-fledged's), once per version read; once
+ * the object holds the action, the Jobs follow (targets as containers,
+ * owned by the cache, pinned); the containers' outcomes make the final
+ * status (a container queued behind a slow pull is not judged), every
+ * target's outcome goes on a Job that ends and is read back after a
+ * restart; the end's Event only with its status write; Jobs of another
+ * action are deleted only while an action runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -117,18 +121,22 @@ static void test_new_cache_our_crd(void **state)
     ic_world(&w, 1);
     add_cache("", "");
     run(&w);
-    /* the Processing status alone: the record follows once it holds */
+    /* the record alone, under the version read, naming the action it
+     * starts: the Processing status follows once it is read back */
     expect_total(&w, 1);
-    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    const action *a = only(&w, ACTION_PATCH_IC);
     assert_string_equal(a->namespace, IC_NS);
     assert_string_equal(a->name, "c1");
     yajl_val t = tree(a);
-    const char *p_st[] = {"status", "status", NULL}, *p_reason[] = {"status", "reason", NULL};
-    const char *p_start[] = {"status", "startTime", NULL};
-    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Processing");
-    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_reason, yajl_t_string)),
-                        "ImageCacheCreate");
-    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)), NOW);
+    const char *p_rv[] = {"metadata", "resourceVersion", NULL};
+    const char *p_rec[] = {"metadata", "annotations", OTA_ANN_IC_SPEC, NULL};
+    const char *p_start[] = {"metadata", "annotations", OTA_ANN_IC_START, NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_rv, yajl_t_string)), "77");
+    const char *rec = YAJL_GET_STRING(yajl_tree_get(t, p_rec, yajl_t_string));
+    assert_non_null(rec);
+    assert_non_null(strstr(rec, NOW));
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)),
+                        "ImageCacheCreate|" NOW);
     yajl_tree_free(t);
     ic_world_free(&w);
 }
@@ -231,6 +239,8 @@ static void test_outcomes_to_status(void **state)
     assert_string_equal(words->name, "ota-ic-c1-node-2");
     assert_non_null(strstr(words->body, "\"ota-prepull/given-up-reason-1\":\"InvalidImageName\""));
     assert_non_null(strstr(words->body, "\"activeDeadlineSeconds\":1"));
+    /* the pulled image's outcome goes on the Job too: its pod goes */
+    assert_non_null(strstr(words->body, "\"ota-prepull/given-up-reason-0\":\"Pulled\""));
     expect_count(&w, ACTION_CREATE_EVENT, 1);
     ic_world_free(&w);
 }
@@ -251,6 +261,186 @@ static void test_finished_keeps_jobs(void **state)
     ic_world_free(&w);
 }
 
+/* The kubelet pulls one container after another: the first image's pull
+ * ran past its deadline (still ContainerCreating) and fails; the second,
+ * queued behind it, has not begun: it stays open, so the Job goes on. */
+static void test_queued_pull_waits(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    w.cfg.ic_pull_deadline_s = 40; /* T0 is 60s ago */
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    const char *slow = "[{\"name\":\"pull-0\",\"state\":{\"waiting\":{\"reason\":"
+                       "\"ContainerCreating\"}}},{\"name\":\"pull-1\",\"state\":{\"waiting\":"
+                       "{\"reason\":\"ContainerCreating\"}}}]";
+    add_ic_job(&w, "node-1", PULL_ID, slow);
+    add_ic_job(&w, "node-2", PULL_ID, slow);
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0); /* still Processing */
+    for (size_t i = 0; i < w.out.n; i++) {
+        const action *a = &w.out.v[i];
+        if (a->kind != ACTION_PATCH_JOB)
+            continue;
+        assert_non_null(strstr(a->body, "given-up-reason-0"));
+        assert_null(strstr(a->body, "given-up-reason-1"));
+        assert_null(strstr(a->body, "activeDeadlineSeconds")); /* not ended */
+    }
+    expect_count(&w, ACTION_PATCH_JOB, 2);
+    ic_world_free(&w);
+}
+
+/* After a restart, a Job ended by its words and its pod gone: the
+ * outcome kept on it reads as it was, the pulled image pulled. */
+static void test_kept_outcomes_after_restart(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    for (int i = 1; i <= 2; i++)
+        put(&w.jobs, KOBJ_JOB, NULL,
+            "{\"metadata\":{\"name\":\"ota-ic-c1-node-%d\",\"namespace\":\"" IC_NS "\","
+            "\"uid\":\"j-%d\",\"labels\":{\"" OTA_LABEL_MANAGED_BY "\":\"" OTA_MANAGED_BY_VALUE
+            "\"},\"annotations\":{\"" OTA_ANN_JOB_SPEC_HASH "\":\"" PULL_ID "\","
+            "\"ota-prepull/given-up-reason-0\":\"Pulled\",\"ota-prepull/given-up-reason-1\":"
+            "\"%s\",\"ota-prepull/given-up-message-1\":\"%s\"},\"ownerReferences\":[{\"uid\":\""
+            IC_UID "\",\"controller\":true}]},\"spec\":{\"template\":{\"spec\":{\"nodeName\":"
+            "\"node-%d\",\"containers\":[{\"name\":\"pull-0\",\"image\":\"" IMG_OK "\"},"
+            "{\"name\":\"pull-1\",\"image\":\"" IMG_BAD "\"}]}}},\"status\":{\"startTime\":\""
+            T0 "\",\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\",\"reason\":"
+            "\"DeadlineExceeded\"}]}}",
+            i, i, i == 1 ? "Pulled" : "InvalidImageName",
+            i == 1 ? "" : "repository name must be lowercase", i);
+    run(&w);
+    const action *st = only(&w, ACTION_PATCH_IC_STATUS);
+    yajl_val t = tree(st);
+    const char *p_st[] = {"status", "status", NULL};
+    const char *p_ok[] = {"status", "failures", IMG_OK, NULL};
+    const char *p_f[] = {"status", "failures", IMG_BAD, NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Failed");
+    assert_null(yajl_tree_get(t, p_ok, yajl_t_any));
+    yajl_val f = yajl_tree_get(t, p_f, yajl_t_array);
+    assert_non_null(f);
+    assert_int_equal(f->u.array.len, 1);
+    assert_string_equal(kobj_member_str(f->u.array.values[0], "node"), "host-2");
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+/* Hostile cost: each Job's words are found among its own rows, not among
+ * every container of the cache (2 000 Jobs of 64 containers: 128 000
+ * rows, once each, not 128 000 times each). */
+static void test_words_cost_linear(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    char containers[64 * 80 + 2] = "[";
+    for (int c = 0; c < 64; c++)
+        snprintf(containers + strlen(containers), sizeof(containers) - strlen(containers),
+                 "%s{\"name\":\"pull-%d\",\"image\":\"r.example.com/i%d:1\"}", c ? "," : "", c,
+                 c);
+    strcat(containers, "]");
+    for (int i = 0; i < 2000; i++)
+        put(&w.jobs, KOBJ_JOB, NULL,
+            "{\"metadata\":{\"name\":\"ota-ic-c1-n%d\",\"namespace\":\"" IC_NS "\","
+            "\"uid\":\"j-%d\",\"labels\":{\"" OTA_LABEL_MANAGED_BY "\":\"" OTA_MANAGED_BY_VALUE
+            "\"},\"annotations\":{\"" OTA_ANN_JOB_SPEC_HASH "\":\"" PULL_ID "\"},"
+            "\"ownerReferences\":[{\"uid\":\"" IC_UID "\",\"controller\":true}]},\"spec\":{"
+            "\"template\":{\"spec\":{\"nodeName\":\"n%d\",\"containers\":%s}}},\"status\":{"
+            "\"active\":1,\"startTime\":\"" T0 "\"}}",
+            i, i, i, containers);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    run(&w);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    /* linear: well under a second even under ASan; quadratic: minutes */
+    assert_true(s < 10.0);
+    ic_world_free(&w);
+}
+
+/* The start is written once per version read: a pass a second later
+ * that still reads the old object (the write in flight, or done and the
+ * cache lags) sends no second Processing with a new startTime. */
+static void test_start_once_per_version(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache("", "");
+    run(&w);
+    const action *a = only(&w, ACTION_PATCH_IC);
+    strset inflight;
+    strset_init(&inflight);
+    assert_int_equal(strset_add(&inflight, a->key), 0);
+    w.in.skip[0] = &inflight;
+    w.in.now = "2026-11-21T21:30:01Z";
+    w.in.now_epoch = NOW_EPOCH + 1;
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
+    expect_count(&w, ACTION_PATCH_IC, 0);
+    w.in.skip[0] = NULL;
+    strset_free(&inflight);
+    ic_world_free(&w);
+}
+
+/* The record of a start landed, its status not, and the spec was edited
+ * since: the status written is that start's (its action and startTime,
+ * once per version read), not a new one on the edited spec (which is the
+ * next action's); no Job before it holds. */
+static void test_start_read_back(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    /* RECORD's hash is not the spec's: the spec moved on since */
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\",\"" OTA_ANN_IC_START
+              "\":\"ImageCacheCreate|" T0 "\"}",
+              "");
+    run(&w);
+    expect_total(&w, 1);
+    const action *a = only(&w, ACTION_PATCH_IC_STATUS);
+    assert_string_equal(a->key, "ic-start:" IC_UID ":77");
+    yajl_val t = tree(a);
+    const char *p_st[] = {"status", "status", NULL}, *p_reason[] = {"status", "reason", NULL};
+    const char *p_start[] = {"status", "startTime", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Processing");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_reason, yajl_t_string)),
+                        "ImageCacheCreate");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_start, yajl_t_string)), T0);
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+/* The end's Event goes with its status write: while that write is in
+ * flight (or was refused and is held), no Event says the action ended. */
+static void test_event_with_status(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PROCESSING);
+    const char *pulled = "[{\"name\":\"pull-0\",\"state\":{\"running\":{}}},"
+                         "{\"name\":\"pull-1\",\"state\":{\"running\":{}}}]";
+    add_ic_job(&w, "node-1", PULL_ID, pulled);
+    add_ic_job(&w, "node-2", PULL_ID, pulled);
+    run(&w);
+    expect_count(&w, ACTION_CREATE_EVENT, 1); /* with its status */
+    strset inflight;
+    strset_init(&inflight);
+    assert_int_equal(strset_add(&inflight, only(&w, ACTION_PATCH_IC_STATUS)->key), 0);
+    w.in.skip[0] = &inflight;
+    run(&w);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
+    expect_count(&w, ACTION_CREATE_EVENT, 0);
+    w.in.skip[0] = NULL;
+    strset_free(&inflight);
+    ic_world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +450,12 @@ int main(void)
         cmocka_unit_test(test_processing_makes_jobs),
         cmocka_unit_test(test_outcomes_to_status),
         cmocka_unit_test(test_finished_keeps_jobs),
+        cmocka_unit_test(test_queued_pull_waits),
+        cmocka_unit_test(test_kept_outcomes_after_restart),
+        cmocka_unit_test(test_words_cost_linear),
+        cmocka_unit_test(test_start_once_per_version),
+        cmocka_unit_test(test_event_with_status),
+        cmocka_unit_test(test_start_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
