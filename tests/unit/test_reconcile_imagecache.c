@@ -352,13 +352,14 @@ static void test_words_cost_linear(void **state)
             "\"template\":{\"spec\":{\"nodeName\":\"n%d\",\"containers\":%s}}},\"status\":{"
             "\"active\":1,\"startTime\":\"" T0 "\"}}",
             i, i, i, containers);
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    /* Timing is no pass/fail here (the rule: benchmarks measure speed);
+     * what is checked is the pass at that size: every Job still pulling
+     * (no pod yet), so nothing is given up, nothing ended, the cache
+     * still Processing.  Quadratic, this pass took 27 s, linear 0.3 s. */
     run(&w);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-    /* linear: well under a second even under ASan; quadratic: minutes */
-    assert_true(s < 10.0);
+    expect_count(&w, ACTION_PATCH_JOB, 0);
+    expect_count(&w, ACTION_DELETE_JOB, 0);
+    expect_count(&w, ACTION_PATCH_IC_STATUS, 0);
     ic_world_free(&w);
 }
 
