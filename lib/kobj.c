@@ -199,6 +199,7 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         fn(&o->u.pod.hash, 1, ctx);
         each_cond(&o->u.pod.need_upgrade, fn, ctx);
         each_cond(&o->u.pod.image_ready, fn, ctx);
+        each_cond(&o->u.pod.auto_prepull, fn, ctx);
         break;
     case KOBJ_JOB:
         fn(&o->u.job.pod_uid, 0, ctx);
@@ -616,6 +617,8 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
             decode_cond(c, &pod->need_upgrade);
         else if (strcmp(type, OTA_COND_IMAGE_READY) == 0 && !pod->image_ready.present)
             decode_cond(c, &pod->image_ready);
+        else if (strcmp(type, OTA_COND_AUTO_PREPULL) == 0 && !pod->auto_prepull.present)
+            decode_cond(c, &pod->auto_prepull);
     }
 }
 
@@ -1194,7 +1197,8 @@ ota_pod kobj_pod_view(const kobj *pod)
     /* only the first of each type is cached: no counts, no entry list */
     return (ota_pod){.node_name = sv_from(p->node_name),
                      .need_upgrade = cond_view(&p->need_upgrade),
-                     .image_ready = cond_view(&p->image_ready)};
+                     .image_ready = cond_view(&p->image_ready),
+                     .auto_prepull = cond_view(&p->auto_prepull)};
 }
 
 kobj *kobj_copy_job_pod(const kobj *o)

@@ -85,6 +85,7 @@ typedef struct kobj_pod {
     char *node_name;
     char *hash; /* controller-revision-hash label */
     kobj_cond need_upgrade, image_ready;
+    kobj_cond auto_prepull; /* OTA_COND_AUTO_PREPULL: the DaemonSet's opt-in, per revision */
 } kobj_pod;
 
 typedef struct kobj_job {

@@ -22,6 +22,25 @@
 #define OTA_COND_NEED_UPGRADE "PodNeedUpgrade"
 #define OTA_COND_IMAGE_READY "PodImageReady"
 
+/* Automatic pre-pull (issue 22 §1, docs/design.md "Automatic pre-pull"):
+ * the opt-in and its knobs on a DaemonSet (Kruise's names and values), our
+ * pull window, and the pod condition that tells the webhook a pod's
+ * DaemonSet opted in for revision H (written by the controller alone). */
+#define OTA_ANN_PREDOWNLOAD_PARALLELISM "apps.kruise.io/image-predownload-parallelism"
+#define OTA_ANN_PREDOWNLOAD_TIMEOUT "apps.kruise.io/image-predownload-timeout-seconds"
+#define OTA_ANN_PREDOWNLOAD_MIN_READY "apps.kruise.io/image-predownload-min-updated-ready-pods"
+#define OTA_ANN_PREPULL_WINDOW "ota-prepull.openyurt.io/prepull-window"
+#define OTA_COND_AUTO_PREPULL "ota-prepull.openyurt.io/AutoPrePull"
+#define OTA_REASON_AUTO_OPTED_IN "DaemonSetOptedIn"
+#define OTA_REASON_AUTO_OPTED_OUT "OptedOut"
+#define OTA_REASON_AUTO_NODE_USER "NodeUserRequest"
+/* On the DaemonSet, once per revision */
+#define OTA_EVENT_AUTO_STARTED "AutoPrePullStarted"
+#define OTA_EVENT_AUTO_FINISHED "AutoPrePullFinished"
+/* On the DaemonSet, once per value: an automatic pre-pull annotation that
+ * is not valid (no automatic pulls for it) */
+#define OTA_EVENT_AUTO_BAD "BadAutoPrePull"
+
 /* PodImageReady reasons. */
 #define OTA_REASON_WAIT_PULL "WaitPullImage"
 #define OTA_REASON_PULL_SUCCESS "PullImageSuccess"

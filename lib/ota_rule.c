@@ -36,6 +36,10 @@ const char *ota_rule_name(ota_rule rule)
         return "co-writer-need-upgrade-only";
     case OTA_RULE_PULL_NEEDS_DAEMONSET:
         return "pull-needs-daemonset";
+    case OTA_RULE_AUTO_PREPULL_OWNED_BY_CONTROLLER:
+        return "auto-prepull-owned-by-controller";
+    case OTA_RULE_AUTO_PREPULL_NEEDS_OPT_IN:
+        return "auto-prepull-needs-opt-in";
     case OTA_RULE_UNKNOWN_UPDATE_STRATEGY:
         return "unknown-update-strategy";
     case OTA_RULE_OTA_REQUIRES_ONDELETE:

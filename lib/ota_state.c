@@ -25,7 +25,8 @@ int ota_state_cond_same(const ota_cond *a, const ota_cond *b)
 int ota_state_conditions_changed(const ota_pod *old_pod, const ota_pod *new_pod)
 {
     return !ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade) ||
-           !ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready);
+           !ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready) ||
+           !ota_state_cond_same(&old_pod->auto_prepull, &new_pod->auto_prepull);
 }
 
 int ota_state_entries_same(const ota_pod *a, const ota_pod *b)
@@ -34,6 +35,7 @@ int ota_state_entries_same(const ota_pod *a, const ota_pod *b)
         return 0;
     for (size_t i = 0; i < a->n_entries; i++)
         if (a->entries[i].need_upgrade != b->entries[i].need_upgrade ||
+            a->entries[i].auto_prepull != b->entries[i].auto_prepull ||
             !ota_state_cond_same(&a->entries[i].cond, &b->entries[i].cond))
             return 0;
     return 1;
@@ -43,6 +45,20 @@ int ota_state_is_pull_request(const ota_cond *ir)
 {
     return ir->present && sv_eq(ir->status, "False") &&
            (sv_empty(ir->reason) || sv_eq(ir->reason, OTA_REASON_WAIT_PULL));
+}
+
+int ota_state_auto_prepull_allows(const ota_cond *ap, sv message)
+{
+    return ap->present && sv_eq(ap->status, "True") &&
+           sv_starts_with(ap->message, OTA_MSG_REVISION_PREFIX) && sv_same(ap->message, message);
+}
+
+int ota_state_auto_prepull_taken(const ota_cond *stored, sv request_message, ota_cond *out)
+{
+    if (!stored->present || !sv_eq(stored->status, "True"))
+        return 0;
+    *out = (ota_cond){1, sv_from("False"), sv_from(OTA_REASON_AUTO_NODE_USER), request_message};
+    return 1;
 }
 
 static void format_utc(long long secs, char *out, size_t size)
@@ -209,6 +225,29 @@ static const char *describe(const ota_cond *c, arena *a)
     return arena_printf(a, "status %s, message %s", QUOTE(c->status), QUOTE(c->message));
 }
 
+/* AutoPrePull for a message: status, reason and message, or "none". */
+static const char *describe_ap(const ota_cond *c, arena *a)
+{
+    if (!c->present)
+        return "none";
+    return arena_printf(a, "status %s, reason %s, message %s", QUOTE(c->status), QUOTE(c->reason),
+                        QUOTE(c->message));
+}
+
+/* Someone other than the controller and masters added, changed or removed
+ * AutoPrePull.  who: escaped, for the message. */
+static ota_verdict deny_auto_prepull(const ota_pod *old_pod, const ota_pod *new_pod,
+                                     const char *who, const char *pod_ref, const char *state,
+                                     arena *a)
+{
+    return ota_rule_deny(a, OTA_RULE_AUTO_PREPULL_OWNED_BY_CONTROLLER, state,
+                         "%s may not change " OTA_COND_AUTO_PREPULL " of pod %s (%s, not %s): "
+                         "only the controller writes it, for a DaemonSet that opted in to "
+                         "automatic pre-pull; a node user's pull request is served as asked",
+                         who, pod_ref, describe_ap(&old_pod->auto_prepull, a),
+                         describe_ap(&new_pod->auto_prepull, a));
+}
+
 /* A co-writer's change (the caller knows one of the OTA conditions
  * changed).  Another controller of PodNeedUpgrade computes the same value
  * from the same DaemonSet, but the webhook reads no DaemonSet: what it
@@ -221,6 +260,8 @@ static ota_verdict check_co_writer(const ota_pod *old_pod, const ota_pod *new_po
                                    const char *state, arena *a)
 {
     const char *name = arena_escape(a, who->username.ptr, who->username.len);
+    if (!ota_state_cond_same(&old_pod->auto_prepull, &new_pod->auto_prepull))
+        return deny_auto_prepull(old_pod, new_pod, name, pod_ref, state, a);
     if (!ota_state_cond_same(&old_pod->image_ready, &new_pod->image_ready))
         return ota_rule_deny(a, OTA_RULE_CO_WRITER_NEED_UPGRADE_ONLY, state,
                              "%s may write only PodNeedUpgrade of pod %s (a co-writer, "
@@ -250,14 +291,20 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
      * masters are trusted to tidy up (DECISIONS, "Duplicate condition
      * types"). */
     if ((who->kind == OTA_REQ_NODE_USER || who->kind == OTA_REQ_CO_WRITER) &&
-        (new_pod->n_need_upgrade > 1 || new_pod->n_image_ready > 1) &&
+        (new_pod->n_need_upgrade > 1 || new_pod->n_image_ready > 1 ||
+         new_pod->n_auto_prepull > 1) &&
         !ota_state_entries_same(old_pod, new_pod)) {
-        int nu = new_pod->n_need_upgrade > 1;
+        int nu = new_pod->n_need_upgrade > 1, ir = !nu && new_pod->n_image_ready > 1;
         return ota_rule_deny(a, OTA_RULE_DUPLICATE_CONDITION, state,
                              "pod %s would have %zu %s conditions; a pod carries one of each "
                              "type (readers disagree on which of two counts): write one",
-                             pod_ref, nu ? new_pod->n_need_upgrade : new_pod->n_image_ready,
-                             nu ? OTA_COND_NEED_UPGRADE : OTA_COND_IMAGE_READY);
+                             pod_ref,
+                             nu   ? new_pod->n_need_upgrade
+                             : ir ? new_pod->n_image_ready
+                                  : new_pod->n_auto_prepull,
+                             nu   ? OTA_COND_NEED_UPGRADE
+                             : ir ? OTA_COND_IMAGE_READY
+                                  : OTA_COND_AUTO_PREPULL);
     }
     if (!ota_state_conditions_changed(old_pod, new_pod) || who->kind == OTA_REQ_MASTER)
         return allow;
@@ -270,12 +317,24 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
         int new_pull = to == OTA_STATE_PULLING &&
                        (from != OTA_STATE_PULLING ||
                         !sv_same(old_pod->image_ready.message, new_pod->image_ready.message));
-        if (new_pull)
+        /* ... or an automatic pull its DaemonSet opted in to, for this
+         * revision: the stored AutoPrePull says so (not the written one:
+         * the controller writes the mark first, then starts the pull). */
+        const ota_cond *ap = &old_pod->auto_prepull;
+        if (!new_pull || ota_state_auto_prepull_allows(ap, new_pod->image_ready.message))
+            return allow;
+        if (!ap->present)
             return ota_rule_deny(a, OTA_RULE_PULL_REQUESTED_BY_NODE_USERS, state,
                                  "the controller may not request a pre-pull of pod %s; "
-                                 "node users do",
+                                 "node users do (or its DaemonSet's automatic pre-pull: "
+                                 "the pod has no " OTA_COND_AUTO_PREPULL ")",
                                  pod_ref);
-        return allow;
+        return ota_rule_deny(a, OTA_RULE_AUTO_PREPULL_NEEDS_OPT_IN, state,
+                             "the controller may start an automatic pre-pull of pod %s only for "
+                             "the revision its " OTA_COND_AUTO_PREPULL " True names; "
+                             OTA_COND_AUTO_PREPULL " is %s, the pull names %s",
+                             pod_ref, describe_ap(ap, a),
+                             QUOTE(new_pod->image_ready.message));
     }
     if (who->kind == OTA_REQ_CO_WRITER)
         return check_co_writer(old_pod, new_pod, who, pod_ref, state, a);
@@ -297,6 +356,18 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
     if (!ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade))
         return ota_rule_deny(a, OTA_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER, state,
                              "only the controller may change PodNeedUpgrade of pod %s", pod_ref);
+    /* AutoPrePull: as stored, or taken over by this pull request. */
+    if (!ota_state_cond_same(&old_pod->auto_prepull, &new_pod->auto_prepull)) {
+        ota_cond taken;
+        int takes = to == OTA_STATE_PULLING &&
+                    ota_state_auto_prepull_taken(&old_pod->auto_prepull,
+                                                 new_pod->image_ready.message, &taken) &&
+                    ota_state_cond_same(&taken, &new_pod->auto_prepull);
+        if (!takes)
+            return deny_auto_prepull(old_pod, new_pod,
+                                     arena_escape(a, who->username.ptr, who->username.len),
+                                     pod_ref, state, a);
+    }
     if (from == OTA_STATE_CURRENT)
         return ota_rule_deny(a, OTA_RULE_PULL_NEEDS_UPGRADE, state,
                              "pod %s does not need an upgrade (PodNeedUpgrade is not True)",

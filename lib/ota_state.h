@@ -24,8 +24,9 @@ typedef struct ota_cond {
 
 /* One entry of status.conditions of an OTA type. */
 typedef struct ota_entry {
-    int need_upgrade; /* PodNeedUpgrade, else PodImageReady */
+    int need_upgrade; /* PodNeedUpgrade, else PodImageReady ... */
     ota_cond cond;
+    int auto_prepull; /* ... or AutoPrePull (then need_upgrade is 0) */
 } ota_entry;
 
 /* What the rules read of a pod: its node and the first condition of each
@@ -38,7 +39,13 @@ typedef struct ota_entry {
 typedef struct ota_pod {
     sv node_name; /* spec.nodeName */
     ota_cond need_upgrade, image_ready;
+    /* AutoPrePull (OTA_COND_AUTO_PREPULL): the controller's word that the
+     * pod's DaemonSet opted in to automatic pre-pull for the revision its
+     * message names (docs/DECISIONS.md "How the webhook knows a DaemonSet
+     * opted in").  It decides no state; it decides who may start a pull. */
+    ota_cond auto_prepull;
     size_t n_need_upgrade, n_image_ready; /* entries of each type, 0: not counted */
+    size_t n_auto_prepull;
     const ota_entry *entries;             /* every OTA entry in order ... */
     size_t n_entries;                     /* ... as far as the reader kept them */
     int entries_cut;                      /* there were more than n_entries */
@@ -88,8 +95,9 @@ ota_requester ota_requester_of(sv username, int is_master, const char *controlle
 /* True when username is one of the comma-separated names in list (NULL: none). */
 int ota_state_name_listed(sv username, const char *list);
 
-/* True when status, reason or message of either OTA condition differ, or
- * one appeared or disappeared.  Timestamps alone are no change. */
+/* True when status, reason or message of an OTA condition (PodNeedUpgrade,
+ * PodImageReady, AutoPrePull) differ, or one appeared or disappeared.
+ * Timestamps alone are no change. */
 int ota_state_conditions_changed(const ota_pod *old_pod, const ota_pod *new_pod);
 
 /* True when the two conditions are the same by that definition. */
@@ -108,6 +116,16 @@ int ota_state_is_pull_request(const ota_cond *image_ready);
  * it: a strategic merge patch that names status and message but not reason
  * keeps the stored reason.  The denial then says to write "reason":"". */
 int ota_state_reason_is_stale(const ota_cond *stored, const ota_cond *asked);
+
+/* AutoPrePull lets the controller start a pull of revision message
+ * ("controllerrevision: H"): it is True and names that same revision. */
+int ota_state_auto_prepull_allows(const ota_cond *auto_prepull, sv message);
+
+/* The AutoPrePull a node user's pull request leaves behind, when the stored
+ * one (stored) is True: False, reason NodeUserRequest, the request's
+ * message (the revision asked for).  Returns 0 and leaves *out alone when
+ * the stored one is not True (nothing to take over). */
+int ota_state_auto_prepull_taken(const ota_cond *stored, sv request_message, ota_cond *out);
 
 /* Which rule ota_state_request_time applied. */
 typedef enum ota_request_time_rule {
@@ -142,6 +160,14 @@ ota_request_time_rule ota_state_request_time(const ota_cond *was, sv was_time,
                                              const char *now, char *out, size_t size);
 
 /*
+ * AutoPrePull is the controller's (and masters'): anyone else who adds,
+ * changes or removes it is denied (auto-prepull-owned-by-controller), but
+ * for one change: a node user's pull request may turn a stored True into
+ * ota_state_auto_prepull_taken()'s value (the mutating webhook writes it).
+ * The controller may move a pod into Pulling only when the stored
+ * AutoPrePull allows that revision (auto-prepull-needs-opt-in; no
+ * AutoPrePull at all: pull-requested-by-node-users, as before).
+ *
  * A co-writer (OTA_REQ_CO_WRITER) may write PodNeedUpgrade only as it is
  * stored: the status and message the controller wrote (the revision it
  * names), timestamps aside; it may not change PodImageReady at all

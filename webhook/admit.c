@@ -25,6 +25,8 @@ static const struct {
     {ADMIT_MUT_RESTORE_IMAGE_READY, "restore-image-ready"},
     {ADMIT_MUT_KEEP_REQUEST_TIME, "keep-request-time"},
     {ADMIT_MUT_REQUEST_TIME_AFTER, "request-time-after-stored"},
+    {ADMIT_MUT_RESTORE_AUTO_PREPULL, "restore-auto-prepull"},
+    {ADMIT_MUT_AUTO_PREPULL_TAKEN, "auto-prepull-taken"},
     {ADMIT_MUT_IPJ_DEFAULTS, "imagepulljob-defaults"},
 };
 

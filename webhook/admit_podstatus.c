@@ -79,7 +79,7 @@ unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, cons
 
     /* The PodNeedUpgrade the pod will have once we are done. */
     const review_cond *need_upgrade = &new_pod->need_upgrade;
-    const review_cond *restore[2];
+    const review_cond *restore[3];
     size_t n_restore = 0;
     int replace_need_upgrade = 0;
     if (who->kind != OTA_REQ_MASTER && old_pod->need_upgrade.present &&
@@ -96,6 +96,25 @@ unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, cons
         did |= ADMIT_MUT_RESTORE_IMAGE_READY;
         restore[n_restore++] = &old_pod->image_ready;
     }
+    /* AutoPrePull: where it will be once restored (its index), and whether
+     * it is the stored one (a master may write it as it likes). */
+    int replace_auto_prepull = 0, ap_as_stored = 1;
+    size_t ap_index = new_pod->auto_prepull.index;
+    if (old_pod->auto_prepull.present &&
+        !cond_identical(&old_pod->auto_prepull, &new_pod->auto_prepull)) {
+        if (who->kind == OTA_REQ_MASTER) {
+            ap_as_stored = 0;
+        } else {
+            did |= ADMIT_MUT_RESTORE_AUTO_PREPULL;
+            if (new_pod->auto_prepull.present) {
+                replace_auto_prepull = 1;
+            } else {
+                ap_index = (new_pod->has_conditions ? new_pod->n_conditions : 0) + n_restore;
+                restore[n_restore++] = &old_pod->auto_prepull;
+            }
+        }
+    }
+    ota_cond ap_taken = {0};
 
     const review_cond *ir = &new_pod->image_ready;
     ota_cond was = review_cond_view(&old_pod->image_ready), asked = review_cond_view(ir);
@@ -133,13 +152,30 @@ unsigned admit_podstatus_mutate(const review *rv, const ota_requester *who, cons
                               need_upgrade->message.ptr, need_upgrade->message.len);
             did |= ADMIT_MUT_FILL_MESSAGE;
         }
+        /* The pull is the node user's now: served first, and no longer
+         * the controller's to start (ota_state.h). */
+        ota_cond stored_ap = review_cond_view(&old_pod->auto_prepull);
+        if (ap_as_stored && ota_state_auto_prepull_taken(&stored_ap, asked.message, &ap_taken))
+            did = (did & ~(unsigned)ADMIT_MUT_RESTORE_AUTO_PREPULL) | ADMIT_MUT_AUTO_PREPULL_TAKEN;
     }
 
     if (replace_need_upgrade)
         jpatch_add_raw(p, "replace", cond_path(a, new_pod->need_upgrade.index, NULL),
                        rv->body + old_pod->need_upgrade.raw_off, old_pod->need_upgrade.raw_len);
+    if (replace_auto_prepull)
+        jpatch_add_raw(p, "replace", cond_path(a, new_pod->auto_prepull.index, NULL),
+                       rv->body + old_pod->auto_prepull.raw_off, old_pod->auto_prepull.raw_len);
     if (n_restore > 0)
         add_conditions(rv, restore, n_restore, p, a);
+    if (ap_taken.present) {
+        /* on the stored AutoPrePull, restored above where the write lost it */
+        static const char *const fields[] = {"status", "reason", "message",
+                                             "lastTransitionTime"};
+        sv values[] = {ap_taken.status, ap_taken.reason, ap_taken.message, sv_from(now)};
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+            jpatch_add_string(p, "add", cond_path(a, ap_index, fields[i]), values[i].ptr,
+                              values[i].len);
+    }
     return did;
 }
 
@@ -153,6 +189,21 @@ size_t admit_podstatus_warnings(const review *rv, unsigned did, const char *pod_
                               "ota-prepull: kept " OTA_COND_NEED_UPGRADE " of pod %s as stored: "
                               "this write %s it, and only the controller may change it",
                               pod_ref, dropped ? "dropped" : "changed");
+        n += out[n] != NULL;
+    }
+    if ((did & ADMIT_MUT_RESTORE_AUTO_PREPULL) && n < max) {
+        out[n] = arena_printf(a,
+                              "ota-prepull: kept " OTA_COND_AUTO_PREPULL " of pod %s as stored: "
+                              "this write %s it, and only the controller may change it",
+                              pod_ref, rv->object.auto_prepull.present ? "changed" : "dropped");
+        n += out[n] != NULL;
+    }
+    if ((did & ADMIT_MUT_AUTO_PREPULL_TAKEN) && n < max) {
+        out[n] = arena_printf(a,
+                              "ota-prepull: " OTA_COND_AUTO_PREPULL " of pod %s set False, "
+                              "reason " OTA_REASON_AUTO_NODE_USER ": this pre-pull is the node "
+                              "user's request now, served before automatic ones",
+                              pod_ref);
         n += out[n] != NULL;
     }
     if ((did & ADMIT_MUT_RESTORE_IMAGE_READY) && n < max) {

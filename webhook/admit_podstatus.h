@@ -3,6 +3,11 @@
  * stamping a pre-pull request, and restoring OTA conditions that a
  * non-controller write dropped or altered.
  *
+ * And AutoPrePull: kept as stored, except that a node user's pull request
+ * on a pod whose stored AutoPrePull is True turns it False, reason
+ * NodeUserRequest, for the revision asked (ota_state_auto_prepull_taken):
+ * the request is the node user's now, and the controller serves it first.
+ *
  * Why restore: YurtHub's merge patch replaces the whole conditions array,
  * built from its cache, so it can drop PodNeedUpgrade or carry an old copy
  * of it when it races the controller.  The kubelet never does this: it keeps
@@ -24,6 +29,9 @@ enum {
     ADMIT_MUT_RESTORE_IMAGE_READY = 1 << 3,
     ADMIT_MUT_KEEP_REQUEST_TIME = 1 << 4,  /* a repeated request keeps the stored time (its Job) */
     ADMIT_MUT_REQUEST_TIME_AFTER = 1 << 5, /* a new request's time set after the stored one */
+    ADMIT_MUT_RESTORE_AUTO_PREPULL = 1 << 6, /* AutoPrePull kept as stored */
+    ADMIT_MUT_AUTO_PREPULL_TAKEN = 1 << 7,   /* AutoPrePull False/NodeUserRequest: a node
+                                              * user's request on an auto-marked pod */
 };
 
 /*

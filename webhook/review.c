@@ -634,12 +634,16 @@ static void keep_condition(decoder *d, review_object *o)
     } else if (sv_eq(d->cond.type, OTA_COND_IMAGE_READY)) {
         slot = &o->image_ready;
         o->n_image_ready++;
+    } else if (sv_eq(d->cond.type, OTA_COND_AUTO_PREPULL)) {
+        slot = &o->auto_prepull;
+        o->n_auto_prepull++;
     } else {
         return;
     }
     if (o->n_ota < REVIEW_MAX_OTA_ENTRIES) {
         ota_entry *e = &o->ota[o->n_ota];
-        *e = (ota_entry){slot == &o->need_upgrade, review_cond_view(&d->cond)};
+        *e = (ota_entry){slot == &o->need_upgrade, review_cond_view(&d->cond),
+                         slot == &o->auto_prepull};
         e->cond.present = 1;
     }
     o->n_ota++;

@@ -27,8 +27,8 @@
  * apiserver itself never nests these objects past ~30 levels. */
 #define REVIEW_MAX_DEPTH 100
 
-/* OTA entries of one object listed for the duplicate rule; a pod has two
- * (one of each type), and past this many the lists count as different. */
+/* OTA entries of one object listed for the duplicate rule; a pod has up
+ * to three (one of each type), and past this many the lists count as different. */
 #define REVIEW_MAX_OTA_ENTRIES 8
 
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
@@ -59,7 +59,9 @@ typedef struct review_object {
     size_t n_conditions;
     review_cond need_upgrade;    /* first PodNeedUpgrade */
     review_cond image_ready;     /* first PodImageReady */
+    review_cond auto_prepull;    /* first AutoPrePull */
     size_t n_need_upgrade, n_image_ready; /* entries of each OTA type */
+    size_t n_auto_prepull;
     ota_entry ota[REVIEW_MAX_OTA_ENTRIES]; /* the OTA entries in order, the first ones */
     size_t n_ota;                          /* every OTA entry (may pass the bound) */
 } review_object;
@@ -90,8 +92,10 @@ static inline ota_pod review_pod_view(const review_object *o)
     return (ota_pod){.node_name = o->node_name,
                      .need_upgrade = review_cond_view(&o->need_upgrade),
                      .image_ready = review_cond_view(&o->image_ready),
+                     .auto_prepull = review_cond_view(&o->auto_prepull),
                      .n_need_upgrade = o->n_need_upgrade,
                      .n_image_ready = o->n_image_ready,
+                     .n_auto_prepull = o->n_auto_prepull,
                      .entries = o->ota,
                      .n_entries = kept,
                      .entries_cut = o->n_ota > kept,

@@ -274,6 +274,7 @@ static int jref_object_diff(const review_object *a, const review_object *b, char
         a->update_strategy_extra != b->update_strategy_extra || a->has_status != b->has_status ||
         a->has_conditions != b->has_conditions || a->n_conditions != b->n_conditions ||
         a->n_need_upgrade != b->n_need_upgrade || a->n_image_ready != b->n_image_ready ||
+        a->n_auto_prepull != b->n_auto_prepull ||
         a->n_ota != b->n_ota) {
         snprintf(out, n, "object flags or counts");
         return 1;
@@ -295,12 +296,14 @@ static int jref_object_diff(const review_object *a, const review_object *b, char
         jref_sv_diff("update_strategy_type", a->update_strategy_type, b->update_strategy_type, out,
                      n) ||
         jref_cond_diff("need_upgrade", &a->need_upgrade, &b->need_upgrade, out, n) ||
-        jref_cond_diff("image_ready", &a->image_ready, &b->image_ready, out, n))
+        jref_cond_diff("image_ready", &a->image_ready, &b->image_ready, out, n) ||
+        jref_cond_diff("auto_prepull", &a->auto_prepull, &b->auto_prepull, out, n))
         return 1;
     size_t kept = a->n_ota < REVIEW_MAX_OTA_ENTRIES ? a->n_ota : REVIEW_MAX_OTA_ENTRIES;
     for (size_t i = 0; i < kept; i++) {
         const ota_entry *x = &a->ota[i], *y = &b->ota[i];
-        if (x->need_upgrade != y->need_upgrade || x->cond.present != y->cond.present) {
+        if (x->need_upgrade != y->need_upgrade || x->auto_prepull != y->auto_prepull ||
+            x->cond.present != y->cond.present) {
             snprintf(out, n, "ota[%zu]", i);
             return 1;
         }

@@ -229,6 +229,7 @@ static const char *const rule_labels[] = {
     "image-ready-owned-by-controller", "result-owned-by-controller", "bad-pull-request",
     "pull-wrong-revision", "pull-requested-by-node-users", "duplicate-condition",
     "co-writer-same-revision", "co-writer-need-upgrade-only", "pull-needs-daemonset",
+    "auto-prepull-owned-by-controller", "auto-prepull-needs-opt-in",
     "unknown-update-strategy", "ota-requires-ondelete", "bad-prepull-timeout",
     "imagepulljob-malformed", "imagepulljob-image-empty", "imagepulljob-invalid-image",
     "imagepulljob-names-and-labels", "imagepulljob-duplicated-names", "imagepulljob-invalid-selector",
@@ -311,7 +312,9 @@ static void test_mutation_and_result_names(void **state)
         FX_CHECK(name, bit < ADMIT_N_MUTATION_BITS, "bit %u is not below %d", bit,
                  ADMIT_N_MUTATION_BITS);
     }
-    assert_int_equal(named, 8);
+    assert_int_equal(named, 10);
+    assert_string_equal(admit_mutation_name(6), "restore-auto-prepull");
+    assert_string_equal(admit_mutation_name(7), "auto-prepull-taken");
     assert_string_equal(admit_mutation_name(8), "ondelete");
     assert_string_equal(admit_mutation_name(9), "imagepulljob-defaults");
     assert_string_equal(admit_mutation_name(0), "stamp-reason");
