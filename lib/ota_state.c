@@ -356,10 +356,12 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
     if (!ota_state_cond_same(&old_pod->need_upgrade, &new_pod->need_upgrade))
         return ota_rule_deny(a, OTA_RULE_NEED_UPGRADE_OWNED_BY_CONTROLLER, state,
                              "only the controller may change PodNeedUpgrade of pod %s", pod_ref);
-    /* AutoPrePull: as stored, or taken over by this pull request. */
+    /* AutoPrePull: as stored, or taken over by this pull request (a
+     * request, whatever its revision: the request's own rules below say
+     * what is wrong with it). */
     if (!ota_state_cond_same(&old_pod->auto_prepull, &new_pod->auto_prepull)) {
         ota_cond taken;
-        int takes = to == OTA_STATE_PULLING &&
+        int takes = ota_state_is_pull_request(&new_pod->image_ready) &&
                     ota_state_auto_prepull_taken(&old_pod->auto_prepull,
                                                  new_pod->image_ready.message, &taken) &&
                     ota_state_cond_same(&taken, &new_pod->auto_prepull);

@@ -191,6 +191,13 @@ size_t admit_podstatus_warnings(const review *rv, unsigned did, const char *pod_
                               pod_ref, dropped ? "dropped" : "changed");
         n += out[n] != NULL;
     }
+    if ((did & ADMIT_MUT_RESTORE_IMAGE_READY) && n < max) {
+        out[n] = arena_printf(a,
+                              "ota-prepull: kept " OTA_COND_IMAGE_READY " of pod %s as stored: "
+                              "this write dropped it, and only the controller may remove it",
+                              pod_ref);
+        n += out[n] != NULL;
+    }
     if ((did & ADMIT_MUT_RESTORE_AUTO_PREPULL) && n < max) {
         out[n] = arena_printf(a,
                               "ota-prepull: kept " OTA_COND_AUTO_PREPULL " of pod %s as stored: "
@@ -203,13 +210,6 @@ size_t admit_podstatus_warnings(const review *rv, unsigned did, const char *pod_
                               "ota-prepull: " OTA_COND_AUTO_PREPULL " of pod %s set False, "
                               "reason " OTA_REASON_AUTO_NODE_USER ": this pre-pull is the node "
                               "user's request now, served before automatic ones",
-                              pod_ref);
-        n += out[n] != NULL;
-    }
-    if ((did & ADMIT_MUT_RESTORE_IMAGE_READY) && n < max) {
-        out[n] = arena_printf(a,
-                              "ota-prepull: kept " OTA_COND_IMAGE_READY " of pod %s as stored: "
-                              "this write dropped it, and only the controller may remove it",
                               pod_ref);
         n += out[n] != NULL;
     }

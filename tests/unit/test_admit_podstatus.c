@@ -75,6 +75,21 @@
     "{\"type\":\"PodImageReady\",\"status\":\"False\",\"reason\":\"PullImageFail\","              \
     "\"message\":\"pull image job ota-prepull-q7x failed: ErrImagePull\"}"
 
+/* AutoPrePull (issue 22): the controller's mark that the DaemonSet opted in
+ * for revision H, its opt-out, and a forgery's older revision */
+#define C_AP                                                                                       \
+    "{\"type\":\"ota-prepull.openyurt.io/AutoPrePull\",\"status\":\"True\",\"lastProbeTime\":null," \
+    "\"lastTransitionTime\":\"2026-11-21T19:40:05Z\",\"reason\":\"DaemonSetOptedIn\","          \
+    "\"message\":\"controllerrevision: " H "\"}"
+#define C_AP_OUT                                                                                   \
+    "{\"type\":\"ota-prepull.openyurt.io/AutoPrePull\",\"status\":\"False\",\"lastProbeTime\":null," \
+    "\"lastTransitionTime\":\"2026-11-21T20:00:00Z\",\"reason\":\"OptedOut\","                  \
+    "\"message\":\"controllerrevision: " H "\"}"
+#define C_AP_STALE                                                                                 \
+    "{\"type\":\"ota-prepull.openyurt.io/AutoPrePull\",\"status\":\"True\","                     \
+    "\"lastTransitionTime\":\"2026-11-20T08:00:00Z\",\"reason\":\"DaemonSetOptedIn\","          \
+    "\"message\":\"controllerrevision: " H_OLD "\"}"
+
 /* A pod of a DaemonSet, owners: its ownerReferences (JSON array text). */
 #define POD_OWNED(owners, status)                                                                  \
     "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"agent-x7k2p\","             \
@@ -98,6 +113,11 @@
         OP_STR("add", COND(i) "/lastTransitionTime", FX_NOW)
 #define FILL(i) OP_STR("add", COND(i) "/message", "controllerrevision: " H)
 #define APPEND(raw) OP_RAW("add", "/status/conditions/-", raw)
+/* AutoPrePull at index i taken over by a node user's request for H */
+#define TAKEN(i)                                                                                   \
+    OP_STR("add", COND(i) "/status", "False") "," OP_STR("add", COND(i) "/reason", "NodeUserRequest") \
+        "," OP_STR("add", COND(i) "/message", "controllerrevision: " H) ","                        \
+        OP_STR("add", COND(i) "/lastTransitionTime", FX_NOW)
 #define PATCH(...) "[" __VA_ARGS__ "]"
 
 #define NODE "system:node:node-1", "[\"system:nodes\",\"system:authenticated\"]"
@@ -116,6 +136,8 @@
 #define FILLED ADMIT_MUT_FILL_MESSAGE
 #define NU_BACK ADMIT_MUT_RESTORE_NEED_UPGRADE
 #define IR_BACK ADMIT_MUT_RESTORE_IMAGE_READY
+#define AP_BACK ADMIT_MUT_RESTORE_AUTO_PREPULL
+#define AP_TAKEN ADMIT_MUT_AUTO_PREPULL_TAKEN
 
 typedef struct mutation_row {
     const char *name;
@@ -280,6 +302,63 @@ static const mutation_row rows[] = {
     {"system:masters' request, PodNeedUpgrade dropped: no message to copy", MASTER, POD(C_NU),
      POD(C_IR_BARE), PATCH(STAMP(0)), STAMPED, "stamp-reason"},
 
+    /* ---- AutoPrePull (issue 22): the controller's, kept as stored; a node
+     * user's request takes it over (False, NodeUserRequest, for H) ---- */
+    {"AutoPrePull dropped by YurtHub's merge: appended", NODE, POD(C_READY "," C_NU "," C_AP),
+     POD(C_NOT_READY "," C_NU), PATCH(APPEND(C_AP)), AP_BACK, "restore-auto-prepull"},
+    {"AutoPrePull set False by a node: replaced", NODE, POD(C_NU "," C_AP),
+     POD(C_NU "," C_AP_OUT), PATCH(OP_RAW("replace", COND(1), C_AP)), AP_BACK,
+     "restore-auto-prepull"},
+    {"AutoPrePull opt-out turned True by a user: replaced", ALICE, POD(C_NU "," C_AP_OUT),
+     POD(C_AP "," C_NU), PATCH(OP_RAW("replace", COND(0), C_AP_OUT)), AP_BACK,
+     "restore-auto-prepull"},
+    {"all three dropped: appended in order", NODE, POD(C_NU "," C_IR_OK "," C_AP), POD(C_READY),
+     PATCH(APPEND(C_NU) "," APPEND(C_IR_OK) "," APPEND(C_AP)), NU_BACK | IR_BACK | AP_BACK,
+     "restore-need-upgrade,restore-image-ready,restore-auto-prepull"},
+    {"AutoPrePull in a status without conditions: the whole array", NODE, POD(C_NU "," C_AP),
+     POD_WITH(",\"status\":{\"phase\":\"Running\"}"),
+     PATCH(OP_RAW("add", "/status/conditions", "[" C_NU "," C_AP "]")), NU_BACK | AP_BACK,
+     "restore-need-upgrade,restore-auto-prepull"},
+    {"AutoPrePull added by a node: nothing to restore (validation refuses)", NODE, POD(C_NU),
+     POD(C_NU "," C_AP), NULL, 0, ""},
+    {"request on an auto-marked pod: AutoPrePull taken", NODE, POD(C_INIT "," C_NU "," C_AP),
+     POD(C_INIT "," C_NU "," C_AP "," C_IR_ASK), PATCH(STAMP(3) "," TAKEN(2)), STAMPED | AP_TAKEN,
+     "stamp-reason,auto-prepull-taken"},
+    {"kubectl's complete request on an auto-marked pod: only taken", NODE, POD(C_NU "," C_AP),
+     POD(C_NU "," C_AP "," C_IR_WAIT), PATCH(TAKEN(1)), AP_TAKEN, "auto-prepull-taken"},
+    {"YurtHub's request dropping AutoPrePull: restored, then taken", NODE,
+     POD(C_INIT "," C_READY "," C_NU "," C_AP), POD(C_IR_ASK "," C_NU "," C_READY "," C_INIT),
+     PATCH(STAMP(0) "," APPEND(C_AP) "," TAKEN(4)), STAMPED | AP_TAKEN,
+     "stamp-reason,auto-prepull-taken"},
+    {"request carrying a stale AutoPrePull: replaced, then taken", NODE, POD(C_NU "," C_AP),
+     POD(C_NU "," C_AP_STALE "," C_IR_ASK),
+     PATCH(STAMP(2) "," OP_RAW("replace", COND(1), C_AP) "," TAKEN(1)), STAMPED | AP_TAKEN,
+     "stamp-reason,auto-prepull-taken"},
+    /* the stored request time is kept: the running Job goes on, now the
+     * node user's */
+    {"request during the automatic pull of H: taken (served first)", NODE,
+     POD(C_NU "," C_AP "," C_IR_WAIT), POD(C_NU "," C_AP "," C_IR_ASK),
+     PATCH(OP_STR("add", COND(2) "/reason", "WaitPullImage") ","
+           OP_STR("add", COND(2) "/lastTransitionTime", "2026-11-21T21:02:00Z") "," TAKEN(1)),
+     STAMPED | KEPT | AP_TAKEN, "stamp-reason,keep-request-time,auto-prepull-taken"},
+    {"request on an opted-out pod: AutoPrePull as it is", NODE, POD(C_NU "," C_AP_OUT),
+     POD(C_NU "," C_AP_OUT "," C_IR_ASK), PATCH(STAMP(2)), STAMPED, "stamp-reason"},
+    {"routine write during an automatic pull", NODE, POD(C_NU "," C_AP "," C_IR_WAIT),
+     POD(C_NOT_READY "," C_NU "," C_AP "," C_IR_WAIT), NULL, 0, ""},
+    {"controller writes the mark with PodNeedUpgrade: its word", CONTROLLER, POD(C_READY),
+     POD(C_READY "," C_NU "," C_AP), NULL, 0, ""},
+    {"controller drops AutoPrePull: its word", CONTROLLER, POD(C_NU "," C_AP), POD(C_NU), NULL, 0,
+     ""},
+    {"co-writer drops AutoPrePull: not restored (refused)", CO_WRITER, POD(C_NU "," C_AP),
+     POD(C_NU), NULL, 0, ""},
+    {"system:masters drops AutoPrePull: not restored", MASTER, POD(C_NU "," C_AP), POD(C_NU),
+     NULL, 0, ""},
+    {"system:masters' request on an auto-marked pod: taken", MASTER, POD(C_NU "," C_AP),
+     POD(C_NU "," C_AP "," C_IR_BARE), PATCH(STAMP(2) "," FILL(2) "," TAKEN(1)),
+     STAMPED | FILLED | AP_TAKEN, "stamp-reason,fill-message,auto-prepull-taken"},
+    {"system:masters' request writing AutoPrePull itself: its word", MASTER, POD(C_NU "," C_AP),
+     POD(C_NU "," C_AP_OUT "," C_IR_WAIT), NULL, 0, ""},
+
     /* ---- routine writes ---- */
     {"kubelet's routine write", NODE, POD(C_INIT "," C_READY "," C_NU "," C_IR_WAIT),
      POD(C_INIT "," C_NOT_READY "," C_NU "," C_IR_WAIT), NULL, 0, ""},
@@ -315,7 +394,8 @@ static void test_mutation_table(void **state)
          * kubectl printed "patched (no change)" and nothing else) */
         fx_response resp;
         fx_parse_response(&a, out.body, out.body_len, &resp);
-        size_t want_n = (row->mutations & NU_BACK ? 1u : 0u) + (row->mutations & IR_BACK ? 1u : 0u);
+        size_t want_n = (row->mutations & NU_BACK ? 1u : 0u) + (row->mutations & IR_BACK ? 1u : 0u) +
+                        (row->mutations & AP_BACK ? 1u : 0u) + (row->mutations & AP_TAKEN ? 1u : 0u);
         FX_CHECK(row->name, resp.n_warnings == want_n, "%zu warnings, want %zu", resp.n_warnings,
                  want_n);
         size_t w = 0;
@@ -330,11 +410,32 @@ static void test_mutation_table(void **state)
                      resp.warnings[w], want);
             w++;
         }
-        if (row->mutations & IR_BACK)
+        if (row->mutations & IR_BACK) {
             FX_CHECK(row->name,
                      strcmp(resp.warnings[w],
                             "ota-prepull: kept PodImageReady of pod edge/agent-x7k2p as stored: this "
                             "write dropped it, and only the controller may remove it") == 0,
+                     "warning %s", resp.warnings[w]);
+            w++;
+        }
+        if (row->mutations & AP_BACK) {
+            int dropped = strstr(row->new_pod, "AutoPrePull") == NULL;
+            char want[200];
+            snprintf(want, sizeof(want),
+                     "ota-prepull: kept ota-prepull.openyurt.io/AutoPrePull of pod "
+                     "edge/agent-x7k2p as stored: this write %s it, and only the controller may "
+                     "change it",
+                     dropped ? "dropped" : "changed");
+            FX_CHECK(row->name, strcmp(resp.warnings[w], want) == 0, "warning\n  got  %s\n  want %s",
+                     resp.warnings[w], want);
+            w++;
+        }
+        if (row->mutations & AP_TAKEN)
+            FX_CHECK(row->name,
+                     strcmp(resp.warnings[w],
+                            "ota-prepull: ota-prepull.openyurt.io/AutoPrePull of pod "
+                            "edge/agent-x7k2p set False, reason NodeUserRequest: this pre-pull is "
+                            "the node user's request now, served before automatic ones") == 0,
                      "warning %s", resp.warnings[w]);
         arena_free(&a);
     }
@@ -525,7 +626,7 @@ static void test_mutation_names(void **state)
     assert_string_equal(admit_mutation_names(~0u, &a),
                         "ondelete,stamp-reason,fill-message,restore-need-upgrade,"
                         "restore-image-ready,keep-request-time,request-time-after-stored,"
-                        "imagepulljob-defaults");
+                        "restore-auto-prepull,auto-prepull-taken,imagepulljob-defaults");
     assert_string_equal(admit_result_name(ADMIT_ALLOWED), "allowed");
     assert_string_equal(admit_result_name(ADMIT_PATCHED), "patched");
     assert_string_equal(admit_result_name(ADMIT_DENIED), "denied");

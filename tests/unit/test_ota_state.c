@@ -97,7 +97,59 @@ enum shape {
     /* Issue 19: the stored pod has no ownerReferences (its DaemonSet was
      * deleted with --cascade=orphan); otherwise as KUBECTL. */
     ORPHANED,
+    /* Issue 22: AutoPrePull, as (stored, written); otherwise as KUBECTL. */
+    AP_KEPT,        /* True for H on both: the DaemonSet opted in for H */
+    AP_KEPT_OLD,    /* True for an older revision on both */
+    AP_KEPT_OUT,    /* False/OptedOut on both */
+    AP_KEPT_TAKEN,  /* False/NodeUserRequest on both: a node user's pull */
+    AP_MARK,        /* none stored, True for H written */
+    AP_OPT_OUT,     /* True stored, False/OptedOut written */
+    AP_DROP,        /* True stored, none written */
+    AP_TAKE,        /* True stored, False/NodeUserRequest for H written */
+    AP_TAKE_OLD,    /* True stored, False/NodeUserRequest for an older revision */
+    AP_TAKE_OUT,    /* False/OptedOut stored, False/NodeUserRequest written */
+    AP_FORGE_RETIMED, /* True stored, True with another reason written */
+    AP_ADD_DUP,     /* True stored, a second True appended */
 };
+
+#define AP_TRUE(h) {"True", OTA_REASON_AUTO_OPTED_IN, REV(h), NULL}
+#define AP_OUT {"False", OTA_REASON_AUTO_OPTED_OUT, REV(H2), NULL}
+#define AP_USER(h) {"False", OTA_REASON_AUTO_NODE_USER, REV(h), NULL}
+
+/* The AutoPrePull of one side of a row (status NULL: none). */
+static fx_cond ap_of(enum shape shape, int is_new)
+{
+    const fx_cond none = ABSENT, t = AP_TRUE(H2), old = AP_TRUE(H1), out = AP_OUT,
+                  user = AP_USER(H2), user_old = AP_USER(H1),
+                  other = {"True", "Forged", REV(H2), NULL};
+    switch (shape) {
+    case AP_KEPT:
+    case AP_ADD_DUP:
+        return t;
+    case AP_KEPT_OLD:
+        return old;
+    case AP_KEPT_OUT:
+        return out;
+    case AP_KEPT_TAKEN:
+        return user;
+    case AP_MARK:
+        return is_new ? t : none;
+    case AP_OPT_OUT:
+        return is_new ? out : t;
+    case AP_DROP:
+        return is_new ? none : t;
+    case AP_TAKE:
+        return is_new ? user : t;
+    case AP_TAKE_OLD:
+        return is_new ? user_old : t;
+    case AP_TAKE_OUT:
+        return is_new ? user : out;
+    case AP_FORGE_RETIMED:
+        return is_new ? other : t;
+    default:
+        return none;
+    }
+}
 
 typedef struct transition_row {
     const char *name;
@@ -127,6 +179,8 @@ typedef struct transition_row {
 #define R_CW_REV "co-writer-same-revision"
 #define R_CW_ONLY "co-writer-need-upgrade-only"
 #define R_ORPHAN "pull-needs-daemonset"
+#define R_AP_OWNED "auto-prepull-owned-by-controller"
+#define R_AP_OPT_IN "auto-prepull-needs-opt-in"
 
 static const transition_row transitions[] = {
     /* ---- duplicate OTA entries (DECISIONS, "Duplicate condition types") ---- */
@@ -400,6 +454,70 @@ static const transition_row transitions[] = {
     /* duplicates: as for node users */
     ROW(CO_WRITER, PULLING, PULLING, ADD_DUP_NU, PULLING, PULLING, DENY(R_DUP)),
     ROW(CO_WRITER, PULLING, PULLING, KEPT_DUP_IR, PULLING, PULLING, OK),
+
+    /* ---- AutoPrePull (issue 22; DECISIONS "How the webhook knows a
+     * DaemonSet opted in") ---- */
+    /* (2) the controller starts a pull only for the revision the stored
+     * AutoPrePull True names */
+    ROW(CTRL, PENDING, PULLING, AP_KEPT, PENDING_UPGRADE, PULLING, OK),
+    ROW(CTRL, PENDING_STALE_READY, PULLING, AP_KEPT, PENDING_UPGRADE, PULLING, OK),
+    ROW(CTRL, FAILED, PULLING, AP_KEPT, FAILED, PULLING, OK),
+    ROW(CTRL, PENDING, PULLING_ASKED, AP_KEPT, PENDING_UPGRADE, PULLING, OK),
+    ROW(CTRL, PENDING_STALE_PULL, PULLING, AP_KEPT, PENDING_UPGRADE, PULLING, OK),
+    ROW(CTRL, PENDING, PULLING, AP_KEPT_OLD, PENDING_UPGRADE, PULLING, DENY(R_AP_OPT_IN)),
+    ROW(CTRL, PENDING, PULLING, AP_KEPT_OUT, PENDING_UPGRADE, PULLING, DENY(R_AP_OPT_IN)),
+    ROW(CTRL, PENDING, PULLING, AP_KEPT_TAKEN, PENDING_UPGRADE, PULLING, DENY(R_AP_OPT_IN)),
+    ROW(CTRL, PENDING, PULLING, AP_OPT_OUT, PENDING_UPGRADE, PULLING, OK), /* stored True */
+    ROW(CTRL, PENDING, PULLING_NEXT, AP_KEPT, PENDING_UPGRADE, PULLING, DENY(R_AP_OPT_IN)),
+    ROW(CTRL, PULLING, PULLING_NEXT, AP_KEPT, PULLING, PULLING, DENY(R_AP_OPT_IN)),
+    /* the mark and the pull in one write: the evidence must be stored */
+    ROW(CTRL, PENDING, PULLING, AP_MARK, PENDING_UPGRADE, PULLING, DENY(R_BY_NODES)),
+    ROW(CTRL, CURRENT, PULLING, AP_MARK, CURRENT, PULLING, DENY(R_BY_NODES)),
+    /* the controller's own writes of AutoPrePull and of outcomes */
+    ROW(CTRL, CURRENT, PENDING, AP_MARK, CURRENT, PENDING_UPGRADE, OK),
+    ROW(CTRL, READY, NEXT, AP_MARK, READY, PENDING_UPGRADE, OK),
+    ROW(CTRL, PENDING, PENDING, AP_OPT_OUT, PENDING_UPGRADE, PENDING_UPGRADE, OK),
+    ROW(CTRL, PENDING, PENDING, AP_DROP, PENDING_UPGRADE, PENDING_UPGRADE, OK),
+    ROW(CTRL, PULLING, READY, AP_KEPT, PULLING, READY, OK),
+    ROW(CTRL, PULLING, FAILED, AP_KEPT, PULLING, FAILED, OK),
+    ROW(CTRL, PULLING, READY, AP_OPT_OUT, PULLING, READY, OK),
+    /* (1) nobody else adds, changes or removes it */
+    ROW(NODE_SELF, PENDING, PENDING, AP_MARK, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PENDING, PULLING, AP_MARK, PENDING_UPGRADE, PULLING, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PENDING, PENDING, AP_OPT_OUT, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PENDING, PENDING, AP_DROP, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PENDING, PENDING, AP_FORGE_RETIMED, PENDING_UPGRADE, PENDING_UPGRADE,
+        DENY(R_AP_OWNED)),
+    ROW(USER, PENDING, PENDING, AP_MARK, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PULLING, PULLING, AP_ADD_DUP, PULLING, PULLING, DENY(R_DUP)),
+    ROW(CO_WRITER, PENDING, PENDING, AP_DROP, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(CO_WRITER, PENDING, PENDING, AP_MARK, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(CO_WRITER, PENDING, PENDING, AP_KEPT, PENDING_UPGRADE, PENDING_UPGRADE, OK),
+    ROW(MASTER, PENDING, PENDING, AP_MARK, PENDING_UPGRADE, PENDING_UPGRADE, OK),
+    ROW(MASTER, PENDING, PULLING, AP_DROP, PENDING_UPGRADE, PULLING, OK),
+    /* (3) a node user's request takes it over: False, NodeUserRequest, for
+     * the revision asked, and only with a request */
+    ROW(NODE_SELF, PENDING, PULLING, AP_TAKE, PENDING_UPGRADE, PULLING, OK),
+    ROW(NODE_SELF, PENDING, PULLING_ASKED, AP_TAKE, PENDING_UPGRADE, PULLING, OK),
+    ROW(NODE_SELF, FAILED, PULLING, AP_TAKE, FAILED, PULLING, OK),
+    ROW(NODE_SELF, PULLING, PULLING, AP_TAKE, PULLING, PULLING, OK),
+    ROW(USER, READY, PULLING, AP_TAKE, READY, PULLING, OK),
+    ROW(NODE_SELF, PENDING, PENDING, AP_TAKE, PENDING_UPGRADE, PENDING_UPGRADE, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PULLING, READY, AP_TAKE, PULLING, READY, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PENDING, PULLING, AP_TAKE_OLD, PENDING_UPGRADE, PULLING, DENY(R_AP_OWNED)),
+    ROW(NODE_SELF, PENDING, PULLING, AP_TAKE_OUT, PENDING_UPGRADE, PULLING, DENY(R_AP_OWNED)),
+    ROW(NODE_OTHER, PENDING, PULLING, AP_TAKE, PENDING_UPGRADE, PULLING, DENY(R_NODE)),
+    ROW(CO_WRITER, PENDING, PULLING, AP_TAKE, PENDING_UPGRADE, PULLING, DENY(R_AP_OWNED)),
+    /* the request's own rules still apply */
+    ROW(NODE_SELF, PENDING, ASKS_OLD, AP_TAKE_OLD, PENDING_UPGRADE, PENDING_UPGRADE,
+        DENY(R_WRONG_REV)),
+    /* (4) node users keep every right: a request with AutoPrePull as
+     * stored (the mutating webhook not run, or an opted-out pod) */
+    ROW(NODE_SELF, PENDING, PULLING, AP_KEPT, PENDING_UPGRADE, PULLING, OK),
+    ROW(NODE_SELF, PENDING, PULLING, AP_KEPT_OUT, PENDING_UPGRADE, PULLING, OK),
+    ROW(NODE_SELF, FAILED, PULLING, AP_KEPT_TAKEN, FAILED, PULLING, OK),
+    ROW(NODE_SELF, PULLING, PULLING, AP_KEPT, PULLING, PULLING, OK),
+    ROW(NODE_SELF, PULLING, READY, AP_KEPT, PULLING, READY, DENY(R_RESULT)),
 };
 
 /* Words every denial of a rule carries, besides pod, rule and state. */
@@ -424,6 +542,10 @@ static const struct {
                 "OpenYurt cluster\")"},
     {R_ORPHAN, "pod " POD_REF " has no DaemonSet owner (no controller ownerReference of kind "
                "DaemonSet"},
+    {R_AP_OWNED, " may not change " OTA_COND_AUTO_PREPULL " of pod " POD_REF " ("},
+    {R_AP_OPT_IN, "the controller may start an automatic pre-pull of pod " POD_REF " only for "
+                  "the revision its " OTA_COND_AUTO_PREPULL " True names; " OTA_COND_AUTO_PREPULL
+                  " is status "},
 };
 
 /* The conditions array of one side of a row. */
@@ -473,6 +595,16 @@ static char *conditions_json(arena *a, const fx_cond *nu, const fx_cond *ir, enu
                          ir_json != NULL ? ir_json : "");
     }
     assert_non_null(s);
+    fx_cond ap = ap_of(shape, is_new);
+    if (ap.status != NULL) {
+        /* after the others, as the controller's merge patch appends it */
+        const char *ap_json = fx_cond_json(a, OTA_COND_AUTO_PREPULL, &ap);
+        if (is_new && shape == AP_ADD_DUP)
+            ap_json = arena_printf(a, "%s,%s", ap_json, ap_json);
+        s[strlen(s) - 1] = '\0';
+        s = arena_printf(a, "%s,%s]", s, ap_json);
+        assert_non_null(s);
+    }
     return s;
 }
 
@@ -518,7 +650,9 @@ static void check_row(const transition_row *row, const char *name)
     FX_CHECK(name, who.kind == whos[row->who].kind, "requester kind %d", who.kind);
     /* "Changed" is a difference in status, reason or message, whatever the
      * timestamps and the rest of the array do. */
-    int want_changed = !same_spec(&row->old_nu, &row->new_nu) || !same_spec(&row->old_ir, &row->new_ir);
+    fx_cond old_ap = ap_of(row->shape, 0), new_ap = ap_of(row->shape, 1);
+    int want_changed = !same_spec(&row->old_nu, &row->new_nu) ||
+                       !same_spec(&row->old_ir, &row->new_ir) || !same_spec(&old_ap, &new_ap);
     FX_CHECK(name, ota_state_conditions_changed(&old_pod, &new_pod) == want_changed,
              "conditions_changed != %d", want_changed);
     ota_verdict v = ota_state_check_update(&old_pod, &new_pod, &who, POD_REF, &a);

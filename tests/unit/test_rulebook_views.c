@@ -57,6 +57,17 @@ static const struct {
      "\"message\":\"" REV "\"},{\"type\":\"PodImageReady\",\"status\":\"True\","
      "\"reason\":\"PullImageSuccess\",\"message\":\"" REV "\"}]",
      OTA_STATE_PULLING},
+    /* AutoPrePull (issue 22): both read it, the first of its type */
+    {"auto-marked",
+     "[" NU_TRUE ",{\"type\":\"" OTA_COND_AUTO_PREPULL "\",\"status\":\"True\","
+     "\"reason\":\"DaemonSetOptedIn\",\"message\":\"" REV "\"},{\"type\":\""
+     OTA_COND_AUTO_PREPULL "\",\"status\":\"False\",\"reason\":\"OptedOut\"}]",
+     OTA_STATE_PENDING_UPGRADE},
+    {"taken by a node user",
+     "[{\"type\":\"" OTA_COND_AUTO_PREPULL "\",\"status\":\"False\",\"reason\":\"NodeUserRequest\","
+     "\"message\":\"" REV "\"}," NU_TRUE ",{\"type\":\"PodImageReady\",\"status\":\"False\","
+     "\"reason\":\"WaitPullImage\",\"message\":\"" REV "\"}]",
+     OTA_STATE_PULLING},
 };
 
 /* The pod of review_fixture.h, with the uid a cached object always has. */
@@ -103,6 +114,14 @@ static void test_same_answer_both_ways(void **state)
                  "the pull-request test disagrees");
         FX_CHECK(rows[i].name, !ota_state_conditions_changed(&from_review, &from_cache),
                  "the two views of one pod differ");
+        int marked = rows[i].conditions != NULL &&
+                     strstr(rows[i].conditions, OTA_COND_AUTO_PREPULL) != NULL;
+        FX_CHECK(rows[i].name, from_cache.auto_prepull.present == marked,
+                 "AutoPrePull read %d, want %d", from_cache.auto_prepull.present, marked);
+        FX_CHECK(rows[i].name,
+                 ota_state_auto_prepull_allows(&from_review.auto_prepull, sv_from(REV)) ==
+                     ota_state_auto_prepull_allows(&from_cache.auto_prepull, sv_from(REV)),
+                 "the opt-in test disagrees");
         FX_CHECK(rows[i].name, sv_same(from_review.node_name, from_cache.node_name) &&
                                    sv_eq(from_cache.node_name, "node-1"),
                  "node names differ");
