@@ -91,6 +91,13 @@ sv cli_pod_target(const cli_pod *p)
     return own != NULL && own[0] != '\0' ? sv_from(own) : SV_NULL;
 }
 
+int cli_pod_auto(const cli_pod *p)
+{
+    ota_pod view = kobj_pod_view(p->k);
+    return ota_state_of_pod(&view) != OTA_STATE_CURRENT &&
+           ota_state_auto_prepull_allows(&view.auto_prepull, view.need_upgrade.message);
+}
+
 const char *cli_pod_state_since(const cli_pod *p)
 {
     const kobj_pod *k = &p->k->u.pod;
@@ -248,12 +255,15 @@ int cli_row_of(const cli_pod *p, const char *ds_name, const char *ds_uid,
     images_cell(&images, p, target, ds_uid, d);
     char target_buf[CLI_NAME_MAX + 1];
     snprintf(target_buf, sizeof(target_buf), "%.*s", SV_ARG(target));
+    char state[32];
+    snprintf(state, sizeof(state), "%s%s", ota_state_name(cli_pod_state(p)),
+             cli_pod_auto(p) ? CLI_AUTO_MARK : "");
     const char *raw[CLI_N_COLS] = {
         [CLI_COL_NAMESPACE] = k->meta.namespace,
         [CLI_COL_POD] = k->meta.name,
         [CLI_COL_NODE] = k->u.pod.node_name != NULL ? k->u.pod.node_name : "<none>",
         [CLI_COL_DAEMONSET] = ds_name,
-        [CLI_COL_STATE] = ota_state_name(cli_pod_state(p)),
+        [CLI_COL_STATE] = state,
         [CLI_COL_TARGET] = sv_present(target) ? target_buf : CLI_IMAGES_UNKNOWN,
         [CLI_COL_IMAGES] = images.data,
         [CLI_COL_AGE] = age,

@@ -57,6 +57,15 @@ ota_state cli_pod_state(const cli_pod *p);
  * controller-revision-hash label).  Absent when neither is known. */
 sv cli_pod_target(const cli_pod *p);
 
+/* The pod's pre-pull of its target revision is an automatic one (issue
+ * 22): AutoPrePull is True and names the revision PodNeedUpgrade names (its
+ * DaemonSet opted in, and no node user took the pull over: that turns it
+ * False, NodeUserRequest).  Pending, Pulling, Ready or Failed alike: the
+ * pull is (or was) the controller's own.  `kubectl ota list` marks the
+ * STATE cell with CLI_AUTO_MARK. */
+int cli_pod_auto(const cli_pod *p);
+#define CLI_AUTO_MARK " (auto)"
+
 /* When the pod entered its state, as the condition that decides it says
  * (RFC 3339): PodImageReady's lastTransitionTime for Pulling, Ready and
  * Failed; PodNeedUpgrade's for PendingUpgrade and Current; the pod's

@@ -533,9 +533,76 @@ static void test_ota_verdict(void **state)
     cli_pod_free(plain);
 }
 
+/* Issue 22: a pull that is the DaemonSet's automatic one is marked
+ * "(auto)" in list's STATE, read from AutoPrePull: True for the revision
+ * PodNeedUpgrade names.  A node user's takeover, an opt-out, a mark for
+ * another revision, or a pod with nothing to pull is not marked. */
+#define AP(st, reason, h)                                                                          \
+    "{\"type\":\"ota-prepull.openyurt.io/AutoPrePull\",\"status\":\"" st "\",\"reason\":\"" reason \
+    "\",\"message\":\"controllerrevision: " h "\"}"
+static void test_auto_marker(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *conditions;
+        int is_auto;
+        const char *cell;
+    } rows[] = {
+        {"marked, pending", NU_TRUE("new2", "2026-11-21T20:02:00Z") "," AP("True", "DaemonSetOptedIn", "new2"),
+         1, "PendingUpgrade (auto)"},
+        {"marked, pulling",
+         AP("True", "DaemonSetOptedIn", "new2") "," NU_TRUE("new2", "2026-11-21T20:02:00Z") ","
+             IR("False", "WaitPullImage", "controllerrevision: new2", "2026-11-21T20:03:00Z"),
+         1, "Pulling (auto)"},
+        {"marked, ready",
+         NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("True", "PullImageSuccess",
+                                                        "controllerrevision: new2",
+                                                        "2026-11-21T20:04:00Z") ","
+             AP("True", "DaemonSetOptedIn", "new2"),
+         1, "Ready (auto)"},
+        {"marked, failed",
+         NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("False", "PullImageFail",
+                                                        "pull image job j failed: ErrImagePull",
+                                                        "2026-11-21T20:05:00Z") ","
+             AP("True", "DaemonSetOptedIn", "new2"),
+         1, "Failed (auto)"},
+        {"taken over by a node user",
+         NU_TRUE("new2", "2026-11-21T20:02:00Z") "," IR("False", "WaitPullImage",
+                                                        "controllerrevision: new2",
+                                                        "2026-11-21T20:03:00Z") ","
+             AP("False", "NodeUserRequest", "new2"),
+         0, "Pulling"},
+        {"opted out", NU_TRUE("new2", "2026-11-21T20:02:00Z") "," AP("False", "OptedOut", "new2"), 0,
+         "PendingUpgrade"},
+        {"marked for an older revision",
+         NU_TRUE("new2", "2026-11-21T20:02:00Z") "," AP("True", "DaemonSetOptedIn", "old1"), 0,
+         "PendingUpgrade"},
+        {"nothing to pull",
+         "{\"type\":\"PodNeedUpgrade\",\"status\":\"False\",\"message\":\"controllerrevision: "
+         "new2\"}," AP("True", "DaemonSetOptedIn", "new2"),
+         0, "Current"},
+        {"no AutoPrePull", NU_TRUE("new2", "2026-11-21T20:02:00Z"), 0, "PendingUpgrade"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        yajl_val t = pod_tree(rows[i].conditions);
+        cli_pod *p = cli_pod_decode(t);
+        yajl_tree_free(t);
+        ROW_CHECK(rows[i].name, p != NULL, "decode");
+        ROW_CHECK(rows[i].name, cli_pod_auto(p) == rows[i].is_auto, "auto %d", cli_pod_auto(p));
+        char *cells[CLI_N_COLS];
+        cli_list_data none = {NULL, 0, 0, NULL, 0};
+        ROW_CHECK(rows[i].name, cli_row_of(p, "agent", "ds-1", &none, 1795291200, cells) == 0, "row");
+        ROW_CHECK(rows[i].name, strcmp(cells[CLI_COL_STATE], rows[i].cell) == 0, "STATE \"%s\"",
+                  cells[CLI_COL_STATE]);
+        cli_row_free(cells);
+        cli_pod_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auto_marker),
         cmocka_unit_test(test_states_and_verdicts),
         cmocka_unit_test(test_failure_refusal),
         cmocka_unit_test(test_row),
