@@ -22,6 +22,7 @@ import urllib.parse
 from harness import MISSING, PRELOADED, REG, ApiError, wait_until
 from webhook_flow import NEED, READY, WebhookBase, cond, state_of
 
+AUTO = "ota-prepull.openyurt.io/AutoPrePull"
 SLOW = [REG + "/e2e/yurthub-%d:1.0" % i for i in range(1, 4)]  # 300 MB: 30 simulated seconds
 SLOWER = REG + "/e2e/yurthub-slower:1.0"  # 3 GB: 300 simulated seconds, 10 s
 PREFIX = "controllerrevision: "
@@ -257,3 +258,56 @@ class YurtHubCompat(WebhookBase):
         jobs = self.tracker.jobs_of(uid)
         self.assertEqual([j["metadata"]["uid"] for j in jobs], [job["metadata"]["uid"]],
                          "the running pull was replaced: %s" % [j["metadata"]["name"] for j in jobs])
+
+    def test_imagepull_on_an_auto_marked_pod(self):
+        """Issue 22: a pod whose DaemonSet opted in to automatic pre-pull
+        carries AutoPrePull (the controller's; written here as the admin).
+        YurtHub's merge patch rewrites the whole conditions array from its
+        cache, which may predate the mark: a routine write that drops it gets
+        it restored, and YurtHub's imagepull from such a cache is a node
+        user's request as ever, with AutoPrePull turned False/NodeUserRequest
+        in the same write (the pull is the node user's now). The pull is
+        served, YurtHub's readiness check passes, and its upgrade goes."""
+        pods = self.apply_ds("marked", PRELOADED, nodes=["node-2"])
+        h = self.kubectl_set_image("marked", SLOW[2])
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        name = pod["metadata"]["name"]
+        mark = {"type": AUTO, "status": "True", "reason": "DaemonSetOptedIn", "message": PREFIX + h}
+        out = self.status_patch("admin", pod, [mark])
+        self.assertEqual(out.returncode, 0, out.stderr)
+        marked = self.pod(name)
+        self.assertEqual({k: cond(marked, AUTO).get(k) for k in mark}, mark)
+
+        # a routine whole-array write from a cache without the mark, as
+        # YurtHub sends it: the webhook keeps the mark
+        hub = YurtHub(self.sim, "node-2")
+        stale = [hub.go_condition(c) for c in marked["status"]["conditions"] if c["type"] != AUTO]
+        self.sim.call("PATCH", hub.path(self.ns, name) + "/status?fieldManager=yurthub-ota",
+                      {"status": {"conditions": stale}}, who="node-2",
+                      ctype="application/merge-patch+json", retry=False)
+        kept = self.pod(name)
+        self.assertEqual({k: cond(kept, AUTO).get(k) for k in mark}, mark)
+        self.assertEqual(state_of(kept), "PendingUpgrade")
+
+        # imagepull from the same stale cache: the request goes through and
+        # takes the pull over
+        real_get = hub.get
+        hub.get = lambda ns, n: (lambda p: dict(p, status=dict(p["status"], conditions=[
+            c for c in p["status"]["conditions"] if c["type"] != AUTO])))(real_get(ns, n))
+        status, patch = hub.imagepull(self.ns, name)
+        self.assertEqual(status, 200)
+        self.assertNotIn(AUTO, [c["type"] for c in patch["status"]["conditions"]])
+        now = self.pod(name)
+        self.assertEqual(state_of(now), "Pulling")
+        taken = cond(now, AUTO)
+        self.assertEqual((taken["status"], taken.get("reason"), taken.get("message")),
+                         ("False", "NodeUserRequest", PREFIX + h))
+        self.assertTrue(taken.get("lastTransitionTime"), taken)
+        ready = self.wait_state(pod, "Ready", timeout=60)
+        self.assertIsNone(hub.check_image_ready(ready))
+        self.assertEqual(hub.upgrade(self.ns, name), 200)
+        fresh = self.replacement("marked", pod)
+        self.assertEqual(fresh["metadata"]["labels"]["controller-revision-hash"], h)
+        self.assertIn(("Pulled", 'Container image "%s" already present on machine' % SLOW[2]),
+                      self.kubelet_events(fresh))
