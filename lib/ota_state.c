@@ -326,8 +326,7 @@ ota_verdict ota_state_check_update(const ota_pod *old_pod, const ota_pod *new_po
         if (!ap->present)
             return ota_rule_deny(a, OTA_RULE_PULL_REQUESTED_BY_NODE_USERS, state,
                                  "the controller may not request a pre-pull of pod %s; "
-                                 "node users do (or its DaemonSet's automatic pre-pull: "
-                                 "the pod has no " OTA_COND_AUTO_PREPULL ")",
+                                 "node users do",
                                  pod_ref);
         return ota_rule_deny(a, OTA_RULE_AUTO_PREPULL_NEEDS_OPT_IN, state,
                              "the controller may start an automatic pre-pull of pod %s only for "

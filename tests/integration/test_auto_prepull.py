@@ -99,9 +99,8 @@ class TestAutoPrePull(ServerTestCase):
         self.denied(review("ctl-no-ap", "controller", [tt.NU_T],
                            [tt.NU_T, tt.IR_PULL]),
                     "the controller may not request a pre-pull of pod %s; node "
-                    "users do (or its DaemonSet's automatic pre-pull: the pod "
-                    "has no %s); rule: pull-requested-by-node-users, state: "
-                    "PendingUpgrade" % (POD_REF, AP))
+                    "users do; rule: pull-requested-by-node-users, state: "
+                    "PendingUpgrade" % POD_REF)
         self.denied(review("ctl-ap-out", "controller", [tt.NU_T, AP_OUT],
                            [tt.NU_T, AP_OUT, tt.IR_PULL]),
                     "the controller may start an automatic pre-pull of pod %s "
@@ -121,9 +120,8 @@ class TestAutoPrePull(ServerTestCase):
         self.denied(review("ctl-mark-and-pull", "controller", [tt.NU_T],
                            [tt.NU_T, AP_T, tt.IR_PULL]),
                     "the controller may not request a pre-pull of pod %s; node "
-                    "users do (or its DaemonSet's automatic pre-pull: the pod "
-                    "has no %s); rule: pull-requested-by-node-users, state: "
-                    "PendingUpgrade" % (POD_REF, AP))
+                    "users do; rule: pull-requested-by-node-users, state: "
+                    "PendingUpgrade" % POD_REF)
 
     def test_controller_pull_with_evidence_allowed(self):
         # the mark, written with PodNeedUpgrade ...
