@@ -94,6 +94,14 @@
 #define IC_FAIL_NODE_NOT_READY "NodeNotReady"
 /* A pull past its deadline with no words of the kubelet's. */
 #define IC_FAIL_DEADLINE_REASON "ImagePullDeadlineExceeded"
+/* An image no Job can carry (the apiserver would refuse the pod: "", null,
+ * surrounding whitespace; for a purge, any reference that does not parse):
+ * its items fail at once with this reason and the parser's words. */
+#define IC_FAIL_INVALID_REASON "InvalidImageName"
+/* The most images one Job carries (PREPULL_JOB_MAX_IMAGES and
+ * PURGE_JOB_MAX_IMAGES, one container each): a node's images beyond it are
+ * split into parts, one Job each. */
+#define IC_JOB_MAX_IMAGES 64
 /* A purge container that failed without words. */
 #define IC_FAIL_DELETE_REASON "ImageDeleteFailed"
 #define IC_FAIL_DELETE_MESSAGE "crictl rmi failed and left no message"
@@ -329,14 +337,24 @@ typedef struct ic_status {
  * action's stays); else the whole status of a PUT. */
 void ic_write_status(json_writer *w, const ic_status *s, int merge);
 
-/* The Job a node gets for one op of the action. */
+/* A Job a node gets for one op of the action: the node's images of that op
+ * (valid ones; for a purge one spelling per normalised reference) in
+ * parts of IC_JOB_MAX_IMAGES, in order; part k holds the k-th such run,
+ * whatever was already present when it was made. */
 typedef struct ic_unit {
     const char *node;
     ic_op op;
+    size_t part;
     const char *const *images; /* the images of its containers, in order */
     size_t n_images;
-    const char *identity; /* the action's identity for op: the Job name's input */
+    const char *identity; /* the action's identity for op and part: the Job name's input and
+                           * its OTA_ANN_JOB_SPEC_HASH value */
 } ic_unit;
+
+/* A unit's identity is "<pull|purge>/<reason>/<startTime>/<hash>" (base)
+ * for part 0, base + "/<part>" for a part above 0.  The part a Job's
+ * identity id names under base, or -1 when id is not one of base's. */
+long ic_identity_part(const char *base, const char *id);
 
 typedef struct ic_input {
     const ic_spec *spec;      /* .spec, ic_decode'd */
@@ -363,7 +381,7 @@ typedef struct ic_plan {
     char spec_hash[17]; /* the spec as it is now */
     ic_item *items;     /* every (image, node, op) of the action, node by node */
     size_t n_items;
-    ic_unit *units;     /* Jobs wanted: (node, op) with items and none seen */
+    ic_unit *units;     /* Jobs wanted: (node, op, part) with items and none seen */
     size_t n_units;
     ic_status status;
     int write_status;

@@ -819,11 +819,49 @@ static void test_passes(void **state)
          "n3/pull/present:1=pulled",
          NULL, "", IC_STATUS_FAILED, IC_MSG_PULL_FAILED,
          "a:1|host-1|" IC_FAIL_UNKNOWN_REASON "|" IC_FAIL_UNKNOWN_MESSAGE, "Warning"},
-        {"a Job made without an image: that item fails, not stuck", SPEC_AB, IC_REASON_CREATE,
-         EARLIER, 1,
-         "n1/pull/a:1=pulled n2/pull/a:1=pulled n3/pull/a:1=pulled n3/pull/present:1=pulled", NULL,
-         "", IC_STATUS_FAILED, IC_MSG_PULL_FAILED,
-         "present:1|host-2|" IC_FAIL_UNKNOWN_REASON "|" IC_FAIL_UNKNOWN_MESSAGE, "Warning"},
+        {"a Job made without an image: it was present then, though the node no longer lists "
+         "it (the kubelet lists 50): present, not failed",
+         SPEC_AB, IC_REASON_CREATE, EARLIER, 1,
+         "n1/pull/a:1=pulled n2/pull/a:1=pulled n3/pull/a:1=pulled n3/pull/present:1=pulled",
+         "n1/pull/a:1=pulled n1/pull/present:1=present n2/pull/a:1=pulled "
+         "n2/pull/present:1=present n3/pull/a:1=pulled n3/pull/present:1=pulled",
+         "", OK, IC_MSG_PULLED, "", "Normal"},
+        {"a purge Job made without an image: that item fails, not stuck",
+         "{\"cacheSpec\":[{\"images\":[\"a:1\",\"b:1\"],\"nodeSelector\":{\"zone\":\"n\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1,
+         "n1/purge/a:1=deleted n1/purge/b:1=deleted n3/purge/a:1=deleted", NULL, "",
+         IC_STATUS_FAILED, IC_MSG_DELETE_FAILED,
+         "b:1|n3|" IC_FAIL_DELETE_REASON "|" IC_FAIL_DELETE_MESSAGE, "Warning"},
+        {"invalid images fail at once, in no Job: \"\", null, whitespace (pull); the rest run",
+         "{\"cacheSpec\":[{\"images\":[\"\",null,\" a:1\",\"a:1\",\"Bad:1\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_CREATE, EARLIER, 1, NULL,
+         "n2/pull/=failed n2/pull/ a:1=failed n2/pull/a:1=pending n2/pull/Bad:1=pending",
+         "n2/pull:a:1,Bad:1", P, IC_MSG_CREATE, "", NULL},
+        {"invalid images: their failures once the rest are done",
+         "{\"cacheSpec\":[{\"images\":[\"\",\"a:1 \",\"a:1\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_CREATE, EARLIER, 1, "n2/pull/a:1=pulled", NULL, "", IC_STATUS_FAILED,
+         IC_MSG_PULL_FAILED,
+         "|host-2|" IC_FAIL_INVALID_REASON "|invalid image reference: empty;"
+         "a:1 |host-2|" IC_FAIL_INVALID_REASON "|invalid image reference: whitespace at byte 3",
+         "Warning"},
+        {"purge: a reference that does not parse fails at once, the parser's words",
+         "{\"cacheSpec\":[{\"images\":[\"Bad:1\",\"a:1\"],\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1, NULL, "n2/purge/Bad:1=failed n2/purge/a:1=pending",
+         "n2/purge:a:1", P, IC_MSG_PURGE, "", NULL},
+        {"purge: two spellings of one image, one container, its outcome under both",
+         "{\"cacheSpec\":[{\"images\":[\"nginx\",\"a:1\",\"docker.io/library/nginx:latest\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1, NULL,
+         "n2/purge/nginx=pending n2/purge/a:1=pending n2/purge/docker.io/library/nginx:latest=pending",
+         "n2/purge:nginx,a:1", P, IC_MSG_PURGE, "", NULL},
+        {"purge: two spellings, the one container failed: both entries",
+         "{\"cacheSpec\":[{\"images\":[\"nginx\",\"docker.io/library/nginx:latest\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1, "n2/purge/nginx=failed:Error:in_use", NULL, "",
+         IC_STATUS_FAILED, IC_MSG_DELETE_FAILED,
+         "docker.io/library/nginx:latest|host-2|Error|in use;nginx|host-2|Error|in use", "Warning"},
         {"selectors: each node its lists", SPEC_SEL, IC_REASON_CREATE, EARLIER, 1, NULL,
          "n1/pull/a:1=pending n2/pull/b:1=pending n3/pull/a:1=pending", "n1/pull:a:1 n2/pull:b:1 n3/pull:a:1",
          P, IC_MSG_CREATE, "", NULL},
@@ -907,6 +945,67 @@ static void test_unit_identity(void **state)
     processing(&w, IC_REASON_REFRESH, NOW);
     decide(&w);
     assert_string_not_equal(w.plan.units[0].identity, id);
+    arena_free(&w.a);
+}
+
+/* More than IC_JOB_MAX_IMAGES images on a node: parts of 64, a Job each,
+ * each its own identity (so its own Job name); the parts stay put as Jobs
+ * are made and images turn up present. */
+static void test_parts(void **state)
+{
+    (void)state;
+    static const node_def one[] = {{"n1", NULL, "docker.io/library/i70:1", 0}};
+    char spec[8192];
+    size_t len = (size_t)snprintf(spec, sizeof(spec), "{\"cacheSpec\":[{\"images\":[");
+    for (int i = 0; i < 130; i++)
+        len += (size_t)snprintf(spec + len, sizeof(spec) - len, "%s\"i%d:1\"", i > 0 ? "," : "", i);
+    snprintf(spec + len, sizeof(spec) - len, "]}]}");
+    world w;
+    world_init(&w, spec, one, 1);
+    processing(&w, IC_REASON_CREATE, EARLIER);
+    decide(&w);
+    assert_int_equal(w.plan.n_units, 3);
+    const char *base = w.plan.units[0].identity;
+    assert_int_equal(w.plan.units[0].part, 0);
+    assert_int_equal(w.plan.units[0].n_images, 64);
+    assert_string_equal(w.plan.units[0].images[63], "i63:1");
+    assert_int_equal(w.plan.units[1].part, 1);
+    assert_int_equal(w.plan.units[1].n_images, 63); /* i70:1 is present */
+    assert_string_equal(w.plan.units[1].images[0], "i64:1");
+    assert_int_equal(w.plan.units[2].part, 2);
+    assert_int_equal(w.plan.units[2].n_images, 2);
+    assert_string_equal(w.plan.units[2].images[0], "i128:1");
+    assert_string_equal(w.plan.units[1].identity, arena_printf(&w.a, "%s/1", base));
+    assert_string_equal(w.plan.units[2].identity, arena_printf(&w.a, "%s/2", base));
+    assert_int_equal(ic_identity_part(base, base), 0);
+    assert_int_equal(ic_identity_part(base, w.plan.units[2].identity), 2);
+    assert_int_equal(ic_identity_part(base, arena_printf(&w.a, "%s/01", base)), -1);
+    assert_int_equal(ic_identity_part(base, arena_printf(&w.a, "%s/x", base)), -1);
+    assert_int_equal(ic_identity_part(base, arena_printf(&w.a, "%sx", base)), -1);
+    assert_int_equal(ic_identity_part(base, "pull/other"), -1);
+
+    /* part 0's Job made (one row of it seen), i70:1 no longer listed: the
+     * other two parts still wanted, the same ones */
+    w.nodes[0].n_images = 0;
+    w.in.seen = parse_seen("n1/pull/i3:1=running", &w.in.n_seen, &w.a);
+    decide(&w);
+    assert_int_equal(w.plan.n_units, 2);
+    assert_int_equal(w.plan.units[0].part, 1);
+    assert_int_equal(w.plan.units[0].n_images, 64);
+    assert_int_equal(w.plan.units[1].part, 2);
+    assert_string_equal(w.plan.status.status, P);
+
+    /* part 1's Job was made without i70:1 (present then): present now */
+    char seen[8192];
+    len = 0;
+    for (int i = 0; i < 130; i++)
+        if (i != 70)
+            len += (size_t)snprintf(seen + len, sizeof(seen) - len, "%sn1/pull/i%d:1=pulled",
+                                    i > 0 ? " " : "", i);
+    w.in.seen = parse_seen(seen, &w.in.n_seen, &w.a);
+    decide(&w);
+    assert_int_equal(w.plan.n_units, 0);
+    assert_string_equal(w.plan.status.status, OK);
     arena_free(&w.a);
 }
 
@@ -1403,6 +1502,7 @@ int main(void)
         cmocka_unit_test(test_create_start),
         cmocka_unit_test(test_passes),
         cmocka_unit_test(test_unit_identity),
+        cmocka_unit_test(test_parts),
         cmocka_unit_test(test_waiting_node),
         cmocka_unit_test(test_waiting_many),
         cmocka_unit_test(test_purge_disabled),
