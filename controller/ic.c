@@ -498,8 +498,17 @@ ic_item_state ic_container_outcome(const ic_container *c, long long now_epoch,
                                    const char **message)
 {
     *reason = *message = NULL;
-    if (c->op == IC_OP_PULL && (c->started || c->terminated))
+    if (c->op == IC_OP_PULL && ((c->started && !c->terminated) ||
+                                (c->terminated && c->exit_code == 0)))
         return IC_ITEM_PULLED; /* its image was there to run */
+    if (c->op == IC_OP_PULL && c->terminated) {
+        /* ended otherwise (ContainerStatusUnknown, 137: the pod was killed
+         * around it, it may never have run): not proof of the image, and
+         * it will not run again (restartPolicy Never) */
+        *reason = !empty(c->term_reason) ? c->term_reason : IC_FAIL_UNKNOWN_REASON;
+        *message = !empty(c->term_message) ? c->term_message : IC_FAIL_UNKNOWN_MESSAGE;
+        return IC_ITEM_FAILED;
+    }
     if (c->op == IC_OP_PURGE && c->terminated) {
         if (c->exit_code == 0)
             return IC_ITEM_DELETED;

@@ -296,9 +296,9 @@ typedef struct ic_item {
  * rmi-<i>), for ic_container_outcome. */
 typedef struct ic_container {
     ic_op op;
-    int started;        /* running, or terminated: it ran */
-    int terminated;
-    int exit_code;      /* terminated */
+    int started;        /* running, or terminated */
+    int terminated;     /* terminated (started and not terminated: running) */
+    int exit_code;      /* terminated: its exit code (any non-zero will do) */
     const char *term_reason, *term_message; /* terminated: its reason, its message */
     const char *waiting_reason, *waiting_message; /* the pull's words as pullerr_seen keeps them */
     int attempts;       /* pullerr_seen.attempts */
@@ -308,8 +308,10 @@ typedef struct ic_container {
 } ic_container;
 
 /* The item state of one container, its words in *reason and *message
- * (borrowed, or ours; NULL unless FAILED): a pull container that ran
- * pulled its image (whatever its exit); a purge container's exit 0 deleted
+ * (borrowed, or ours; NULL unless FAILED): a pull container running, or
+ * terminated with exit 0, pulled its image; one terminated otherwise
+ * (ContainerStatusUnknown, 137 after the pod was killed: it may never have
+ * run) failed with its words, else kube-fledged's unknown ones; a purge container's exit 0 deleted
  * it, another exit failed with crictl's words; a pull the kubelet will not
  * retry, or the registry refused (pullerr_judge GIVE_UP), fails at once;
  * a pull that began pull_deadline_s or more ago fails with the kubelet's
