@@ -545,6 +545,124 @@ ic_item_state ic_container_outcome(const ic_container *c, long long now_epoch,
     return IC_ITEM_FAILED;
 }
 
+/* s cut to at most max bytes on a UTF-8 boundary, ending in "…". */
+static const char *cut_utf8(const char *s, size_t max, arena *a)
+{
+    static const char ell[] = "\xe2\x80\xa6";
+    size_t len = strlen(s);
+    if (len <= max)
+        return s;
+    size_t k = max - (sizeof(ell) - 1);
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
+        k--; /* s[k] starts a character: keep what is before it */
+    return arena_printf(a, "%.*s%s", (int)k, s, ell);
+}
+
+/* Bytes s takes as a JSON string (at most; quotes included). */
+static size_t json_cost(const char *s)
+{
+    size_t n = 2;
+    for (; *s != '\0'; s++)
+        n += (unsigned char)*s < 0x20 ? 6 : (*s == '"' || *s == '\\') ? 2 : 1;
+    return n;
+}
+
+static size_t entry_cost(const ic_failure *e)
+{
+    return json_cost(e->node) + json_cost(e->reason) + json_cost(e->message) + 40;
+}
+
+static int cmp_cstr(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The most common reason of f[0..n) (ties: the first by bytes), its count
+ * in *count; NULL out of memory. */
+static const char *common_reason(const ic_failure *f, size_t n, arena *a, size_t *count)
+{
+    const char **r = arena_alloc(a, n * sizeof(char *));
+    if (r == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        r[i] = f[i].reason;
+    qsort(r, n, sizeof(*r), cmp_cstr);
+    const char *best = r[0];
+    *count = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && strcmp(r[j], r[i]) == 0)
+            j++;
+        if (j - i > *count) {
+            *count = j - i;
+            best = r[i];
+        }
+        i = j;
+    }
+    return best;
+}
+
+#define FAIL_SUMMARY_MAX 4096 /* an entry of ours: short node, cut reason and message */
+
+size_t ic_failures_bound(ic_failure *f, size_t n, arena *a)
+{
+    size_t out = 0, used = 16, i = 0;
+    for (size_t k = 0; k < n; k++) {
+        if ((f[k].reason = cut_utf8(f[k].reason, IC_FAIL_REASON_MAX, a)) == NULL ||
+            (f[k].message = cut_utf8(f[k].message, IC_FAIL_MESSAGE_MAX, a)) == NULL)
+            return (size_t)-1;
+    }
+    while (i < n) {
+        size_t j = i;
+        while (j < n && same(f[j].image, f[i].image))
+            j++;
+        size_t key = json_cost(f[i].image) + 8;
+        if (used + key + entry_cost(&f[i]) + 2 * FAIL_SUMMARY_MAX > IC_FAIL_BUDGET)
+            break; /* this image and the rest: one entry */
+        used += key;
+        size_t e = i, kept = 0;
+        for (; e < j; e++) {
+            size_t cost = entry_cost(&f[e]);
+            if (kept == IC_FAIL_NODES_MAX || used + cost + 2 * FAIL_SUMMARY_MAX > IC_FAIL_BUDGET)
+                break;
+            f[out++] = f[e];
+            used += cost;
+            kept++;
+        }
+        if (e < j) {
+            size_t count = 0;
+            const char *why = common_reason(&f[e], j - e, a, &count);
+            ic_failure sum = {
+                .image = f[i].image,
+                .node = arena_printf(a, "<%zu more nodes>", j - e),
+                .reason = why,
+                .message = arena_printf(a, IC_FAIL_MORE_NODES_MESSAGE, j - e, count),
+            };
+            if (why == NULL || sum.node == NULL || sum.message == NULL)
+                return (size_t)-1;
+            f[out++] = sum; /* out <= e: nothing unread is overwritten */
+            used += entry_cost(&sum);
+        }
+        i = j;
+    }
+    if (i < n) {
+        size_t images = 0, count = 0;
+        for (size_t k = i; k < n; k++)
+            images += k == i || !same(f[k].image, f[k - 1].image);
+        const char *why = common_reason(&f[i], n - i, a, &count);
+        ic_failure sum = {
+            .image = arena_printf(a, "<%zu more images>", images),
+            .node = arena_printf(a, "<%zu more failures>", n - i),
+            .reason = why,
+            .message = arena_printf(a, IC_FAIL_MORE_IMAGES_MESSAGE, n - i, images, count),
+        };
+        if (why == NULL || sum.image == NULL || sum.node == NULL || sum.message == NULL)
+            return (size_t)-1;
+        f[out++] = sum;
+    }
+    return out;
+}
+
 static void kv_or_null(json_writer *w, const char *key, const char *v, int merge)
 {
     if (v != NULL)
@@ -1289,6 +1407,10 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
                 .reason = it->reason, .message = it->message};
         }
         qsort(p->status.failures, p->status.n_failures, sizeof(ic_failure), cmp_failure);
+        size_t bounded = ic_failures_bound(p->status.failures, p->status.n_failures, a);
+        if (bounded == (size_t)-1)
+            return -1;
+        p->status.n_failures = bounded;
     } else {
         final_status(&ps, IC_STATUS_SUCCEEDED,
                      ps.act == IC_ACT_PURGE ? IC_MSG_DELETED : IC_MSG_PULLED);

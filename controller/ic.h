@@ -334,6 +334,31 @@ typedef struct ic_status {
     size_t n_failures;
 } ic_status;
 
+/* The failures map's bounds, so the final status write always fits in
+ * etcd's 1.5 MiB (20 images failing on 500 nodes is some 2.5 MB): a
+ * message is cut to IC_FAIL_MESSAGE_MAX bytes and a reason to
+ * IC_FAIL_REASON_MAX (on a UTF-8 boundary, ending in "…"); an image lists
+ * IC_FAIL_NODES_MAX nodes (by name), then one entry for the rest,
+ * {node: "<N more nodes>", reason: the most common of theirs, message:
+ * IC_FAIL_MORE_NODES_MESSAGE}; and past IC_FAIL_BUDGET bytes of JSON the
+ * images left (by name) are one entry, failures["<K more images>"] =
+ * [{node: "<N more failures>", reason: the most common, message:
+ * IC_FAIL_MORE_IMAGES_MESSAGE}]. */
+#define IC_FAIL_MESSAGE_MAX 512
+#define IC_FAIL_REASON_MAX 128
+#define IC_FAIL_NODES_MAX 50
+#define IC_FAIL_BUDGET (512 * 1024)
+#define IC_FAIL_MORE_NODES_MESSAGE                                                                 \
+    "%zu more nodes failed for this image, %zu of them with this reason; their entries are left "  \
+    "out to keep the status within its size bound"
+#define IC_FAIL_MORE_IMAGES_MESSAGE                                                                \
+    "%zu more failures on %zu more images, %zu of them with this reason; left out to keep the "    \
+    "status within its size bound"
+
+/* Bounds failures f[0..n) (sorted by image, then node) in place as above;
+ * the new count, or (size_t)-1 out of memory. */
+size_t ic_failures_bound(ic_failure *f, size_t n, arena *a);
+
 /* "status": the status object, into an open map of w.  merge: a merge
  * patch (fields the status lacks are sent as null, so none of the last
  * action's stays); else the whole status of a PUT. */

@@ -1475,6 +1475,65 @@ static void test_write_status(void **state)
 }
 
 /* Out of memory anywhere: -1, never a half plan that crashes. */
+/* The failures map stays within its bounds: cut messages, 50 nodes an
+ * image then one entry for the rest, and a budget for the whole map. */
+static void test_failures_bound(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    /* a message over IC_FAIL_MESSAGE_MAX: cut on a character, "…" */
+    char long_msg[700];
+    memset(long_msg, 'x', sizeof(long_msg));
+    memcpy(long_msg + 508, "\xc3\xa9\xc3\xa9", 4); /* é at 508..511 */
+    long_msg[sizeof(long_msg) - 1] = '\0';
+    ic_failure one[] = {{"a:1", "n1", "ErrImagePull", long_msg}};
+    assert_int_equal(ic_failures_bound(one, 1, &a), 1);
+    size_t len = strlen(one[0].message);
+    assert_true(len <= IC_FAIL_MESSAGE_MAX);
+    assert_int_equal(len, 508 + 3);
+    assert_string_equal(one[0].message + 508, "\xe2\x80\xa6");
+    assert_int_equal(strncmp(one[0].message, long_msg, 508), 0);
+    ic_failure short_one[] = {{"a:1", "n1", "R", "short"}};
+    assert_int_equal(ic_failures_bound(short_one, 1, &a), 1);
+    assert_string_equal(short_one[0].message, "short");
+
+    /* 60 nodes for one image: the first 50 by name, then the rest in one */
+    ic_failure *f = arena_alloc(&a, 61 * sizeof(*f));
+    for (size_t i = 0; i < 60; i++)
+        f[i] = (ic_failure){"a:1", arena_printf(&a, "n%02zu", i),
+                            i >= 55 ? "ErrImagePull" : "ImagePullBackOff", "m"};
+    f[60] = (ic_failure){"b:1", "n00", "R", "m"};
+    size_t n = ic_failures_bound(f, 61, &a);
+    assert_int_equal(n, 52);
+    assert_string_equal(f[49].node, "n49");
+    assert_string_equal(f[50].image, "a:1");
+    assert_string_equal(f[50].node, "<10 more nodes>");
+    assert_string_equal(f[50].reason, "ErrImagePull"); /* 5 and 5: the first by bytes */
+    char want[256];
+    snprintf(want, sizeof(want), IC_FAIL_MORE_NODES_MESSAGE, (size_t)10, (size_t)5);
+    assert_string_equal(f[50].message, want);
+    assert_string_equal(f[51].image, "b:1");
+
+    /* 40 images failing on 500 nodes with long messages: within the budget */
+    size_t total = 40 * 500;
+    f = arena_alloc(&a, total * sizeof(*f));
+    char msg[600];
+    memset(msg, 'm', sizeof(msg));
+    msg[sizeof(msg) - 1] = '\0';
+    for (size_t i = 0; i < total; i++)
+        f[i] = (ic_failure){arena_printf(&a, "r.io/i%02zu:1", i / 500),
+                            arena_printf(&a, "node-%03zu", i % 500), "ErrImagePull", msg};
+    n = ic_failures_bound(f, total, &a);
+    assert_true(n < total);
+    assert_string_equal(f[n - 1].image + strlen(f[n - 1].image) - 13, " more images>");
+    ic_status st = {.status = "Failed", .failures = f, .n_failures = n};
+    const char *body = status_body(&st, 1, &a);
+    assert_true(strlen(body) < IC_FAIL_BUDGET + 1024);
+    assert_true(strlen(body) > IC_FAIL_BUDGET / 2);
+    arena_free(&a);
+}
+
 static void test_oom(void **state)
 {
     (void)state;
@@ -1522,6 +1581,7 @@ int main(void)
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_container_outcome),
         cmocka_unit_test(test_write_status),
+        cmocka_unit_test(test_failures_bound),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
