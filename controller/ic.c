@@ -1287,9 +1287,15 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
         (empty(in->start_time) || clock_parse_rfc3339(sv_from(in->start_time), &start_epoch) != 0))
         p->step = IC_STEP_START; /* no start to count from: start it again */
     if (ps.act == IC_ACT_PURGE && !in->purge_enabled) {
-        /* at once, no Processing: nothing can run */
-        ps.start = p->step == IC_STEP_CONTINUE ? in->start_time : in->now;
+        /* at once, no Processing: nothing can run.  Decided already (the
+         * annotation's removal not seen yet): the same decision, its
+         * start and completion kept, so the Event's key stays the same */
+        int again = same(in->status, IC_STATUS_FAILED) && same(in->reason, IC_REASON_PURGE) &&
+                    same(in->message, IC_MSG_PURGE_DISABLED) && !empty(in->start_time);
+        ps.start = again || p->step == IC_STEP_CONTINUE ? in->start_time : in->now;
         final_status(&ps, IC_STATUS_FAILED, IC_MSG_PURGE_DISABLED);
+        if (again && !empty(in->completion_time))
+            p->status.completion_time = in->completion_time;
         p->remove_purge = in->has_purge;
         return 0;
     }

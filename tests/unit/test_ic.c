@@ -1118,6 +1118,22 @@ static void test_purge_disabled(void **state)
     assert_string_equal(w.plan.event_type, "Warning");
     assert_string_equal(w.plan.event_reason, "ImageCachePurge");
 
+    /* a pass before the annotation's removal is seen, later: the same
+     * decision, the same start (the Event's key), no second Event */
+    w.in.status = "Failed";
+    w.in.reason = IC_REASON_PURGE;
+    w.in.message = IC_MSG_PURGE_DISABLED;
+    w.in.start_time = NOW;
+    w.in.completion_time = NOW;
+    w.in.now = "2026-11-27T10:00:05Z";
+    w.in.now_epoch = NOW_EPOCH + 5;
+    decide(&w);
+    assert_int_equal(w.plan.action, IC_ACT_PURGE);
+    assert_string_equal(w.plan.status.message, IC_MSG_PURGE_DISABLED);
+    assert_string_equal(w.plan.status.start_time, NOW);
+    assert_string_equal(w.plan.status.completion_time, NOW);
+    assert_true(w.plan.remove_purge);
+
     /* the next pass: the annotation gone, the refresh runs */
     w.in.status = "Failed";
     w.in.reason = IC_REASON_PURGE;
