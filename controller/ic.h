@@ -30,9 +30,11 @@
  *      pass: the record names the startTime it was written for).  A 409
  *      re-reads the cache and decides again: never a stale plan.
  *   2. only when plan.started is 0: create the Jobs of plan.units that do
- *      not exist yet (one per (node, op); the name derives from the cache
- *      uid, the node and unit.identity, so a restarted controller finds
- *      its Job again: 409 = already made), pulls through the pull queue.
+ *      not exist yet (one per (node, op, part); the name derives from the
+ *      cache uid, the node and unit.identity, so a restarted controller
+ *      finds its Job again: 409 = already made), pulls through the pull
+ *      queue.  A Job is the action's when ic_identity_part(its op's base
+ *      identity, its identity annotation) >= 0.
  *   3. after a successful write with plan.event set: the Event on the
  *      cache (event_type, event_reason, event_message); plan.done: the
  *      action's Jobs may go.
