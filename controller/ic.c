@@ -5,6 +5,7 @@
  */
 #include "ic.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -497,8 +498,17 @@ ic_item_state ic_container_outcome(const ic_container *c, long long now_epoch,
                                    const char **message)
 {
     *reason = *message = NULL;
-    if (c->op == IC_OP_PULL && (c->started || c->terminated))
+    if (c->op == IC_OP_PULL && ((c->started && !c->terminated) ||
+                                (c->terminated && c->exit_code == 0)))
         return IC_ITEM_PULLED; /* its image was there to run */
+    if (c->op == IC_OP_PULL && c->terminated) {
+        /* ended otherwise (ContainerStatusUnknown, 137: the pod was killed
+         * around it, it may never have run): not proof of the image, and
+         * it will not run again (restartPolicy Never) */
+        *reason = !empty(c->term_reason) ? c->term_reason : IC_FAIL_UNKNOWN_REASON;
+        *message = !empty(c->term_message) ? c->term_message : IC_FAIL_UNKNOWN_MESSAGE;
+        return IC_ITEM_FAILED;
+    }
     if (c->op == IC_OP_PURGE && c->terminated) {
         if (c->exit_code == 0)
             return IC_ITEM_DELETED;
@@ -533,6 +543,124 @@ ic_item_state ic_container_outcome(const ic_container *c, long long now_epoch,
     if (empty(*message))
         *message = c->op == IC_OP_PULL ? IC_FAIL_UNKNOWN_MESSAGE : IC_FAIL_DELETE_MESSAGE;
     return IC_ITEM_FAILED;
+}
+
+/* s cut to at most max bytes on a UTF-8 boundary, ending in "…". */
+static const char *cut_utf8(const char *s, size_t max, arena *a)
+{
+    static const char ell[] = "\xe2\x80\xa6";
+    size_t len = strlen(s);
+    if (len <= max)
+        return s;
+    size_t k = max - (sizeof(ell) - 1);
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
+        k--; /* s[k] starts a character: keep what is before it */
+    return arena_printf(a, "%.*s%s", (int)k, s, ell);
+}
+
+/* Bytes s takes as a JSON string (at most; quotes included). */
+static size_t json_cost(const char *s)
+{
+    size_t n = 2;
+    for (; *s != '\0'; s++)
+        n += (unsigned char)*s < 0x20 ? 6 : (*s == '"' || *s == '\\') ? 2 : 1;
+    return n;
+}
+
+static size_t entry_cost(const ic_failure *e)
+{
+    return json_cost(e->node) + json_cost(e->reason) + json_cost(e->message) + 40;
+}
+
+static int cmp_cstr(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The most common reason of f[0..n) (ties: the first by bytes), its count
+ * in *count; NULL out of memory. */
+static const char *common_reason(const ic_failure *f, size_t n, arena *a, size_t *count)
+{
+    const char **r = arena_alloc(a, n * sizeof(char *));
+    if (r == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        r[i] = f[i].reason;
+    qsort(r, n, sizeof(*r), cmp_cstr);
+    const char *best = r[0];
+    *count = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && strcmp(r[j], r[i]) == 0)
+            j++;
+        if (j - i > *count) {
+            *count = j - i;
+            best = r[i];
+        }
+        i = j;
+    }
+    return best;
+}
+
+#define FAIL_SUMMARY_MAX 4096 /* an entry of ours: short node, cut reason and message */
+
+size_t ic_failures_bound(ic_failure *f, size_t n, arena *a)
+{
+    size_t out = 0, used = 16, i = 0;
+    for (size_t k = 0; k < n; k++) {
+        if ((f[k].reason = cut_utf8(f[k].reason, IC_FAIL_REASON_MAX, a)) == NULL ||
+            (f[k].message = cut_utf8(f[k].message, IC_FAIL_MESSAGE_MAX, a)) == NULL)
+            return (size_t)-1;
+    }
+    while (i < n) {
+        size_t j = i;
+        while (j < n && same(f[j].image, f[i].image))
+            j++;
+        size_t key = json_cost(f[i].image) + 8;
+        if (used + key + entry_cost(&f[i]) + 2 * FAIL_SUMMARY_MAX > IC_FAIL_BUDGET)
+            break; /* this image and the rest: one entry */
+        used += key;
+        size_t e = i, kept = 0;
+        for (; e < j; e++) {
+            size_t cost = entry_cost(&f[e]);
+            if (kept == IC_FAIL_NODES_MAX || used + cost + 2 * FAIL_SUMMARY_MAX > IC_FAIL_BUDGET)
+                break;
+            f[out++] = f[e];
+            used += cost;
+            kept++;
+        }
+        if (e < j) {
+            size_t count = 0;
+            const char *why = common_reason(&f[e], j - e, a, &count);
+            ic_failure sum = {
+                .image = f[i].image,
+                .node = arena_printf(a, "<%zu more nodes>", j - e),
+                .reason = why,
+                .message = arena_printf(a, IC_FAIL_MORE_NODES_MESSAGE, j - e, count),
+            };
+            if (why == NULL || sum.node == NULL || sum.message == NULL)
+                return (size_t)-1;
+            f[out++] = sum; /* out <= e: nothing unread is overwritten */
+            used += entry_cost(&sum);
+        }
+        i = j;
+    }
+    if (i < n) {
+        size_t images = 0, count = 0;
+        for (size_t k = i; k < n; k++)
+            images += k == i || !same(f[k].image, f[k - 1].image);
+        const char *why = common_reason(&f[i], n - i, a, &count);
+        ic_failure sum = {
+            .image = arena_printf(a, "<%zu more images>", images),
+            .node = arena_printf(a, "<%zu more failures>", n - i),
+            .reason = why,
+            .message = arena_printf(a, IC_FAIL_MORE_IMAGES_MESSAGE, n - i, images, count),
+        };
+        if (why == NULL || sum.image == NULL || sum.node == NULL || sum.message == NULL)
+            return (size_t)-1;
+        f[out++] = sum;
+    }
+    return out;
 }
 
 static void kv_or_null(json_writer *w, const char *key, const char *v, int merge)
@@ -616,14 +744,6 @@ static const ic_item *seen_item(const ic_item *seen, size_t n, const char *node,
     return i < n && cmp_item(&seen[i], &key) == 0 ? &seen[i] : NULL;
 }
 
-/* any row of (node, op) was seen: its Job exists */
-static int seen_job(const ic_item *seen, size_t n, const char *node, ic_op op)
-{
-    ic_item key = {.image = "", .node = node, .op = op};
-    size_t i = lower_bound(seen, n, &key);
-    return i < n && same(seen[i].node, node) && seen[i].op == op;
-}
-
 static int cmp_failure(const void *x, const void *y)
 {
     const ic_failure *a = x, *b = y;
@@ -680,7 +800,16 @@ typedef struct pass {
     sset forms;             /* images asked about, with form_of[] their present_form */
     const char **form_of;
     size_t n_forms;
+    size_t n_units_cap;
+    /* the current node's items[from..), by i - from (classify_node) */
+    size_t *part;           /* its Job's part; NO_PART: no Job can carry it (failed) */
+    const char **job_image; /* the spelling its Job carries (a purge's first) */
+    unsigned char *in_job;  /* it is that spelling: its unit lists it */
+    unsigned char *part_seen[2]; /* per op and part: that Job exists */
+    size_t n_parts[2];
 } pass;
+
+#define NO_PART ((size_t)-1)
 
 static int add_item(pass *ps, const char *image, const char *node, ic_op op)
 {
@@ -798,6 +927,122 @@ static int present_on(pass *ps, const ic_node *n, sset *have, int *built, const 
     return sset_add(have, form, 0);
 }
 
+/* An image no Job can carry: "" (null), surrounding whitespace (the
+ * apiserver refuses such a container image), and for a purge any reference
+ * that does not parse (purge_job_render refuses it).  NULL when it can be
+ * carried, else the item's message; *oom when memory ran out. */
+static const char *invalid_image(pass *ps, const char *image, ic_op op, int *oom)
+{
+    char err[160];
+    size_t len = strlen(image);
+    imageref r;
+    *oom = 0;
+    int blank = len == 0 || isspace((unsigned char)image[0]) ||
+                isspace((unsigned char)image[len - 1]);
+    if (!blank && op == IC_OP_PULL)
+        return NULL; /* the kubelet says InvalidImageName, in its words, for it alone */
+    if (imageref_parse(&r, image, len, ps->a, err, sizeof(err)) == 0) {
+        if (!blank)
+            return NULL;
+        snprintf(err, sizeof(err), "invalid image reference: surrounding whitespace");
+    }
+    const char *msg = arena_strndup(ps->a, err, strlen(err));
+    *oom = msg == NULL;
+    return msg;
+}
+
+/* The slot of str in s: where it is, or the empty one it would take. */
+static size_t sset_slot(const sset *s, const char *str)
+{
+    size_t i = (size_t)fnv(str) & (s->cap - 1);
+    while (s->slot[i] != NULL && strcmp(s->slot[i], str) != 0)
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+/* Which Job carries each item of the node (items[from..)): invalid images
+ * fail at once (no Job), a purge's spellings of one reference share the
+ * first one's container, and the rest are numbered in order into parts of
+ * IC_JOB_MAX_IMAGES; then which parts' Jobs were seen.  0, or -1. */
+static int classify_node(pass *ps, size_t from)
+{
+    ic_plan *p = ps->p;
+    size_t m = p->n_items - from;
+    ps->n_parts[0] = ps->n_parts[1] = 0;
+    if (m == 0)
+        return 0;
+    if ((ps->part = arena_alloc(ps->a, m * sizeof(*ps->part))) == NULL ||
+        (ps->job_image = arena_alloc(ps->a, m * sizeof(*ps->job_image))) == NULL ||
+        (ps->in_job = arena_alloc(ps->a, m)) == NULL)
+        return -1;
+    for (int op = IC_OP_PULL; op <= IC_OP_PURGE; op++) {
+        size_t k = 0, ordinal = 0;
+        for (size_t i = from; i < p->n_items; i++)
+            k += p->items[i].op == (ic_op)op;
+        sset norms = {0};
+        size_t *first = NULL;
+        if (op == IC_OP_PURGE && k > 0 &&
+            (sset_init(&norms, k, ps->a) != 0 ||
+             (first = arena_alloc(ps->a, norms.cap * sizeof(*first))) == NULL))
+            return -1;
+        for (size_t i = from; i < p->n_items; i++) {
+            ic_item *it = &p->items[i];
+            size_t j = i - from;
+            if (it->op != (ic_op)op)
+                continue;
+            int oom;
+            const char *bad = invalid_image(ps, it->image, it->op, &oom);
+            if (oom)
+                return -1;
+            ps->part[j] = NO_PART;
+            ps->job_image[j] = it->image;
+            ps->in_job[j] = 0;
+            if (bad != NULL) {
+                it->state = IC_ITEM_FAILED;
+                it->reason = IC_FAIL_INVALID_REASON;
+                it->message = bad;
+                continue;
+            }
+            if (op == IC_OP_PURGE) {
+                const char *norm = ic_ref_normalize(it->image, ps->a);
+                if (norm == NULL)
+                    return -1; /* parsed above: out of memory */
+                size_t slot = sset_slot(&norms, norm);
+                if (norms.slot[slot] != NULL) { /* another spelling of an earlier one */
+                    ps->part[j] = ps->part[first[slot] - from];
+                    ps->job_image[j] = p->items[first[slot]].image;
+                    continue;
+                }
+                norms.slot[slot] = norm;
+                first[slot] = i;
+            }
+            ps->part[j] = ordinal++ / IC_JOB_MAX_IMAGES;
+            ps->in_job[j] = 1;
+        }
+        size_t parts = (ordinal + IC_JOB_MAX_IMAGES - 1) / IC_JOB_MAX_IMAGES;
+        ps->n_parts[op] = parts;
+        ps->part_seen[op] = NULL;
+        if (parts > 0) {
+            if ((ps->part_seen[op] = arena_alloc(ps->a, parts)) == NULL)
+                return -1;
+            memset(ps->part_seen[op], 0, parts);
+        }
+    }
+    return 0;
+}
+
+/* What the action's Jobs say of items[i] (the current node's): under its
+ * own spelling, else under the one its Job carries. */
+static const ic_item *seen_of(pass *ps, size_t from, size_t i)
+{
+    const ic_item *it = &ps->p->items[i];
+    const ic_item *s = seen_item(ps->seen, ps->in->n_seen, it->node, it->op, it->image);
+    const char *carried = ps->job_image[i - from];
+    if (s == NULL && carried != it->image)
+        s = seen_item(ps->seen, ps->in->n_seen, it->node, it->op, carried);
+    return s;
+}
+
 /* The state of each item from what was seen, the node and the clock. */
 static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
 {
@@ -806,9 +1051,17 @@ static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
     sset have;
     int built = 0, present = 0;
     int late = ps->start_epoch + cache_deadline_s(in) <= in->now_epoch;
+    if (classify_node(ps, from) != 0)
+        return -1;
+    for (size_t i = from; i < p->n_items; i++)
+        if (ps->part[i - from] != NO_PART && seen_of(ps, from, i) != NULL)
+            ps->part_seen[p->items[i].op][ps->part[i - from]] = 1;
     for (size_t i = from; i < p->n_items; i++) {
         ic_item *it = &p->items[i];
-        const ic_item *s = seen_item(ps->seen, in->n_seen, it->node, it->op, it->image);
+        size_t part = ps->part[i - from];
+        if (part == NO_PART)
+            continue; /* failed: no Job can carry it */
+        const ic_item *s = seen_of(ps, from, i);
         if (s != NULL) {
             it->state = s->state;
             it->reason = s->reason;
@@ -820,11 +1073,16 @@ static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
             if (present < 0)
                 return -1;
             it->state = IC_ITEM_PRESENT;
-        } else if (seen_job(ps->seen, in->n_seen, it->node, it->op)) {
-            /* its Job was made without it: no one will tell */
+        } else if (ps->part_seen[it->op][part] && it->op == IC_OP_PULL) {
+            /* its Job was made without it: it was present then (the Job
+             * takes every pending item of its part).  That the node no
+             * longer lists it proves nothing (the kubelet lists 50). */
+            it->state = IC_ITEM_PRESENT;
+        } else if (ps->part_seen[it->op][part]) {
+            /* a purge Job made without it: no one will tell */
             it->state = IC_ITEM_FAILED;
-            it->reason = it->op == IC_OP_PULL ? IC_FAIL_UNKNOWN_REASON : IC_FAIL_DELETE_REASON;
-            it->message = it->op == IC_OP_PULL ? IC_FAIL_UNKNOWN_MESSAGE : IC_FAIL_DELETE_MESSAGE;
+            it->reason = IC_FAIL_DELETE_REASON;
+            it->message = IC_FAIL_DELETE_MESSAGE;
         } else {
             it->state = n->not_ready ? IC_ITEM_WAITING : IC_ITEM_PENDING;
         }
@@ -852,26 +1110,79 @@ static int judge_items(pass *ps, size_t from, const ic_node *n, int *waiting)
     return 0;
 }
 
-/* Units: (node, op) groups of items[from..) with pending items and no Job. */
+static int push_unit(pass *ps, ic_unit u)
+{
+    ic_plan *p = ps->p;
+    if (p->n_units == ps->n_units_cap) {
+        size_t cap = ps->n_units_cap == 0 ? 16 : 2 * ps->n_units_cap;
+        ic_unit *v = arena_alloc(ps->a, cap * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        if (p->n_units > 0)
+            memcpy(v, p->units, p->n_units * sizeof(*v));
+        p->units = v;
+        ps->n_units_cap = cap;
+    }
+    p->units[p->n_units++] = u;
+    return 0;
+}
+
+long ic_identity_part(const char *base, const char *id)
+{
+    if (base == NULL || id == NULL)
+        return -1;
+    size_t n = strlen(base);
+    if (strncmp(id, base, n) != 0)
+        return -1;
+    if (id[n] == '\0')
+        return 0;
+    if (id[n] != '/' || id[n + 1] < '1' || id[n + 1] > '9' || strlen(id + n + 1) > 9)
+        return -1;
+    long part = 0;
+    for (const char *c = id + n + 1; *c != '\0'; c++) {
+        if (*c < '0' || *c > '9')
+            return -1;
+        part = part * 10 + (*c - '0');
+    }
+    return part;
+}
+
+/* Units: (node, op, part) groups of items[from..) with pending items and
+ * no Job. */
 static int node_units(pass *ps, size_t from, const ic_node *n, const char *const identity[2])
 {
     ic_plan *p = ps->p;
     for (int op = IC_OP_PULL; op <= IC_OP_PURGE; op++) {
-        size_t k = 0;
-        for (size_t i = from; i < p->n_items; i++)
-            k += p->items[i].op == (ic_op)op && p->items[i].state == IC_ITEM_PENDING;
-        if (k == 0 || seen_job(ps->seen, ps->in->n_seen, n->name, (ic_op)op))
-            continue;
-        const char **images = arena_alloc(ps->a, k * sizeof(char *));
-        if (images == NULL)
-            return -1;
-        k = 0;
-        for (size_t i = from; i < p->n_items; i++)
-            if (p->items[i].op == (ic_op)op && p->items[i].state == IC_ITEM_PENDING)
-                images[k++] = p->items[i].image;
-        p->units[p->n_units++] =
-            (ic_unit){.node = n->name, .op = (ic_op)op, .images = images, .n_images = k,
-                      .identity = identity[op]};
+        for (size_t part = 0; part < ps->n_parts[op]; part++) {
+            if (ps->part_seen[op][part])
+                continue;
+            size_t k = 0;
+            const char **images = NULL;
+            for (int fill = 0; fill < 2; fill++) {
+                k = 0;
+                for (size_t i = from; i < p->n_items; i++) {
+                    const ic_item *it = &p->items[i];
+                    if (it->op != (ic_op)op || it->state != IC_ITEM_PENDING ||
+                        ps->part[i - from] != part || !ps->in_job[i - from])
+                        continue;
+                    if (fill)
+                        images[k] = it->image;
+                    k++;
+                }
+                if (k == 0)
+                    break;
+                if (!fill && (images = arena_alloc(ps->a, k * sizeof(char *))) == NULL)
+                    return -1;
+            }
+            if (k == 0)
+                continue;
+            const char *id = part == 0 ? identity[op]
+                                       : arena_printf(ps->a, "%s/%zu", identity[op], part);
+            if (id == NULL ||
+                push_unit(ps, (ic_unit){.node = n->name, .op = (ic_op)op, .part = part,
+                                        .images = images, .n_images = k, .identity = id}) != 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -976,9 +1287,15 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
         (empty(in->start_time) || clock_parse_rfc3339(sv_from(in->start_time), &start_epoch) != 0))
         p->step = IC_STEP_START; /* no start to count from: start it again */
     if (ps.act == IC_ACT_PURGE && !in->purge_enabled) {
-        /* at once, no Processing: nothing can run */
-        ps.start = p->step == IC_STEP_CONTINUE ? in->start_time : in->now;
+        /* at once, no Processing: nothing can run.  Decided already (the
+         * annotation's removal not seen yet): the same decision, its
+         * start and completion kept, so the Event's key stays the same */
+        int again = same(in->status, IC_STATUS_FAILED) && same(in->reason, IC_REASON_PURGE) &&
+                    same(in->message, IC_MSG_PURGE_DISABLED) && !empty(in->start_time);
+        ps.start = again || p->step == IC_STEP_CONTINUE ? in->start_time : in->now;
         final_status(&ps, IC_STATUS_FAILED, IC_MSG_PURGE_DISABLED);
+        if (again && !empty(in->completion_time))
+            p->status.completion_time = in->completion_time;
         p->remove_purge = in->has_purge;
         return 0;
     }
@@ -1030,8 +1347,6 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
         arena_printf(a, "purge/%s/%s/%s", why, ps.start, ps.hash),
     };
     if (identity[0] == NULL || identity[1] == NULL)
-        return -1;
-    if (in->n_nodes > 0 && (p->units = arena_alloc(a, 2 * in->n_nodes * sizeof(*p->units))) == NULL)
         return -1;
     int matched = 0, waiting = 0;
     for (size_t i = 0; i < in->n_nodes; i++) {
@@ -1098,6 +1413,10 @@ int ic_decide(const ic_input *in, arena *a, ic_plan *out)
                 .reason = it->reason, .message = it->message};
         }
         qsort(p->status.failures, p->status.n_failures, sizeof(ic_failure), cmp_failure);
+        size_t bounded = ic_failures_bound(p->status.failures, p->status.n_failures, a);
+        if (bounded == (size_t)-1)
+            return -1;
+        p->status.n_failures = bounded;
     } else {
         final_status(&ps, IC_STATUS_SUCCEEDED,
                      ps.act == IC_ACT_PURGE ? IC_MSG_DELETED : IC_MSG_PULLED);

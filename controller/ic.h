@@ -30,9 +30,11 @@
  *      pass: the record names the startTime it was written for).  A 409
  *      re-reads the cache and decides again: never a stale plan.
  *   2. only when plan.started is 0: create the Jobs of plan.units that do
- *      not exist yet (one per (node, op); the name derives from the cache
- *      uid, the node and unit.identity, so a restarted controller finds
- *      its Job again: 409 = already made), pulls through the pull queue.
+ *      not exist yet (one per (node, op, part); the name derives from the
+ *      cache uid, the node and unit.identity, so a restarted controller
+ *      finds its Job again: 409 = already made), pulls through the pull
+ *      queue.  A Job is the action's when ic_identity_part(its op's base
+ *      identity, its identity annotation) >= 0.
  *   3. after a successful write with plan.event set: the Event on the
  *      cache (event_type, event_reason, event_message); plan.done: the
  *      action's Jobs may go.
@@ -94,6 +96,14 @@
 #define IC_FAIL_NODE_NOT_READY "NodeNotReady"
 /* A pull past its deadline with no words of the kubelet's. */
 #define IC_FAIL_DEADLINE_REASON "ImagePullDeadlineExceeded"
+/* An image no Job can carry (the apiserver would refuse the pod: "", null,
+ * surrounding whitespace; for a purge, any reference that does not parse):
+ * its items fail at once with this reason and the parser's words. */
+#define IC_FAIL_INVALID_REASON "InvalidImageName"
+/* The most images one Job carries (PREPULL_JOB_MAX_IMAGES and
+ * PURGE_JOB_MAX_IMAGES, one container each): a node's images beyond it are
+ * split into parts, one Job each. */
+#define IC_JOB_MAX_IMAGES 64
 /* A purge container that failed without words. */
 #define IC_FAIL_DELETE_REASON "ImageDeleteFailed"
 #define IC_FAIL_DELETE_MESSAGE "crictl rmi failed and left no message"
@@ -288,9 +298,9 @@ typedef struct ic_item {
  * rmi-<i>), for ic_container_outcome. */
 typedef struct ic_container {
     ic_op op;
-    int started;        /* running, or terminated: it ran */
-    int terminated;
-    int exit_code;      /* terminated */
+    int started;        /* running, or terminated */
+    int terminated;     /* terminated (started and not terminated: running) */
+    int exit_code;      /* terminated: its exit code (any non-zero will do) */
     const char *term_reason, *term_message; /* terminated: its reason, its message */
     const char *waiting_reason, *waiting_message; /* the pull's words as pullerr_seen keeps them */
     int attempts;       /* pullerr_seen.attempts */
@@ -300,8 +310,10 @@ typedef struct ic_container {
 } ic_container;
 
 /* The item state of one container, its words in *reason and *message
- * (borrowed, or ours; NULL unless FAILED): a pull container that ran
- * pulled its image (whatever its exit); a purge container's exit 0 deleted
+ * (borrowed, or ours; NULL unless FAILED): a pull container running, or
+ * terminated with exit 0, pulled its image; one terminated otherwise
+ * (ContainerStatusUnknown, 137 after the pod was killed: it may never have
+ * run) failed with its words, else kube-fledged's unknown ones; a purge container's exit 0 deleted
  * it, another exit failed with crictl's words; a pull the kubelet will not
  * retry, or the registry refused (pullerr_judge GIVE_UP), fails at once;
  * a pull that began pull_deadline_s or more ago fails with the kubelet's
@@ -324,19 +336,54 @@ typedef struct ic_status {
     size_t n_failures;
 } ic_status;
 
+/* The failures map's bounds, so the final status write always fits in
+ * etcd's 1.5 MiB (20 images failing on 500 nodes is some 2.5 MB): a
+ * message is cut to IC_FAIL_MESSAGE_MAX bytes and a reason to
+ * IC_FAIL_REASON_MAX (on a UTF-8 boundary, ending in "…"); an image lists
+ * IC_FAIL_NODES_MAX nodes (by name), then one entry for the rest,
+ * {node: "<N more nodes>", reason: the most common of theirs, message:
+ * IC_FAIL_MORE_NODES_MESSAGE}; and past IC_FAIL_BUDGET bytes of JSON the
+ * images left (by name) are one entry, failures["<K more images>"] =
+ * [{node: "<N more failures>", reason: the most common, message:
+ * IC_FAIL_MORE_IMAGES_MESSAGE}]. */
+#define IC_FAIL_MESSAGE_MAX 512
+#define IC_FAIL_REASON_MAX 128
+#define IC_FAIL_NODES_MAX 50
+#define IC_FAIL_BUDGET (512 * 1024)
+#define IC_FAIL_MORE_NODES_MESSAGE                                                                 \
+    "%zu more nodes failed for this image, %zu of them with this reason; their entries are left "  \
+    "out to keep the status within its size bound"
+#define IC_FAIL_MORE_IMAGES_MESSAGE                                                                \
+    "%zu more failures on %zu more images, %zu of them with this reason; left out to keep the "    \
+    "status within its size bound"
+
+/* Bounds failures f[0..n) (sorted by image, then node) in place as above;
+ * the new count, or (size_t)-1 out of memory. */
+size_t ic_failures_bound(ic_failure *f, size_t n, arena *a);
+
 /* "status": the status object, into an open map of w.  merge: a merge
  * patch (fields the status lacks are sent as null, so none of the last
  * action's stays); else the whole status of a PUT. */
 void ic_write_status(json_writer *w, const ic_status *s, int merge);
 
-/* The Job a node gets for one op of the action. */
+/* A Job a node gets for one op of the action: the node's images of that op
+ * (valid ones; for a purge one spelling per normalised reference) in
+ * parts of IC_JOB_MAX_IMAGES, in order; part k holds the k-th such run,
+ * whatever was already present when it was made. */
 typedef struct ic_unit {
     const char *node;
     ic_op op;
+    size_t part;
     const char *const *images; /* the images of its containers, in order */
     size_t n_images;
-    const char *identity; /* the action's identity for op: the Job name's input */
+    const char *identity; /* the action's identity for op and part: the Job name's input and
+                           * its OTA_ANN_JOB_SPEC_HASH value */
 } ic_unit;
+
+/* A unit's identity is "<pull|purge>/<reason>/<startTime>/<hash>" (base)
+ * for part 0, base + "/<part>" for a part above 0.  The part a Job's
+ * identity id names under base, or -1 when id is not one of base's. */
+long ic_identity_part(const char *base, const char *id);
 
 typedef struct ic_input {
     const ic_spec *spec;      /* .spec, ic_decode'd */
@@ -363,7 +410,7 @@ typedef struct ic_plan {
     char spec_hash[17]; /* the spec as it is now */
     ic_item *items;     /* every (image, node, op) of the action, node by node */
     size_t n_items;
-    ic_unit *units;     /* Jobs wanted: (node, op) with items and none seen */
+    ic_unit *units;     /* Jobs wanted: (node, op, part) with items and none seen */
     size_t n_units;
     ic_status status;
     int write_status;

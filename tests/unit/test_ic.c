@@ -819,11 +819,49 @@ static void test_passes(void **state)
          "n3/pull/present:1=pulled",
          NULL, "", IC_STATUS_FAILED, IC_MSG_PULL_FAILED,
          "a:1|host-1|" IC_FAIL_UNKNOWN_REASON "|" IC_FAIL_UNKNOWN_MESSAGE, "Warning"},
-        {"a Job made without an image: that item fails, not stuck", SPEC_AB, IC_REASON_CREATE,
-         EARLIER, 1,
-         "n1/pull/a:1=pulled n2/pull/a:1=pulled n3/pull/a:1=pulled n3/pull/present:1=pulled", NULL,
-         "", IC_STATUS_FAILED, IC_MSG_PULL_FAILED,
-         "present:1|host-2|" IC_FAIL_UNKNOWN_REASON "|" IC_FAIL_UNKNOWN_MESSAGE, "Warning"},
+        {"a Job made without an image: it was present then, though the node no longer lists "
+         "it (the kubelet lists 50): present, not failed",
+         SPEC_AB, IC_REASON_CREATE, EARLIER, 1,
+         "n1/pull/a:1=pulled n2/pull/a:1=pulled n3/pull/a:1=pulled n3/pull/present:1=pulled",
+         "n1/pull/a:1=pulled n1/pull/present:1=present n2/pull/a:1=pulled "
+         "n2/pull/present:1=present n3/pull/a:1=pulled n3/pull/present:1=pulled",
+         "", OK, IC_MSG_PULLED, "", "Normal"},
+        {"a purge Job made without an image: that item fails, not stuck",
+         "{\"cacheSpec\":[{\"images\":[\"a:1\",\"b:1\"],\"nodeSelector\":{\"zone\":\"n\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1,
+         "n1/purge/a:1=deleted n1/purge/b:1=deleted n3/purge/a:1=deleted", NULL, "",
+         IC_STATUS_FAILED, IC_MSG_DELETE_FAILED,
+         "b:1|n3|" IC_FAIL_DELETE_REASON "|" IC_FAIL_DELETE_MESSAGE, "Warning"},
+        {"invalid images fail at once, in no Job: \"\", null, whitespace (pull); the rest run",
+         "{\"cacheSpec\":[{\"images\":[\"\",null,\" a:1\",\"a:1\",\"Bad:1\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_CREATE, EARLIER, 1, NULL,
+         "n2/pull/=failed n2/pull/ a:1=failed n2/pull/a:1=pending n2/pull/Bad:1=pending",
+         "n2/pull:a:1,Bad:1", P, IC_MSG_CREATE, "", NULL},
+        {"invalid images: their failures once the rest are done",
+         "{\"cacheSpec\":[{\"images\":[\"\",\"a:1 \",\"a:1\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_CREATE, EARLIER, 1, "n2/pull/a:1=pulled", NULL, "", IC_STATUS_FAILED,
+         IC_MSG_PULL_FAILED,
+         "|host-2|" IC_FAIL_INVALID_REASON "|invalid image reference: empty;"
+         "a:1 |host-2|" IC_FAIL_INVALID_REASON "|invalid image reference: whitespace at byte 3",
+         "Warning"},
+        {"purge: a reference that does not parse fails at once, the parser's words",
+         "{\"cacheSpec\":[{\"images\":[\"Bad:1\",\"a:1\"],\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1, NULL, "n2/purge/Bad:1=failed n2/purge/a:1=pending",
+         "n2/purge:a:1", P, IC_MSG_PURGE, "", NULL},
+        {"purge: two spellings of one image, one container, its outcome under both",
+         "{\"cacheSpec\":[{\"images\":[\"nginx\",\"a:1\",\"docker.io/library/nginx:latest\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1, NULL,
+         "n2/purge/nginx=pending n2/purge/a:1=pending n2/purge/docker.io/library/nginx:latest=pending",
+         "n2/purge:nginx,a:1", P, IC_MSG_PURGE, "", NULL},
+        {"purge: two spellings, the one container failed: both entries",
+         "{\"cacheSpec\":[{\"images\":[\"nginx\",\"docker.io/library/nginx:latest\"],"
+         "\"nodeSelector\":{\"zone\":\"s\"}}]}",
+         IC_REASON_PURGE, EARLIER, 1, "n2/purge/nginx=failed:Error:in_use", NULL, "",
+         IC_STATUS_FAILED, IC_MSG_DELETE_FAILED,
+         "docker.io/library/nginx:latest|host-2|Error|in use;nginx|host-2|Error|in use", "Warning"},
         {"selectors: each node its lists", SPEC_SEL, IC_REASON_CREATE, EARLIER, 1, NULL,
          "n1/pull/a:1=pending n2/pull/b:1=pending n3/pull/a:1=pending", "n1/pull:a:1 n2/pull:b:1 n3/pull:a:1",
          P, IC_MSG_CREATE, "", NULL},
@@ -907,6 +945,67 @@ static void test_unit_identity(void **state)
     processing(&w, IC_REASON_REFRESH, NOW);
     decide(&w);
     assert_string_not_equal(w.plan.units[0].identity, id);
+    arena_free(&w.a);
+}
+
+/* More than IC_JOB_MAX_IMAGES images on a node: parts of 64, a Job each,
+ * each its own identity (so its own Job name); the parts stay put as Jobs
+ * are made and images turn up present. */
+static void test_parts(void **state)
+{
+    (void)state;
+    static const node_def one[] = {{"n1", NULL, "docker.io/library/i70:1", 0}};
+    char spec[8192];
+    size_t len = (size_t)snprintf(spec, sizeof(spec), "{\"cacheSpec\":[{\"images\":[");
+    for (int i = 0; i < 130; i++)
+        len += (size_t)snprintf(spec + len, sizeof(spec) - len, "%s\"i%d:1\"", i > 0 ? "," : "", i);
+    snprintf(spec + len, sizeof(spec) - len, "]}]}");
+    world w;
+    world_init(&w, spec, one, 1);
+    processing(&w, IC_REASON_CREATE, EARLIER);
+    decide(&w);
+    assert_int_equal(w.plan.n_units, 3);
+    const char *base = w.plan.units[0].identity;
+    assert_int_equal(w.plan.units[0].part, 0);
+    assert_int_equal(w.plan.units[0].n_images, 64);
+    assert_string_equal(w.plan.units[0].images[63], "i63:1");
+    assert_int_equal(w.plan.units[1].part, 1);
+    assert_int_equal(w.plan.units[1].n_images, 63); /* i70:1 is present */
+    assert_string_equal(w.plan.units[1].images[0], "i64:1");
+    assert_int_equal(w.plan.units[2].part, 2);
+    assert_int_equal(w.plan.units[2].n_images, 2);
+    assert_string_equal(w.plan.units[2].images[0], "i128:1");
+    assert_string_equal(w.plan.units[1].identity, arena_printf(&w.a, "%s/1", base));
+    assert_string_equal(w.plan.units[2].identity, arena_printf(&w.a, "%s/2", base));
+    assert_int_equal(ic_identity_part(base, base), 0);
+    assert_int_equal(ic_identity_part(base, w.plan.units[2].identity), 2);
+    assert_int_equal(ic_identity_part(base, arena_printf(&w.a, "%s/01", base)), -1);
+    assert_int_equal(ic_identity_part(base, arena_printf(&w.a, "%s/x", base)), -1);
+    assert_int_equal(ic_identity_part(base, arena_printf(&w.a, "%sx", base)), -1);
+    assert_int_equal(ic_identity_part(base, "pull/other"), -1);
+
+    /* part 0's Job made (one row of it seen), i70:1 no longer listed: the
+     * other two parts still wanted, the same ones */
+    w.nodes[0].n_images = 0;
+    w.in.seen = parse_seen("n1/pull/i3:1=running", &w.in.n_seen, &w.a);
+    decide(&w);
+    assert_int_equal(w.plan.n_units, 2);
+    assert_int_equal(w.plan.units[0].part, 1);
+    assert_int_equal(w.plan.units[0].n_images, 64);
+    assert_int_equal(w.plan.units[1].part, 2);
+    assert_string_equal(w.plan.status.status, P);
+
+    /* part 1's Job was made without i70:1 (present then): present now */
+    char seen[8192];
+    len = 0;
+    for (int i = 0; i < 130; i++)
+        if (i != 70)
+            len += (size_t)snprintf(seen + len, sizeof(seen) - len, "%sn1/pull/i%d:1=pulled",
+                                    i > 0 ? " " : "", i);
+    w.in.seen = parse_seen(seen, &w.in.n_seen, &w.a);
+    decide(&w);
+    assert_int_equal(w.plan.n_units, 0);
+    assert_string_equal(w.plan.status.status, OK);
     arena_free(&w.a);
 }
 
@@ -1018,6 +1117,22 @@ static void test_purge_disabled(void **state)
     assert_true(w.plan.event);
     assert_string_equal(w.plan.event_type, "Warning");
     assert_string_equal(w.plan.event_reason, "ImageCachePurge");
+
+    /* a pass before the annotation's removal is seen, later: the same
+     * decision, the same start (the Event's key), no second Event */
+    w.in.status = "Failed";
+    w.in.reason = IC_REASON_PURGE;
+    w.in.message = IC_MSG_PURGE_DISABLED;
+    w.in.start_time = NOW;
+    w.in.completion_time = NOW;
+    w.in.now = "2026-11-27T10:00:05Z";
+    w.in.now_epoch = NOW_EPOCH + 5;
+    decide(&w);
+    assert_int_equal(w.plan.action, IC_ACT_PURGE);
+    assert_string_equal(w.plan.status.message, IC_MSG_PURGE_DISABLED);
+    assert_string_equal(w.plan.status.start_time, NOW);
+    assert_string_equal(w.plan.status.completion_time, NOW);
+    assert_true(w.plan.remove_purge);
 
     /* the next pass: the annotation gone, the refresh runs */
     w.in.status = "Failed";
@@ -1263,8 +1378,17 @@ static void test_container_outcome(void **state)
         const char *reason, *message;
     } rows[] = {
         {"pull ran: pulled", {.op = IC_OP_PULL, .started = 1}, IC_ITEM_PULLED, NULL, NULL},
-        {"pull ran and exited non-zero: still pulled",
-         {.op = IC_OP_PULL, .terminated = 1, .exit_code = 2}, IC_ITEM_PULLED, NULL, NULL},
+        {"pull exited 0: pulled", {.op = IC_OP_PULL, .started = 1, .terminated = 1},
+         IC_ITEM_PULLED, NULL, NULL},
+        {"pull killed with the pod (ContainerStatusUnknown, 137): not pulled, its words",
+         {.op = IC_OP_PULL, .started = 1, .terminated = 1, .exit_code = 137,
+          .term_reason = "ContainerStatusUnknown",
+          .term_message = "The container could not be located when the pod was terminated"},
+         IC_ITEM_FAILED, "ContainerStatusUnknown",
+         "The container could not be located when the pod was terminated"},
+        {"pull exited non-zero, no words: kube-fledged's unknown",
+         {.op = IC_OP_PULL, .terminated = 1, .exit_code = 2}, IC_ITEM_FAILED,
+         IC_FAIL_UNKNOWN_REASON, IC_FAIL_UNKNOWN_MESSAGE},
         {"nothing known yet: running", {.op = IC_OP_PULL}, IC_ITEM_RUNNING, NULL, NULL},
         {"pulling, within its deadline",
          {.op = IC_OP_PULL, .waiting_reason = "ContainerCreating", .pull_start_epoch = NOW_EPOCH - 299},
@@ -1367,6 +1491,65 @@ static void test_write_status(void **state)
 }
 
 /* Out of memory anywhere: -1, never a half plan that crashes. */
+/* The failures map stays within its bounds: cut messages, 50 nodes an
+ * image then one entry for the rest, and a budget for the whole map. */
+static void test_failures_bound(void **state)
+{
+    (void)state;
+    arena a;
+    arena_init(&a);
+    /* a message over IC_FAIL_MESSAGE_MAX: cut on a character, "…" */
+    char long_msg[700];
+    memset(long_msg, 'x', sizeof(long_msg));
+    memcpy(long_msg + 508, "\xc3\xa9\xc3\xa9", 4); /* é at 508..511 */
+    long_msg[sizeof(long_msg) - 1] = '\0';
+    ic_failure one[] = {{"a:1", "n1", "ErrImagePull", long_msg}};
+    assert_int_equal(ic_failures_bound(one, 1, &a), 1);
+    size_t len = strlen(one[0].message);
+    assert_true(len <= IC_FAIL_MESSAGE_MAX);
+    assert_int_equal(len, 508 + 3);
+    assert_string_equal(one[0].message + 508, "\xe2\x80\xa6");
+    assert_int_equal(strncmp(one[0].message, long_msg, 508), 0);
+    ic_failure short_one[] = {{"a:1", "n1", "R", "short"}};
+    assert_int_equal(ic_failures_bound(short_one, 1, &a), 1);
+    assert_string_equal(short_one[0].message, "short");
+
+    /* 60 nodes for one image: the first 50 by name, then the rest in one */
+    ic_failure *f = arena_alloc(&a, 61 * sizeof(*f));
+    for (size_t i = 0; i < 60; i++)
+        f[i] = (ic_failure){"a:1", arena_printf(&a, "n%02zu", i),
+                            i >= 55 ? "ErrImagePull" : "ImagePullBackOff", "m"};
+    f[60] = (ic_failure){"b:1", "n00", "R", "m"};
+    size_t n = ic_failures_bound(f, 61, &a);
+    assert_int_equal(n, 52);
+    assert_string_equal(f[49].node, "n49");
+    assert_string_equal(f[50].image, "a:1");
+    assert_string_equal(f[50].node, "<10 more nodes>");
+    assert_string_equal(f[50].reason, "ErrImagePull"); /* 5 and 5: the first by bytes */
+    char want[256];
+    snprintf(want, sizeof(want), IC_FAIL_MORE_NODES_MESSAGE, (size_t)10, (size_t)5);
+    assert_string_equal(f[50].message, want);
+    assert_string_equal(f[51].image, "b:1");
+
+    /* 40 images failing on 500 nodes with long messages: within the budget */
+    size_t total = 40 * 500;
+    f = arena_alloc(&a, total * sizeof(*f));
+    char msg[600];
+    memset(msg, 'm', sizeof(msg));
+    msg[sizeof(msg) - 1] = '\0';
+    for (size_t i = 0; i < total; i++)
+        f[i] = (ic_failure){arena_printf(&a, "r.io/i%02zu:1", i / 500),
+                            arena_printf(&a, "node-%03zu", i % 500), "ErrImagePull", msg};
+    n = ic_failures_bound(f, total, &a);
+    assert_true(n < total);
+    assert_string_equal(f[n - 1].image + strlen(f[n - 1].image) - 13, " more images>");
+    ic_status st = {.status = "Failed", .failures = f, .n_failures = n};
+    const char *body = status_body(&st, 1, &a);
+    assert_true(strlen(body) < IC_FAIL_BUDGET + 1024);
+    assert_true(strlen(body) > IC_FAIL_BUDGET / 2);
+    arena_free(&a);
+}
+
 static void test_oom(void **state)
 {
     (void)state;
@@ -1403,6 +1586,7 @@ int main(void)
         cmocka_unit_test(test_create_start),
         cmocka_unit_test(test_passes),
         cmocka_unit_test(test_unit_identity),
+        cmocka_unit_test(test_parts),
         cmocka_unit_test(test_waiting_node),
         cmocka_unit_test(test_waiting_many),
         cmocka_unit_test(test_purge_disabled),
@@ -1413,6 +1597,7 @@ int main(void)
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_container_outcome),
         cmocka_unit_test(test_write_status),
+        cmocka_unit_test(test_failures_bound),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
