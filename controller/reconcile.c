@@ -1572,8 +1572,9 @@ static int ic_identities(pass *p, ic_run *run)
 static int ic_job_op(const ic_run *run, const kobj *job)
 {
     for (int op = IC_OP_PULL; op <= IC_OP_PURGE; op++)
-        if (run->identity[op] != NULL && same(job->u.job.spec_hash, run->identity[op]))
-            return op;
+        if (run->identity[op] != NULL && job->u.job.spec_hash != NULL &&
+            ic_identity_part(run->identity[op], job->u.job.spec_hash) >= 0)
+            return op; /* any of its parts: a node's images in Jobs of 64 */
     return -1;
 }
 
@@ -1883,7 +1884,8 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     }
     for (size_t k = 0; k < run->plan.n_units; k++) {
         const ic_unit *u = &run->plan.units[k];
-        const char *id = arena_printf(&p->arena, "%s/%s/%d", cr->meta.uid, u->node, (int)u->op);
+        const char *id = arena_printf(&p->arena, "%s/%s/%d/%zu", cr->meta.uid, u->node,
+                                      (int)u->op, u->part);
         if (id == NULL)
             return -1;
         p->cands[p->n_cands++] = (candidate){

@@ -200,6 +200,79 @@ static void test_processing_makes_jobs(void **state)
     ic_world_free(&w);
 }
 
+/* A node's images beyond 64 go into more Jobs, one per part, each its
+ * own name; on the next pass every part's Job is the action's (none
+ * deleted as an older action's, none made again). */
+static void test_images_in_parts(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    w.cfg.max_pulls_per_node = 0; /* no per-node slot: every part at once */
+    char images[70 * 40] = "";
+    for (int i = 0; i < 70; i++)
+        snprintf(images + strlen(images), sizeof(images) - strlen(images), "%s\"r.example.com/p%d:1\"",
+                 i ? "," : "", i);
+    put(&ics, KOBJ_IMAGECACHE, NULL,
+        "{\"apiVersion\":\"kubefledged.io/v1alpha2\",\"kind\":\"ImageCache\",\"metadata\":{"
+        "\"name\":\"c1\",\"namespace\":\"" IC_NS "\",\"uid\":\"" IC_UID "\",\"resourceVersion\":"
+        "\"77\"},\"spec\":{\"cacheSpec\":[{\"images\":[%s]}]}" PROCESSING "}",
+        images);
+    run(&w);
+    expect_count(&w, ACTION_CREATE_JOB, 4);
+    const char *names[4];
+    size_t containers[4], n = 0;
+    for (size_t i = 0; i < w.out.n; i++) {
+        const action *a = &w.out.v[i];
+        if (a->kind != ACTION_CREATE_JOB)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            assert_string_not_equal(names[k], a->name);
+        names[n] = a->name;
+        yajl_val t = tree(a);
+        const char *p_c[] = {"spec", "template", "spec", "containers", NULL};
+        containers[n++] = yajl_tree_get(t, p_c, yajl_t_array)->u.array.len;
+        yajl_tree_free(t);
+    }
+    size_t big = 0, small = 0;
+    for (size_t k = 0; k < n; k++) {
+        big += containers[k] == 64;
+        small += containers[k] == 6;
+    }
+    assert_int_equal(big, 2);
+    assert_int_equal(small, 2);
+    /* the four Jobs made (no pod yet): the next pass keeps them all */
+    for (size_t i = 0; i < w.out.n; i++) {
+        const action *a = &w.out.v[i];
+        if (a->kind != ACTION_CREATE_JOB)
+            continue;
+        yajl_val t = tree(a);
+        const char *p_id[] = {"metadata", "annotations", OTA_ANN_JOB_SPEC_HASH, NULL};
+        const char *p_node[] = {"spec", "template", "spec", "nodeName", NULL};
+        const char *p_c[] = {"spec", "template", "spec", "containers", NULL};
+        char *cs = NULL;
+        json_writer jw;
+        assert_int_equal(json_writer_init(&jw, NULL), 0);
+        json_tree(&jw, yajl_tree_get(t, p_c, yajl_t_array));
+        cs = json_writer_take(&jw);
+        put(&w.jobs, KOBJ_JOB, NULL,
+            "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"" IC_NS "\",\"uid\":\"j-%s\","
+            "\"labels\":{\"" OTA_LABEL_MANAGED_BY "\":\"" OTA_MANAGED_BY_VALUE "\"},"
+            "\"annotations\":{\"" OTA_ANN_JOB_SPEC_HASH "\":\"%s\"},\"ownerReferences\":[{"
+            "\"uid\":\"" IC_UID "\",\"controller\":true}]},\"spec\":{\"template\":{\"spec\":{"
+            "\"nodeName\":\"%s\",\"containers\":%s}}},\"status\":{\"active\":1,"
+            "\"startTime\":\"" T0 "\"}}",
+            a->name, a->name, YAJL_GET_STRING(yajl_tree_get(t, p_id, yajl_t_string)),
+            YAJL_GET_STRING(yajl_tree_get(t, p_node, yajl_t_string)), cs);
+        free(cs);
+        yajl_tree_free(t);
+    }
+    run(&w);
+    expect_count(&w, ACTION_CREATE_JOB, 0);
+    expect_count(&w, ACTION_DELETE_JOB, 0);
+    ic_world_free(&w);
+}
+
 /* The outcomes: node-1 pulled both; node-2 pulled one, and the other's
  * name the kubelet will not try again.  Failed, one failures entry with
  * node-2's hostname label and the kubelet's words; the words on node-2's
@@ -449,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_new_cache_our_crd),
         cmocka_unit_test(test_new_cache_upstream_crd),
         cmocka_unit_test(test_processing_makes_jobs),
+        cmocka_unit_test(test_images_in_parts),
         cmocka_unit_test(test_outcomes_to_status),
         cmocka_unit_test(test_finished_keeps_jobs),
         cmocka_unit_test(test_queued_pull_waits),
