@@ -25,10 +25,13 @@
  *      metadata: plan.record as IC_ANN_SPEC's value when not NULL, the
  *      annotations plan.remove_refresh / plan.remove_purge name removed.
  *      Upstream's CRD (no /status): all in one PUT of the whole object as
- *      last read.  Ours: a merge patch to /status, then a metadata merge
- *      patch (a record that did not land is written again on the next
- *      pass: the record names the startTime it was written for).  A 409
- *      re-reads the cache and decides again: never a stale plan.
+ *      last read.  Ours: when an action starts, the metadata merge patch
+ *      first (the record, the removals and OTA_ANN_IC_START naming the
+ *      action, under the resourceVersion read), then, read back, the
+ *      /status merge patch (reconcile.c ic_start_read_back; a record that
+ *      did not land is written again on the next pass: the record names
+ *      the startTime it was written for).  A 409 re-reads the cache and
+ *      decides again: never a stale plan.
  *   2. only when plan.started is 0: create the Jobs of plan.units that do
  *      not exist yet (one per (node, op, part); the name derives from the
  *      cache uid, the node and unit.identity, so a restarted controller
