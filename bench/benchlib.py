@@ -1,7 +1,9 @@
-"""What the controller benchmarks share (bench/controller.py, bench/rollout.py):
-kubesim started on a free loopback port (--no-sim, or its simulated cluster),
-the OTA DaemonSet, its ControllerRevisions and pods created through the API,
-the controller's /metrics, VmRSS sampling and stopping the processes.
+"""What the controller benchmarks share (bench/controller.py, bench/rollout.py,
+bench/imagepulljob.py, bench/imagecache.py): kubesim started on a free
+loopback port (--no-sim, or its simulated cluster), components applied with
+kubectl, the OTA DaemonSet, its ControllerRevisions and pods created through
+the API, Jobs tracked from a watch, the controller's /metrics, VmRSS
+sampling, a bench's work directory and stopping the processes.
 kubesim's launcher and the /metrics parser are tests/lib's (kubesim_launch,
 promtext).  Python 3 standard library only; loopback only.
 """
@@ -10,11 +12,13 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -161,6 +165,137 @@ class Kubesim(kubesim_launch.Kubesim):
 
     def client(self, who):
         return Api(self.port, self.ca, self.tokens[who], self.api_timeout)
+
+
+def kubectl(sim, *args, timeout=120):
+    """kubectl as sim's admin; its stdout, or Setup with its output."""
+    out = subprocess.run(["kubectl", "--kubeconfig", sim.kubeconfig("admin")] + list(args),
+                         capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise Setup("kubectl %s: %s%s" % (" ".join(args), out.stdout, out.stderr))
+    return out.stdout
+
+
+def apply_component(sim, files, crds):
+    """kubectl apply -f of each file (a component's CRD and RBAC, on top of
+    base's, which Kubesim applied), then each CRD in crds Established."""
+    for f in files:
+        kubectl(sim, "apply", "-f", f)
+    for c in crds:
+        kubectl(sim, "wait", "--for=condition=Established", "crd/" + c, "--timeout=60s")
+
+
+def wait_nodes(api, n, timeout=300):
+    """Until n Nodes have registered (Setup after timeout seconds)."""
+    deadline = time.monotonic() + timeout
+    while len(api.call("GET", "/api/v1/nodes")["items"]) < n:
+        if time.monotonic() > deadline:
+            raise Setup("the %d nodes did not register" % n)
+        time.sleep(1)
+
+
+def job_finished(job):
+    return any(c.get("status") == "True" and c.get("type") in ("Complete", "Failed")
+               for c in (job.get("status") or {}).get("conditions") or [])
+
+
+class JobTracker:
+    """The Jobs of namespace ns as a watch reports them (on_job is the
+    callback of a controller.Watch): each Job seen, when each was first
+    seen, which are unfinished (no Complete or Failed condition, not
+    deleted or deleting), the most unfinished at once, when each was first
+    seen finished and when each was deleted."""
+
+    def __init__(self, ns):
+        self.ns = ns
+        self.lock = threading.Lock()
+        self.jobs, self.created, self.running, self.max_running = {}, [], set(), 0
+        self.first_seen, self.ended, self.deleted = {}, {}, {}
+
+    def on_job(self, kind, job, now):
+        m = job["metadata"]
+        if m.get("namespace") != self.ns:
+            return
+        with self.lock:
+            if m["uid"] not in self.jobs:
+                self.created.append(now)
+                self.first_seen[m["uid"]] = now
+            self.jobs[m["uid"]] = job
+            if job_finished(job):
+                self.ended.setdefault(m["uid"], now)
+            if kind == "DELETED":
+                self.deleted.setdefault(m["uid"], now)
+            if kind == "DELETED" or job_finished(job) or m.get("deletionTimestamp"):
+                self.running.discard(m["uid"])
+            else:
+                self.running.add(m["uid"])
+            self.max_running = max(self.max_running, len(self.running))
+
+    def summary(self):
+        """{jobs_created, nodes_with_jobs, nodes_with_more_than_one_job, max_running}"""
+        with self.lock:
+            per_node = {}
+            for j in self.jobs.values():
+                n = j["spec"]["template"]["spec"].get("nodeName")
+                per_node[n] = per_node.get(n, 0) + 1
+            return {"jobs_created": len(self.created), "nodes_with_jobs": len(per_node),
+                    "nodes_with_more_than_one_job": sum(1 for v in per_node.values() if v > 1),
+                    "max_running": self.max_running}
+
+    def refills(self, slots):
+        """Seconds from a slot freed to the next Job's creation: with at
+        most slots Jobs at once, the k-th Job created (k >= slots) waited
+        for the (k - slots)-th end (Complete or Failed as the watch saw it);
+        sorted (negative: created before the watch saw the end)."""
+        with self.lock:
+            created = sorted(self.first_seen.values())
+            ends = sorted(self.ended.values())
+        return sorted(created[k] - ends[k - slots] for k in range(slots, len(created)) if k - slots < len(ends))
+
+    def durations(self):
+        """Seconds from each Job's creation to its end (Complete or Failed,
+        else its deletion), as the watch saw them, sorted."""
+        with self.lock:
+            ends = dict(self.deleted, **self.ended)
+            return sorted(min(t, self.deleted.get(u, t)) - self.first_seen[u] for u, t in ends.items())
+
+
+def writes_between(m0, m1):
+    """{method: requests} the controller sent between two /metrics reads."""
+    before, after = calls_by_verb(m0), calls_by_verb(m1)
+    return {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+
+
+def rate(times, t0, took):
+    """(count, per second over took, most in any one second) of the
+    monotonic instants times at or after t0."""
+    rel = [x - t0 for x in times if x >= t0]
+    per_second = {}
+    for x in rel:
+        per_second[int(x)] = per_second.get(int(x), 0) + 1
+    return len(rel), (round(len(rel) / took, 3) if took else None), max(per_second.values() or [0])
+
+
+def bench_main(prefix, keep, run, report):
+    """A bench's main: run(work, procs) in a fresh work directory, then
+    report(its result); every process run started stopped, last first.
+    The work directory is removed unless keep or the run failed.  0, or 1
+    when run raised Setup."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    procs = []
+    ok = False
+    try:
+        report(run(work, procs))
+        ok = True
+    except Setup as e:
+        print("setup failed: %s" % e)
+    finally:
+        stop_procs(procs, 30)
+        if keep or not ok:
+            print("work directory: %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
 
 
 # ------------------------------------------------------------------ objects

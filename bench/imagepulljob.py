@@ -39,15 +39,12 @@ exit 1 only when the run could not be set up or did not complete.
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 
-from benchlib import ROOT, Kubesim, RssSampler, Setup, log, stop_procs
+from benchlib import ROOT, JobTracker, Kubesim, RssSampler, Setup, log
 import benchlib
 from controller import Controller, Watch
 
@@ -91,22 +88,6 @@ def ipj(parallelism):
                      "pullPolicy": {"timeoutSeconds": 600, "backoffLimit": 3}}}
 
 
-def finished(job):
-    return any(c.get("status") == "True" and c.get("type") in ("Complete", "Failed")
-               for c in (job.get("status") or {}).get("conditions") or [])
-
-
-def apply_component(sim):
-    """Our CRD and the controller's ImagePullJob RBAC (base's is applied by
-    benchlib.Kubesim)."""
-    kc = ["kubectl", "--kubeconfig", sim.kubeconfig("admin")]
-    for args in (["apply", "-f", CRD], ["apply", "-f", RBAC],
-                 ["wait", "--for=condition=Established", "crd/imagepulljobs.apps.kruise.io", "--timeout=60s"]):
-        out = subprocess.run(kc + args, capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise Setup("kubectl %s: %s%s" % (" ".join(args), out.stdout, out.stderr))
-
-
 def run(opts, work, procs):
     size = int(opts.image_mb * 1_000_000)
     registry = {"includeDefaults": True, "images": [{"image": IMAGE, "size": size}],
@@ -116,34 +97,16 @@ def run(opts, work, procs):
     sim = Kubesim(work, procs, opts.nodes, registry=registry, extra=extra, scale=opts.time_scale, bookmark=5,
                   wait=600)
     api = sim.api
-    apply_component(sim)
+    benchlib.apply_component(sim, [CRD, RBAC], ["imagepulljobs.apps.kruise.io"])
     api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-    deadline = time.monotonic() + 300
-    while len(api.call("GET", "/api/v1/nodes")["items"]) < opts.nodes:
-        if time.monotonic() > deadline:
-            raise Setup("the %d nodes did not register" % opts.nodes)
-        time.sleep(1)
+    benchlib.wait_nodes(api, opts.nodes)
     log("kubesim with %d nodes ready in %.1fs" % (opts.nodes, time.monotonic() - t))
 
     ctl = Controller(work, procs, opts.binary, sim, "ctl-ipj", opts.qps, opts.burst,
                      max_pulls=opts.max_concurrent_pulls, extra=["--imagepulljobs"] + opts.controller_arg)
+    jobs = JobTracker(NS)
     lock = threading.Lock()
-    st = {"jobs": {}, "created": [], "running": set(), "max_running": 0,
-          "status_writes": [], "last_status": None, "done": None, "final": None}
-
-    def on_job(kind, job, now):
-        m = job["metadata"]
-        if m.get("namespace") != NS:
-            return
-        with lock:
-            if m["uid"] not in st["jobs"]:
-                st["created"].append(now)
-            st["jobs"][m["uid"]] = job
-            if kind == "DELETED" or finished(job) or m.get("deletionTimestamp"):
-                st["running"].discard(m["uid"])
-            else:
-                st["running"].add(m["uid"])
-            st["max_running"] = max(st["max_running"], len(st["running"]))
+    st = {"status_writes": [], "last_status": None, "done": None, "final": None}
 
     def on_ipj(kind, obj, now):
         if obj["metadata"]["name"] != NAME:
@@ -160,7 +123,7 @@ def run(opts, work, procs):
     try:
         ctl.wait_ready(0, 120)
         jw = Watch(sim, "/apis/batch/v1/namespaces/%s/jobs?labelSelector=%s" % (NS, urllib.parse.quote(MANAGED)),
-                   on_job)
+                   jobs.on_job)
         iw = Watch(sim, "/apis/apps.kruise.io/v1alpha1/namespaces/%s/imagepulljobs" % NS, on_ipj)
         jw.start()
         iw.start()
@@ -189,7 +152,6 @@ def run(opts, work, procs):
         jw.stopping = iw.stopping = True
         with lock:
             res = dict(st)
-            res["jobs"] = dict(st["jobs"])
     finally:
         rc = ctl.stop()
     if res["done"] is None:
@@ -198,29 +160,18 @@ def run(opts, work, procs):
     took = res["done"] - t0
     pull = RESOLVE + size / BANDWIDTH
     ideal = pull * opts.nodes / opts.parallelism
-    before, after = benchlib.calls_by_verb(m0), benchlib.calls_by_verb(m1)
-    delta = {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+    delta = benchlib.writes_between(m0, m1)
     work_writes = sum(delta.get(k, 0) for k in ("POST", "PATCH", "DELETE"))
-    sw = [x - t0 for x in res["status_writes"] if x >= t0]
-    per_second = {}
-    for x in sw:
-        per_second[int(x)] = per_second.get(int(x), 0) + 1
+    n_sw, sw_rate, sw_most = benchlib.rate(res["status_writes"], t0, took)
     final = (res["final"] or {}).get("status") or {}
-    nodes_with_jobs = {}
-    for j in res["jobs"].values():
-        n = j["spec"]["template"]["spec"].get("nodeName")
-        nodes_with_jobs[n] = nodes_with_jobs.get(n, 0) + 1
     out = {
         "nodes": opts.nodes, "parallelism": opts.parallelism, "image_bytes": size, "time_scale": opts.time_scale,
         "light": not opts.no_light, "real_seconds": round(took, 2),
         "sim_seconds": round(took * opts.time_scale, 1), "ideal_sim_seconds": round(ideal, 1),
         "ratio": round(took * opts.time_scale / ideal, 3),
-        "jobs_created": len(res["created"]), "nodes_with_jobs": len(nodes_with_jobs),
-        "nodes_with_more_than_one_job": sum(1 for v in nodes_with_jobs.values() if v > 1),
-        "max_running": res["max_running"], "writes_by_method": delta,
+        **jobs.summary(), "writes_by_method": delta,
         "writes_per_node": round(work_writes / opts.nodes, 3),
-        "status_writes": len(sw), "status_writes_per_second": round(len(sw) / took, 3) if took else None,
-        "most_status_writes_in_one_second": max(per_second.values() or [0]),
+        "status_writes": n_sw, "status_writes_per_second": sw_rate, "most_status_writes_in_one_second": sw_most,
         "rss_kib_start": rss0, "rss_kib_peak": rss_peak, "controller_exit": rc,
         "final_status": final,
     }
@@ -256,22 +207,7 @@ def main(argv):
     if not os.access(opts.binary, os.X_OK):
         print("no controller at %s (make all)" % opts.binary)
         return 1
-    work = tempfile.mkdtemp(prefix="bench-ipj-")
-    procs = []
-    ok = False
-    try:
-        r = run(opts, work, procs)
-        report(r)
-        ok = True
-    except Setup as e:
-        print("setup failed: %s" % e)
-    finally:
-        stop_procs(procs, 30)
-        if opts.keep or not ok:
-            print("work directory: %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    return 0 if ok else 1
+    return benchlib.bench_main("bench-ipj-", opts.keep, lambda work, procs: run(opts, work, procs), report)
 
 
 if __name__ == "__main__":
