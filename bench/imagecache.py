@@ -283,7 +283,7 @@ def report(r):
     print("  controller writes    %d: %.4f per (image, node), %.2f per node: POST %d, PATCH %d, PUT %d, DELETE %d, "
           "less %d Lease renewals" % (r["writes"], r["writes_per_pair"], r["writes_per_node"], w.get("POST", 0),
                                       w.get("PATCH", 0), w.get("PUT", 0), w.get("DELETE", 0), r["lease_renewals"]))
-    print("  ImageCache writes    %d status: %.2f per second, at most %d in one second; %d MODIFIED in all" % (
+    print("  ImageCache writes    %d status: %.3f per second, at most %d in one second; %d MODIFIED in all" % (
         r["status_writes"], r["status_writes_per_second"] or 0, r["most_status_writes_in_one_second"],
         r["object_writes"]))
     print("  controller RSS       %.1f MiB idle (ready, same cluster, before the POST), %.1f MiB peak (x%.2f), "
