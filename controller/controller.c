@@ -958,6 +958,17 @@ size_t controller_write_cap(double qps, int burst)
     return cap < 1e9 ? (size_t)cap : (size_t)1000000000;
 }
 
+uint64_t controller_wake_at(uint64_t now, long long after_s)
+{
+    if (after_s <= 0)
+        return 0;
+    /* a year at most: no overflow, and a pass a year away is no wake */
+    if (after_s > 366LL * 24 * 3600)
+        after_s = 366LL * 24 * 3600;
+    uint64_t at = now + (uint64_t)after_s * 1000000000ull;
+    return at != 0 ? at : 1;
+}
+
 size_t controller_write_room(size_t cap, size_t queued)
 {
     if (cap == 0)
@@ -1101,6 +1112,7 @@ static void run_pass(controller *c, uint64_t now)
         execute(c, &actions.v[i]);
     c->queue_depth = actions.waiting;
     c->held_back = actions.more;
+    c->wake_at = controller_wake_at(now, actions.wake_after_s);
     action_list_free(&actions);
     metrics_observe(&c->pass_latency, clock_mono_ns() - now);
 }
@@ -1126,6 +1138,10 @@ void controller_tick(controller *c, uint64_t now)
     }
     if (workset_expire(&c->work, now))
         c->dirty = 1; /* a pass must look at what was held back */
+    if (c->wake_at != 0 && now >= c->wake_at) {
+        c->wake_at = 0;
+        c->dirty = 1; /* a plan's requeue time: not a resync later */
+    }
     int resync = now - c->last_pass >= c->cfg.resync_ns;
     /* A due resync waits for the queue of writes too: a pass then would
      * only be held back by the bound. */

@@ -91,6 +91,7 @@ typedef struct controller {
     int drop_queued;    /* leadership lost: drop the queued writes */
     size_t dropped;     /* writes dropped since last said (one log line) */
     uint64_t last_pass;
+    uint64_t wake_at;   /* a pass due then whatever the resync (controller_wake_at); 0: none */
     size_t queue_depth;
     metrics_counter pulls[PULL_N_OUTCOMES];
     metrics_histogram pass_latency;
@@ -110,6 +111,13 @@ void controller_stop(controller *c);
 void controller_free(controller *c);
 
 /* ---- the executor's decisions (pure: no I/O, no clock of their own) ---- */
+
+/* When a pass must run whatever the resync: after_s seconds (the last
+ * pass's action_list.wake_after_s: an ImageCache's periodic refresh or
+ * cache deadline) after that pass began at now (monotonic ns); 0 for none
+ * (after_s 0 or less).  Never early: the plans count from a wall clock
+ * truncated to the second, at or before now. */
+uint64_t controller_wake_at(uint64_t now, long long after_s);
 
 /* The least bound on writes queued (controller_write_cap), so that a
  * pass still hands over a batch at a low QPS. */

@@ -1897,6 +1897,13 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     return 0;
 }
 
+long long reconcile_wake_min(long long have, long long after_s)
+{
+    if (have <= 0)
+        return after_s > 0 ? after_s : 0;
+    return after_s > 0 && after_s < have ? after_s : have;
+}
+
 /* Every ImageCache's plan: none without the CRD, before the Nodes are
  * known, or before discovery said how the status is written (asked
  * then: a read). */
@@ -2233,8 +2240,10 @@ int reconcile(const reconcile_input *in, action_list *out)
      * patches wait behind an OTA request's pull under max_writes */
     for (size_t i = 0; i < p.n_ipjs; i++)
         ipj_writes(&p, &p.ipjs[i]);
-    for (size_t i = 0; i < p.n_ics; i++)
+    for (size_t i = 0; i < p.n_ics; i++) {
         ic_writes(&p, &p.ics[i]);
+        out->wake_after_s = reconcile_wake_min(out->wake_after_s, p.ics[i].plan.requeue_after_s);
+    }
     /* Marks in store order, which does not change between passes while
      * the pods stay: those in flight or done lately are skipped, so under
      * a bound each pass marks the next pods and every pod gets its turn. */

@@ -82,7 +82,14 @@ typedef struct action_list {
     size_t n, cap;
     size_t waiting; /* pull requests left waiting for a free slot */
     int more;       /* writes held back by reconcile_input.max_writes: pass again */
+    long long wake_after_s; /* > 0: pass again this many seconds from now, whatever the
+                             * resync (the earliest ImageCache plan.requeue_after_s: a
+                             * periodic refresh, the deadline of a waited-on node) */
 } action_list;
+
+/* The earlier of a wake already due in have seconds and one in after_s
+ * (each 0 or less: none): 0 for none. */
+long long reconcile_wake_min(long long have, long long after_s);
 
 typedef struct reconcile_config {
     int max_concurrent_pulls;  /* running Jobs at most (DESIGN: default 10) */

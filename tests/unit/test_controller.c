@@ -462,9 +462,36 @@ static void test_queue_table(void **state)
     }
 }
 
+typedef struct wake_row {
+    const char *name;
+    uint64_t now;
+    long long after_s;
+    uint64_t want; /* controller_wake_at */
+} wake_row;
+
+static const wake_row wake_rows[] = {
+    {"no requeue: no wake", 5000000000ull, 0, 0},
+    {"a negative requeue: no wake", 5000000000ull, -3, 0},
+    {"a refresh due in 3 s", 5000000000ull, 3, 8000000000ull},
+    {"a cache deadline in an hour", 1, 3600, 3600000000001ull},
+    {"beyond a year: a year", 0, 10LL * 366 * 24 * 3600, 366ull * 24 * 3600 * 1000000000ull},
+};
+
+static void test_wake_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ROWS(wake_rows); i++) {
+        const wake_row *r = &wake_rows[i];
+        uint64_t got = controller_wake_at(r->now, r->after_s);
+        ROW_CHECK(r->name, got == r->want, "wake %llu, want %llu", (unsigned long long)got,
+                  (unsigned long long)r->want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wake_table),
         cmocka_unit_test(test_exec_outcome_table),
         cmocka_unit_test(test_may_send_table),
         cmocka_unit_test(test_pull_outcome_table),

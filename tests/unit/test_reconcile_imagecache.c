@@ -9,7 +9,10 @@
  * status (a container queued behind a slow pull is not judged), every
  * target's outcome goes on a Job that ends and is read back after a
  * restart; the end's Event only with its status write; Jobs of another
- * action are deleted only while an action runs.
+ * action are deleted only while an action runs; a cache kube-fledged
+ * finished is adopted by its record alone (a metadata patch with ours, a
+ * PUT keeping the status with kube-fledged's); a pass asks to be woken
+ * when a periodic refresh is due (action_list.wake_after_s).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -515,6 +518,103 @@ static void test_event_with_status(void **state)
     ic_world_free(&w);
 }
 
+/* A finished purge of kube-fledged's, as it left it: no record of ours. */
+#define KF_PURGED                                                                                  \
+    ",\"status\":{\"status\":\"Succeeded\",\"reason\":\"ImageCachePurge\",\"message\":"          \
+    "\"All cached images succesfully deleted from respective nodes\",\"startTime\":\"" T0      \
+    "\",\"completionTime\":\"" T0 "\"}"
+
+/* Adopted with our CRD: the record alone, a metadata patch carrying the
+ * resourceVersion; no status write, no Job, no Event. */
+static void test_adopt_our_crd(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    add_cache("", KF_PURGED);
+    run(&w);
+    expect_total(&w, 1);
+    const action *a = only(&w, ACTION_PATCH_IC);
+    yajl_val t = tree(a);
+    const char *p_rv[] = {"metadata", "resourceVersion", NULL};
+    const char *p_rec[] = {"metadata", "annotations", OTA_ANN_IC_SPEC, NULL};
+    const char *p_st[] = {"status", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_rv, yajl_t_string)), "77");
+    const char *rec = YAJL_GET_STRING(yajl_tree_get(t, p_rec, yajl_t_string));
+    assert_non_null(rec);
+    assert_non_null(strstr(rec, "\"start\":\"" T0 "\""));
+    assert_null(yajl_tree_get(t, p_st, yajl_t_any));
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+/* Adopted with kube-fledged's CRD: one PUT, the record added and the
+ * status exactly as read. */
+static void test_adopt_upstream_crd(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 0);
+    add_cache("", KF_PURGED);
+    run(&w);
+    expect_total(&w, 1);
+    const action *a = only(&w, ACTION_PUT_IC);
+    yajl_val t = tree(a);
+    const char *p_rec[] = {"metadata", "annotations", OTA_ANN_IC_SPEC, NULL};
+    const char *p_st[] = {"status", "status", NULL}, *p_reason[] = {"status", "reason", NULL};
+    const char *p_msg[] = {"status", "message", NULL};
+    const char *p_done[] = {"status", "completionTime", NULL};
+    assert_non_null(yajl_tree_get(t, p_rec, yajl_t_string));
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_st, yajl_t_string)), "Succeeded");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_reason, yajl_t_string)),
+                        "ImageCachePurge");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_msg, yajl_t_string)),
+                        "All cached images succesfully deleted from respective nodes");
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_done, yajl_t_string)), T0);
+    yajl_tree_free(t);
+    ic_world_free(&w);
+}
+
+#define SUCCEEDED_AT_T0                                                                            \
+    ",\"status\":{\"status\":\"Succeeded\",\"reason\":\"ImageCacheCreate\",\"message\":"         \
+    "\"All requested images pulled succesfully to respective nodes\",\"startTime\":\"" T0       \
+    "\",\"completionTime\":\"" T0 "\"}"
+
+/* The pass asks to be woken when the periodic refresh is due (T0 + the
+ * period, NOW being T0 + 60 s), not a resync later; none without one.  A
+ * cache kube-fledged finished (adopted in this pass: its record written,
+ * the refresh counted from its completionTime all the same). */
+static void test_refresh_wakes_the_pass(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t period_s;
+        long long want;
+    } rows[] = {{600, 540}, {61, 1}, {0, 0}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        world w;
+        ic_world(&w, 1);
+        w.cfg.ic_refresh_s = rows[i].period_s;
+        add_cache("", SUCCEEDED_AT_T0);
+        run(&w);
+        assert_int_equal(w.out.wake_after_s, rows[i].want);
+        expect_total(&w, 1);
+        expect_count(&w, ACTION_PATCH_IC, 1);
+        ic_world_free(&w);
+    }
+}
+
+static void test_wake_min(void **state)
+{
+    (void)state;
+    assert_int_equal(reconcile_wake_min(0, 0), 0);
+    assert_int_equal(reconcile_wake_min(0, -5), 0);
+    assert_int_equal(reconcile_wake_min(0, 30), 30);
+    assert_int_equal(reconcile_wake_min(30, 0), 30);
+    assert_int_equal(reconcile_wake_min(30, 3), 3);
+    assert_int_equal(reconcile_wake_min(3, 30), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +631,10 @@ int main(void)
         cmocka_unit_test(test_start_once_per_version),
         cmocka_unit_test(test_event_with_status),
         cmocka_unit_test(test_start_read_back),
+        cmocka_unit_test(test_adopt_our_crd),
+        cmocka_unit_test(test_adopt_upstream_crd),
+        cmocka_unit_test(test_refresh_wakes_the_pass),
+        cmocka_unit_test(test_wake_min),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
