@@ -56,8 +56,12 @@ This runs them all, in one process; the tests are in
   test_imagecache_run.py   ImageCacheRun: ImageCaches run by the controller
                            (issue 21): kube-fledged's sample, a missing
                            image, no node matched, refresh, update,
-                           restart; ImageCacheRunUpstreamCrd: the same
-                           status by PUT under kube-fledged's CRD
+                           restart, edits during a refresh;
+                           ImageCacheRunUpstreamCrd: the status by PUT
+                           under kube-fledged's CRD, concurrent edits
+                           kept, caches kube-fledged served adopted;
+                           ImageCacheRunRequeue: the periodic refresh on
+                           time under a long resync
   test_imagepulljob_run.py ImagePullJobRun: ImagePullJobs run by the
                            controller (issue 20): Kruise's sample, a missing
                            image, parallelism, NotReady, Never, TTL, restart,
@@ -125,7 +129,7 @@ from test_imagepulljob import ImagePullJobOwnCrd, ImagePullJobUpstreamCrds
 from test_imagepulljob_run import (ImagePullJobRun, ImagePullJobRunExamples, ImagePullJobRunKruise18,
                                    ImagePullJobRunKruise19, ImagePullJobRunLeaders)
 from test_imagecache import ImageCacheOwnCrd, ImageCacheUpstreamCrd
-from test_imagecache_run import ImageCacheRun, ImageCacheRunPurge, ImageCacheRunUpstreamCrd
+from test_imagecache_run import ImageCacheRun, ImageCacheRunPurge, ImageCacheRunRequeue, ImageCacheRunUpstreamCrd
 from test_image_volume import ImageVolumeGateOff, ImageVolumePull
 
 
@@ -144,7 +148,7 @@ def main(argv):
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
                      "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunPurge",
-                     "ImageCacheRunUpstreamCrd", "ImageVolumePull", "ImageVolumeGateOff"]
+                     "ImageCacheRunUpstreamCrd", "ImageCacheRunRequeue", "ImageVolumePull", "ImageVolumeGateOff"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

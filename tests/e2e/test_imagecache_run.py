@@ -37,6 +37,7 @@ ImageCacheRunUpstreamCrd: kube-fledged's CRD (no /status) applied unchanged:
 
 Every wait is bounded.
 """
+import calendar
 import copy
 import json
 import os
@@ -58,7 +59,7 @@ API = "/apis/kubefledged.io/v1alpha2"
 SAMPLE_IMAGES = ["ghcr.io/jitesoft/nginx:1.23.1", "us.gcr.io/k8s-artifacts-prod/cassandra:v7",
                  "us.gcr.io/k8s-artifacts-prod/etcd:3.5.4-0"]
 QUICK = [REG + "/ic/app-%02d:1.0" % i for i in range(1, 21)]  # 100 MB: 10 simulated s
-SLOW = [REG + "/ic/slow-%02d:1.0" % i for i in range(1, 6)]  # 900 MB: 90 simulated s (3 real)
+SLOW = [REG + "/ic/slow-%02d:1.0" % i for i in range(1, 10)]  # 900 MB: 90 simulated s (3 real)
 CRICTL = REG + "/tools/crictl:1.30"
 REGISTRY = copy.deepcopy(REGISTRY_CONFIG)
 REGISTRY["images"] = REGISTRY["images"] + [{"image": i, "size": 50_000_000} for i in SAMPLE_IMAGES + [CRICTL]] + \
@@ -71,8 +72,17 @@ UPSTREAM_LABELS = {"app": "kubefledged", "kubefledged": "kubefledged-image-manag
 REFRESH = "kubefledged.io/refresh-imagecache"
 PURGE = "kubefledged.io/purge-imagecache"
 DELETED = "All cached images succesfully deleted from respective nodes"
+ABORTED_MSG = "Image cache processing aborted. Image cache will get refreshed during next refresh cycle"
+SPEC_ANN = "ota-prepull.openyurt.io/imagecache-spec"
+JOB_ID_ANN = "ota-prepull/spec-hash"  # a Job's (op, action, start, spec) identity
+CRI_SOCKET = "/run/containerd/containerd.sock"
 PURGE_DISABLED = ("Image purge is disabled in ota-controller: start it with --image-cache-purge-image to "
                   "delete cached images")
+
+
+def clock_parse(text):
+    """Seconds of an RFC 3339 time the apiserver wrote (Z, whole seconds)."""
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")) if text else 0
 
 
 class ImageCacheRunBase(Base):
@@ -117,8 +127,9 @@ class ImageCacheRunBase(Base):
     def ctl_tail(self):
         return "\n".join(c.tail(25) for c in self.ctls)
 
-    def wait_status(self, name, pred, timeout, what, ns=None):
-        seen = []
+    def wait_status(self, name, pred, timeout, what, ns=None, aborted_before=False):
+        """aborted_before: the cache was created Aborted (kube-fledged's)."""
+        seen = ["Aborted"] if aborted_before else []
 
         def check():
             o = self.ic(name, ns)
@@ -131,16 +142,44 @@ class ImageCacheRunBase(Base):
         except AssertionError:
             raise AssertionError("%s: %s not reached in %gs; status now %s; controller log:\n%s" % (
                 name, what, timeout, json.dumps((self.ic(name, ns) or {}).get("status")), self.ctl_tail()))
-        self.assertNotIn("Aborted", seen, "statuses seen: %s" % seen)
+        self.assertNotIn("Aborted", seen[1:] if aborted_before else seen, "statuses seen: %s" % seen)
         return o
 
-    def wait_done(self, name, reason, timeout=60, ns=None):
+    def wait_done(self, name, reason, timeout=60, ns=None, aborted_before=False):
         """The final status of the action reason (each test's next action
         has another reason than the one before: a startTime may repeat
         within one second)."""
         return self.wait_status(
             name, lambda s: s.get("status") not in (None, "Processing") and s.get("reason") == reason
-            and s.get("completionTime"), timeout, "%s finished" % reason, ns)
+            and s.get("completionTime"), timeout, "%s finished" % reason, ns, aborted_before)
+
+    def rmi(self, node, image):
+        """The image deleted from node as an admin would: a pod there running
+        crictl rmi on the runtime's socket (what kubesim's kubelet fakes for
+        the purge Job), then gone from Node.status.images."""
+        name = "rmi-%s-%d" % (node, int(time.monotonic() * 1000) % 1000000)
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": self.ns},
+               "spec": {"nodeName": node, "restartPolicy": "Never",
+                        "containers": [{"name": "rmi", "image": CRICTL,
+                                        "command": ["crictl", "--image-endpoint=unix://" + CRI_SOCKET,
+                                                    "rmi", image],
+                                        "volumeMounts": [{"name": "sock", "mountPath": CRI_SOCKET}]}],
+                        "volumes": [{"name": "sock", "hostPath": {"path": CRI_SOCKET, "type": "Socket"}}]}}
+        self.sim.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, pod)
+        wait_until(lambda: self.sim.get("/api/v1/namespaces/%s/pods/%s" % (self.ns, name))["status"].get("phase")
+                   in ("Succeeded", "Failed") or None, 30, "crictl rmi on " + node)
+        phase = self.sim.get("/api/v1/namespaces/%s/pods/%s" % (self.ns, name))["status"]["phase"]
+        self.assertEqual(phase, "Succeeded", "crictl rmi %s on %s" % (image, node))
+        wait_until(lambda: image not in self.node_images(node), 10, "%s gone from %s" % (image, node))
+
+    def jobs_by_action(self, uid):
+        """(node, action reason) -> the names of the cache's Jobs."""
+        per = {}
+        for j in self.jobs_of(uid):
+            ident = (j["metadata"].get("annotations") or {}).get(JOB_ID_ANN, "")
+            key = (j["spec"]["template"]["spec"]["nodeName"], ident.split("/")[1] if "/" in ident else ident)
+            per.setdefault(key, []).append(j["metadata"]["name"])
+        return per
 
     def jobs_of(self, uid):
         """Every Job ever owned by the ImageCache uid (the class's JobTracker
@@ -319,6 +358,68 @@ class ImageCacheRun(ImageCacheRunBase):
         reasons = [e["reason"] for e in self.events_of("busy")]
         self.assertIn("ImageCacheCreate", reasons)
 
+    def test_10_edit_during_refresh_runs_after(self):
+        obj = self.create(self.cache("redo", [{"images": SLOW[4:6]}]))
+        first = self.wait_done("redo", "ImageCacheCreate", timeout=90)["status"]
+        self.assertEqual(first["status"], "Succeeded", first)
+        # node-2 lost both: the refresh must pull them again (6 s)
+        for img in SLOW[4:6]:
+            self.rmi("node-2", img)
+        res = self.kubectl("annotate", "ic", "redo", "-n", self.ns, REFRESH + "=")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.wait_status("redo", lambda s: s.get("status") == "Processing" and s.get("reason") == "ImageCacheRefresh",
+                         20, "the refresh Processing")
+        res = self.kubectl("patch", "ic", "redo", "-n", self.ns, "--type=json", "-p", json.dumps(
+            [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[12]}]))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        st = self.ic("redo")["status"]
+        self.assertEqual((st["status"], st["reason"]), ("Processing", "ImageCacheRefresh"),
+                         "the edit came during the refresh")
+        done = self.wait_done("redo", "ImageCacheUpdate", timeout=90)
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        self.assertNotIn(REFRESH, done["metadata"].get("annotations") or {})
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertIn(QUICK[12], self.node_images(node))
+            for img in SLOW[4:6]:
+                self.assertIn(img, self.node_images(node))
+        # the refresh ended first, with its own Event
+        evs = wait_until(lambda: [e for e in self.events_of("redo") if e["reason"] == "ImageCacheRefresh"] or None,
+                         10, "the ImageCacheRefresh Event")
+        self.assertEqual((evs[0]["type"], evs[0]["message"]), ("Normal", PULLED))
+        jobs = self.jobs_by_action(obj["metadata"]["uid"])
+        self.assertEqual(sorted(k for k in jobs if k[1] == "ImageCacheRefresh"), [("node-2", "ImageCacheRefresh")])
+        self.assertEqual(sorted(k[0] for k in jobs if k[1] == "ImageCacheUpdate"), ["node-1", "node-2", "node-3"])
+
+    def test_11_restart_mid_refresh(self):
+        obj = self.create(self.cache("reborn", [{"images": SLOW[6:8]}]))
+        uid = obj["metadata"]["uid"]
+        first = self.wait_done("reborn", "ImageCacheCreate", timeout=90)["status"]
+        self.assertEqual(first["status"], "Succeeded", first)
+        for node in ("node-1", "node-3"):
+            for img in SLOW[6:8]:
+                self.rmi(node, img)
+        res = self.kubectl("annotate", "ic", "reborn", "-n", self.ns, REFRESH + "=")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        wait_until(lambda: any(k[1] == "ImageCacheRefresh" for k in self.jobs_by_action(uid)), 30,
+                   "a Job of the refresh")
+        self.ctl.kill()
+        st = self.ic("reborn")["status"]
+        self.assertEqual((st["status"], st["reason"]), ("Processing", "ImageCacheRefresh"), st)
+        log("killed the controller mid-refresh; Jobs:", self.jobs_by_action(uid))
+        self.ctl.start()
+        self.ctl.wait_ready()
+        wait_until(self.ctl.leading, 30, "the restarted controller leading")
+        done = self.wait_done("reborn", "ImageCacheRefresh", timeout=90)["status"]
+        self.assertEqual((done["status"], done["message"], done["startTime"]), ("Succeeded", PULLED, st["startTime"]))
+        jobs = self.jobs_by_action(uid)
+        self.assertEqual(sorted(k for k in jobs if k[1] == "ImageCacheRefresh"),
+                         [("node-1", "ImageCacheRefresh"), ("node-3", "ImageCacheRefresh")])
+        for key, names in jobs.items():
+            self.assertEqual(len(names), 1, "Jobs of %s: %s" % (key, names))
+        for node in ("node-1", "node-2", "node-3"):
+            for img in SLOW[6:8]:
+                self.assertIn(img, self.node_images(node))
+
     def test_07_purge_disabled(self):
         self.create(self.cache("keep", [{"images": [QUICK[6]]}]))
         first = self.wait_done("keep", "ImageCacheCreate")["status"]
@@ -408,3 +509,100 @@ class ImageCacheRunUpstreamCrd(ImageCacheRunBase):
         again = self.wait_done("imagecache1", "ImageCacheRefresh", timeout=90)
         self.assertEqual(again["status"]["status"], "Succeeded", again["status"])
         self.assertNotIn(REFRESH, again["metadata"].get("annotations") or {})
+
+    def ic_puts(self, name):
+        return [e for c in self.ctls for e in c.proxy.writes(0)
+                if "/imagecaches/%s" % name in e["path"]]
+
+    def test_02_missing_image_fails_by_put(self):
+        self.create(self.cache("broken", [{"images": [QUICK[0], MISSING]}]))
+        st = self.wait_done("broken", "ImageCacheCreate", timeout=60)["status"]
+        self.assertEqual((st["status"], st["message"]), ("Failed", PULL_FAILED), st)
+        self.assertEqual(sorted(st["failures"]), [MISSING], st)
+        entries = st["failures"][MISSING]
+        self.assertEqual(sorted(e["node"] for e in entries), ["node-1", "node-2", "node-3"])
+        for e in entries:
+            self.assertIn(e["reason"], ("ErrImagePull", "ImagePullBackOff"), e)
+            self.assertIn("missing", e["message"], e)
+        writes = self.ic_puts("broken")
+        self.assertTrue(writes)
+        self.assertEqual({e["method"] for e in writes}, {"PUT"}, [(e["method"], e["path"]) for e in writes])
+
+    def test_03_concurrent_edits_survive_the_puts(self):
+        self.create(self.cache("shared", [{"images": [SLOW[8]]}]))
+        self.wait_status("shared", lambda s: s.get("status") == "Processing", 20, "Processing")
+        # a user's edits while the controller PUTs the status (3 s of pulls)
+        for args in (("label", "ic", "shared", "team=edge"), ("annotate", "ic", "shared", "note=kept")):
+            res = self.kubectl(*args, "-n", self.ns)
+            self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.ic("shared")["status"]["status"], "Processing", "the edits came during the create")
+        done = self.wait_done("shared", "ImageCacheCreate", timeout=90)
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        self.assertEqual(done["metadata"]["labels"].get("team"), "edge", done["metadata"])
+        ann = done["metadata"]["annotations"]
+        self.assertEqual(ann.get("note"), "kept", ann)
+        self.assertIn(SPEC_ANN, ann)
+        self.assertEqual({e["method"] for e in self.ic_puts("shared")}, {"PUT"})
+
+    def kf_cache(self, name, images, status):
+        doc = self.cache(name, [{"images": images}])
+        doc["status"] = status
+        return doc
+
+    def test_04_adopts_a_cache_kube_fledged_purged(self):
+        purged = {"status": "Succeeded", "reason": "ImageCachePurge", "message": DELETED,
+                  "startTime": "2026-01-02T03:04:05Z", "completionTime": "2026-01-02T03:04:35Z"}
+        obj = self.create(self.kf_cache("adopted", [QUICK[14]], purged))
+        uid = obj["metadata"]["uid"]
+        self.assertEqual(obj["status"], purged, "kube-fledged's CRD keeps a status on create")
+        o = wait_until(lambda: (lambda o: o if SPEC_ANN in (o["metadata"].get("annotations") or {}) else None)(
+            self.ic("adopted")), 20, "the record of the adopted cache")
+        self.assertEqual(o["status"], purged, "the status as kube-fledged left it")
+        self.assertEqual(self.jobs_of(uid), [])
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertNotIn(QUICK[14], self.node_images(node), "not pulled back by the adoption")
+        res = self.kubectl("patch", "ic", "adopted", "-n", self.ns, "--type=json", "-p", json.dumps(
+            [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[15]}]))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        done = self.wait_done("adopted", "ImageCacheUpdate")
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        # the adoption ran nothing: only the update's Jobs (which pull what
+        # the nodes miss: docs/design.md)
+        jobs = self.jobs_by_action(uid)
+        self.assertEqual(sorted(jobs), [(n, "ImageCacheUpdate") for n in ("node-1", "node-2", "node-3")])
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertIn(QUICK[15], self.node_images(node))
+
+    def test_05_aborted_by_kube_fledged_is_refreshed(self):
+        aborted = {"status": "Aborted", "reason": "ImagePullAborted", "message": ABORTED_MSG,
+                   "startTime": "2026-01-02T03:04:05Z"}
+        self.create(self.kf_cache("cutoff", [QUICK[16]], aborted))
+        done = self.wait_done("cutoff", "ImageCacheRefresh", aborted_before=True)
+        self.assertEqual((done["status"]["status"], done["status"]["message"]), ("Succeeded", PULLED))
+        for node in ("node-1", "node-2", "node-3"):
+            self.assertIn(QUICK[16], self.node_images(node))
+
+
+class ImageCacheRunRequeue(ImageCacheRunBase):
+    """The periodic refresh on time: --image-cache-refresh-frequency=8s under
+    a --resync-period of 60s (the plan's requeue time wakes a pass)."""
+    PERIOD = 8  # past the 3 s and 5 s holds of a write, which end in a pass (RECENT_*_NS)
+    CONTROLLER_ARGS = ImageCacheRunBase.CONTROLLER_ARGS + (
+        "--resync-period=60s", "--image-cache-refresh-frequency=%ds" % PERIOD)
+
+    def test_01_periodic_refresh_on_time(self):
+        self.create(self.cache("tick", [{"images": [QUICK[13]]}]))
+        st = self.wait_done("tick", "ImageCacheCreate")["status"]
+        self.assertEqual(st["status"], "Succeeded", st)
+        done = clock_parse(st["completionTime"])
+        for cycle in range(2):
+            # the next refresh: its startTime after the last completionTime
+            o = self.wait_status("tick", lambda s: s.get("reason") == "ImageCacheRefresh" and
+                                 clock_parse(s.get("startTime")) > done, 20, "refresh %d started" % cycle)
+            start = clock_parse(o["status"]["startTime"])
+            log("refresh %d started %ds after the completion before" % (cycle, start - done))
+            self.assertGreaterEqual(start - done, self.PERIOD)
+            self.assertLessEqual(start - done, self.PERIOD + 2, "on time, not a resync later")
+            st = self.wait_done("tick", "ImageCacheRefresh")["status"]
+            self.assertEqual((st["status"], st["startTime"]), ("Succeeded", o["status"]["startTime"]), st)
+            done = clock_parse(st["completionTime"])
