@@ -42,7 +42,9 @@
  *      cache (event_type, event_reason, event_message); plan.done: the
  *      action's Jobs may go.
  *   4. plan.requeue_after_s > 0: look again that many seconds from now
- *      (the cache deadline of a waited-on node, a periodic refresh).
+ *      (the cache deadline of a waited-on node, a periodic refresh): the
+ *      pass's action_list.wake_after_s, the earliest over its caches;
+ *      controller.c runs a pass then, whatever the resync.
  *
  * Level-triggered: everything an action needs is on the object (status
  * Processing + reason + startTime, IC_ANN_SPEC) and in its Jobs; a

@@ -27,13 +27,30 @@ tier=backend), one namespace per test:
      no Job there), then pulled once Ready
   09 an edit while the create runs is not dropped: the create ends, then an
      ImageCacheUpdate pulls the added image
+  10 an edit during a refresh (node-2 lost two slow images to crictl rmi, so
+     the refresh pulls them again) is not dropped: the refresh ends with its
+     Event, then an ImageCacheUpdate pulls the added image
+  11 the controller SIGKILLed mid-refresh and started again: the refresh
+     finishes (never Aborted, its startTime kept), one Job per (cache, node,
+     action)
 ImageCacheRunPurge (--image-cache-purge-image): the purge annotation runs
   crictl rmi Jobs (one per node) and the images are gone: Succeeded with
   kube-fledged's "deleted" message; an update removing an image purges it.
-ImageCacheRunUpstreamCrd: kube-fledged's CRD (no /status) applied unchanged:
-  the status is written by a PUT of the whole object; the sample reaches
-  Succeeded with the exact message, and a refresh removes its annotation.
-  Skipped without ../shared/upstream/kube-fledged ($OTA_UPSTREAM_KUBEFLEDGED).
+ImageCacheRunUpstreamCrd: kube-fledged's CRD (no /status) applied unchanged,
+  the status written by a PUT of the whole object; skipped without
+  ../shared/upstream/kube-fledged ($OTA_UPSTREAM_KUBEFLEDGED):
+  01 the sample reaches Succeeded with the exact message, and a refresh
+     removes its annotation
+  02 a missing image: Failed, one failures entry per node, by PUT only
+  03 a label and an annotation added with kubectl during the create survive
+     every PUT (the final object holds them)
+  04 a cache kube-fledged purged (status given on create) is adopted: our
+     record written, the status as it was, no Job; an edit then runs an
+     ImageCacheUpdate
+  05 one kube-fledged left Aborted (ImagePullAborted) is refreshed at once
+ImageCacheRunRequeue (--resync-period=60s, --image-cache-refresh-frequency=8s):
+  the periodic refresh starts within 2 s of completionTime + 8 s, twice: the
+  plan's requeue time wakes a pass, not the resync.
 
 Every wait is bounded.
 """
