@@ -170,6 +170,11 @@ class ImageCacheRunBase(Base):
             name, lambda s: s.get("status") not in (None, "Processing") and s.get("reason") == reason
             and s.get("completionTime"), timeout, "%s finished" % reason, ns, aborted_before)
 
+    def wait_record(self, name, start):
+        """Our record of the action that started at start has landed."""
+        wait_until(lambda: '"start":"%s"' % start in (self.ic(name)["metadata"].get("annotations") or {}).get(
+            SPEC_ANN, ""), 10, "%s: the record of the action of %s" % (name, start))
+
     def rmi(self, node, image):
         """The image deleted from node as an admin would: a pod there running
         crictl rmi on the runtime's socket (what kubesim's kubelet fakes for
@@ -362,7 +367,8 @@ class ImageCacheRun(ImageCacheRunBase):
 
     def test_09_edit_while_processing_runs_after(self):
         self.create(self.cache("busy", [{"images": [SLOW[3]]}]))
-        self.wait_status("busy", lambda s: s.get("status") == "Processing", 20, "Processing")
+        o = self.wait_status("busy", lambda s: s.get("status") == "Processing", 20, "Processing")
+        self.wait_record("busy", o["status"]["startTime"])  # else the edit joins the create (DECISIONS)
         res = self.kubectl("patch", "ic", "busy", "-n", self.ns, "--type=json", "-p", json.dumps(
             [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[11]}]))
         self.assertEqual(res.returncode, 0, res.stderr)
@@ -384,8 +390,12 @@ class ImageCacheRun(ImageCacheRunBase):
             self.rmi("node-2", img)
         res = self.kubectl("annotate", "ic", "redo", "-n", self.ns, REFRESH + "=")
         self.assertEqual(res.returncode, 0, res.stderr)
-        self.wait_status("redo", lambda s: s.get("status") == "Processing" and s.get("reason") == "ImageCacheRefresh",
-                         20, "the refresh Processing")
+        o = self.wait_status("redo", lambda s: s.get("status") == "Processing" and
+                             s.get("reason") == "ImageCacheRefresh", 20, "the refresh Processing")
+        # the edit once the refresh's record landed: one that comes between
+        # the Processing write and the record is taken into the refresh
+        # (DECISIONS: "An edit before an action's record lands joins it")
+        self.wait_record("redo", o["status"]["startTime"])
         res = self.kubectl("patch", "ic", "redo", "-n", self.ns, "--type=json", "-p", json.dumps(
             [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[12]}]))
         self.assertEqual(res.returncode, 0, res.stderr)
