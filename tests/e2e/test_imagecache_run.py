@@ -368,7 +368,7 @@ class ImageCacheRun(ImageCacheRunBase):
     def test_09_edit_while_processing_runs_after(self):
         self.create(self.cache("busy", [{"images": [SLOW[3]]}]))
         o = self.wait_status("busy", lambda s: s.get("status") == "Processing", 20, "Processing")
-        self.wait_record("busy", o["status"]["startTime"])  # else the edit joins the create (DECISIONS)
+        self.wait_record("busy", o["status"]["startTime"])  # the edit after it (DECISIONS)
         res = self.kubectl("patch", "ic", "busy", "-n", self.ns, "--type=json", "-p", json.dumps(
             [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[11]}]))
         self.assertEqual(res.returncode, 0, res.stderr)
@@ -392,9 +392,8 @@ class ImageCacheRun(ImageCacheRunBase):
         self.assertEqual(res.returncode, 0, res.stderr)
         o = self.wait_status("redo", lambda s: s.get("status") == "Processing" and
                              s.get("reason") == "ImageCacheRefresh", 20, "the refresh Processing")
-        # the edit once the refresh's record landed: one that comes between
-        # the Processing write and the record is taken into the refresh
-        # (DECISIONS: "An edit before an action's record lands joins it")
+        # the edit once the refresh's record is there (DECISIONS: "An edit
+        # before an action's record lands joins it")
         self.wait_record("redo", o["status"]["startTime"])
         res = self.kubectl("patch", "ic", "redo", "-n", self.ns, "--type=json", "-p", json.dumps(
             [{"op": "add", "path": "/spec/cacheSpec/0/images/-", "value": QUICK[12]}]))
