@@ -92,7 +92,7 @@ PROGRAMS := $(BUILD)/ota-webhook $(BUILD)/ota-controller $(BUILD)/kubectl-ota
 
 # Libraries are checked as Debian packages; tools by command, since a machine
 # may carry them from elsewhere (node with its own npm, python3 from pyenv).
-DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev libcmocka-dev \
+DEB_LIBRARIES := libh2o-evloop-dev libssl-dev libyajl-dev libcurl4-openssl-dev libcmocka-dev tzdata \
 	libyaml-dev libclang-rt-14-dev
 DEB_TOOLS := gcc:gcc make:make openssl:openssl curl:curl wrk:wrk python3:python3 \
 	node:nodejs npm:npm kubectl:kubernetes-client clang:clang \
