@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "autopull.h"
 #include "ic.h"
 #include "ic_write.h"
 #include "imageref.h"
@@ -45,6 +46,11 @@ typedef struct ds_view {
     const kobj *ds;
     const kobj *rev; /* newest owned revision */
     size_t marked;   /* pods this pass marks PendingUpgrade for rev */
+    /* automatic pre-pull (autopull.h): its annotations, where its pods
+     * stand this pass, its pods and those at rev that are Ready */
+    autopull_spec ap;
+    autopull_counts apc;
+    size_t ap_pods, ap_updated_ready;
 } ds_view;
 
 /* An ImagePullJob of this pass: its spec and its plan (arena memory). */
@@ -82,6 +88,8 @@ typedef struct candidate {
 typedef struct mark {
     const kobj *pod;
     const ds_view *view;
+    autopull_pod_verdict ap; /* AUTOPULL_MARK or _OPT_OUT: AutoPrePull in the same write */
+    int ap_only;             /* PodNeedUpgrade is right: AutoPrePull alone */
 } mark;
 
 typedef struct pass {
@@ -95,6 +103,8 @@ typedef struct pass {
     size_t n_cands, cap_cands;
     mark *marks;
     size_t n_marks;
+    mark *ap_pending; /* automatic pulls that may start, in store order */
+    size_t n_ap_pending;
     ipj_run *ipjs;
     size_t n_ipjs;
     const kobj **ipj_jobs; /* Jobs with no pod uid, sorted by owner uid */
@@ -368,8 +378,13 @@ static int index_daemonsets(pass *p)
             if (newest == NULL || rev->u.rev.revision > newest->u.rev.revision)
                 newest = rev;
         }
-        if (newest != NULL)
-            p->views[p->n_views++] = (ds_view){ds, newest, 0};
+        if (newest != NULL) {
+            ds_view *v = &p->views[p->n_views++];
+            *v = (ds_view){.ds = ds, .rev = newest};
+            const kobj_daemonset *d = &ds->u.ds;
+            autopull_spec_parse(&v->ap, d->auto_parallelism, d->auto_timeout, d->auto_min_ready,
+                                d->auto_window);
+        }
     }
     return 0;
 }
@@ -742,10 +757,21 @@ static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_vie
     }
 }
 
-/* An OTA request is an interactive unit: a node user waits on it. */
+/* Whether the pod's AutoPrePull says its pull of the view's revision is
+ * an automatic one (not handed over to its node user). */
+static autopull_cond auto_cond_of(const kobj *pod, const ds_view *v)
+{
+    const kobj_cond *c = &pod->u.pod.auto_prepull;
+    return autopull_cond_of(c->present, c->status, c->reason, c->message, v->rev->u.rev.hash);
+}
+
+/* An OTA request is an interactive unit: a node user waits on it; an
+ * automatic pull (AutoPrePull True for H) is a bulk one. */
 static void add_candidate(pass *p, const kobj *pod, const ds_view *v, const char *request_time,
                           pullq_node node_state, pull_job_method method)
 {
+    pullq_class cls =
+        auto_cond_of(pod, v) == AUTOPULL_COND_TRUE_H ? PULLQ_BULK : PULLQ_INTERACTIVE;
     p->cands[p->n_cands++] = (candidate){
         pod,
         v,
@@ -754,7 +780,7 @@ static void add_candidate(pass *p, const kobj *pod, const ds_view *v, const char
         NULL,
         NULL,
         NULL,
-        {PULLQ_INTERACTIVE, pod->u.pod.node_name, request_time, pod->meta.uid, node_state},
+        {cls, pod->u.pod.node_name, request_time, pod->meta.uid, node_state},
         method};
 }
 
@@ -874,6 +900,14 @@ static void pull_request(pass *p, const kobj *pod, const ds_view *v)
 
 static void unserved_pod(pass *p, const kobj *pod);
 
+static int node_not_ready(const pass *p, const char *node_name)
+{
+    const kobj *state = p->in->node_states != NULL && node_name != NULL
+                            ? store_get(p->in->node_states, node_name)
+                            : NULL;
+    return state != NULL && state->u.node.not_ready;
+}
+
 static void reconcile_pod(pass *p, const kobj *pod)
 {
     ds_view *v = view_of(p, pod);
@@ -896,16 +930,39 @@ static void reconcile_pod(pass *p, const kobj *pod)
         if (!same(p->jobs[i]->u.job.revision_hash, hash))
             delete_job(p, p->jobs[i]);
 
+    /* automatic pre-pull (autopull.h): the DaemonSet's pods, and those
+     * at H that are Ready (min-updated-ready-pods) */
+    v->ap_pods++;
+    v->ap_updated_ready += same(pp->hash, hash) && pp->ready;
+    autopull_pod_in api = {v->ap.opted_in, want_status[0] == 'T', OTA_STATE_PENDING_UPGRADE,
+                           auto_cond_of(pod, v), node_not_ready(p, pp->node_name)};
+
     const kobj_cond *nu = &pp->need_upgrade;
     if (!nu->present || !same(nu->status, want_status) || !same(nu->message, want_msg)) {
         /* counted now, for the DaemonSet's Event: held back or not */
         v->marked += want_status[0] == 'T';
-        p->marks[p->n_marks++] = (mark){pod, v};
+        /* AutoPrePull in the same write, as the pod will be once marked:
+         * PendingUpgrade (its pre-pull state of an older revision dropped) */
+        autopull_pod_verdict apv = AUTOPULL_NONE;
+        if (want_status[0] == 'T' && !same(pp->image_ready.message, want_msg)) {
+            apv = autopull_pod(&api);
+            if (apv != AUTOPULL_MARK && apv != AUTOPULL_OPT_OUT)
+                apv = AUTOPULL_NONE;
+        }
+        p->marks[p->n_marks++] = (mark){pod, v, apv, 0};
         return; /* the rest waits for the pod as written */
     }
     /* PodNeedUpgrade says H: the rulebook tells whether a pull of H is asked. */
     ota_pod view = kobj_pod_view(pod);
     ota_state state = ota_state_of_pod(&view);
+    api.state = state;
+    autopull_pod_verdict apv = autopull_pod(&api);
+    autopull_count(&v->apc, apv);
+    if (apv == AUTOPULL_MARK || apv == AUTOPULL_OPT_OUT)
+        /* opted in (or out) after the revision was marked: AutoPrePull alone */
+        p->marks[p->n_marks++] = (mark){pod, v, apv, 1};
+    else if (apv == AUTOPULL_PENDING)
+        p->ap_pending[p->n_ap_pending++] = (mark){pod, v, apv, 0};
     if (state == OTA_STATE_PULLING) {
         pull_request(p, pod, v);
     } else if (state == OTA_STATE_FAILED) {
@@ -1016,14 +1073,32 @@ static void mark_pod(pass *p, const mark *m)
     char want_msg[300];
     snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
     const char *want_status = same(pod->u.pod.hash, hash) ? "False" : "True";
-    kapi_condition conds[2] = {{OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0}};
-    size_t nconds = 1;
-    /* A new revision drops the pre-pull state of the old one. */
-    const kobj_cond *ir = &pod->u.pod.image_ready;
-    if (ir->present && !same(ir->message, want_msg))
-        conds[nconds++] = (kapi_condition){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
+    kapi_condition conds[3];
+    size_t nconds = 0;
+    if (!m->ap_only) {
+        conds[nconds++] = (kapi_condition){OTA_COND_NEED_UPGRADE, want_status, NULL, want_msg, 0};
+        /* A new revision drops the pre-pull state of the old one. */
+        const kobj_cond *ir = &pod->u.pod.image_ready;
+        if (ir->present && !same(ir->message, want_msg))
+            conds[nconds++] = (kapi_condition){OTA_COND_IMAGE_READY, NULL, NULL, NULL, 1};
+    }
+    /* automatic pre-pull: the webhook's evidence that the DaemonSet opted
+     * in for H (autopull.h), or no longer does */
+    if (m->ap == AUTOPULL_MARK)
+        conds[nconds++] = (kapi_condition){OTA_COND_AUTO_PREPULL, "True",
+                                           OTA_REASON_AUTO_OPTED_IN, want_msg, 0};
+    else if (m->ap == AUTOPULL_OPT_OUT)
+        conds[nconds++] = (kapi_condition){OTA_COND_AUTO_PREPULL, "False",
+                                           OTA_REASON_AUTO_OPTED_OUT, want_msg, 0};
+    if (nconds == 0)
+        return;
     char what[400];
-    snprintf(what, sizeof(what), "need-upgrade:%s:%s", want_status, hash);
+    snprintf(what, sizeof(what), "%s:%s:%s%s",
+             m->ap_only ? "auto-prepull" : "need-upgrade",
+             m->ap_only ? (m->ap == AUTOPULL_MARK ? "True" : "False") : want_status, hash,
+             !m->ap_only && m->ap == AUTOPULL_MARK       ? ":auto"
+             : !m->ap_only && m->ap == AUTOPULL_OPT_OUT ? ":opted-out"
+                                                        : "");
     emit_status(p, pod, conds, nconds, what, ACTION_OUTCOME_NONE);
 }
 
@@ -1062,6 +1137,117 @@ static void revision_event(pass *p, const ds_view *v)
     size_t before = p->out->n;
     emit(p, ACTION_CREATE_EVENT, v->ds->meta.namespace, NULL, body, key, ACTION_OUTCOME_NONE);
     note_last(p, before, v->ds, NULL, hash, NULL, v->marked);
+}
+
+/* ---- automatic pre-pull (autopull.h) ------------------------------------- */
+
+/* Whether the DaemonSet's window is open now; a zone the system does not
+ * know counts as closed (said by auto_bad_event). */
+static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown)
+{
+    *zone_unknown = 0;
+    if (!v->ap.window.present)
+        return 1;
+    int minute;
+    if (autopull_minute_now(&v->ap.window, p->in->now_epoch, &minute) != 0) {
+        *zone_unknown = 1;
+        return 0;
+    }
+    return autopull_window_open(&v->ap.window, minute);
+}
+
+/* The automatic pulls that start this pass: each a Pulling write as the
+ * controller (the webhook allows it while the stored pod says AutoPrePull
+ * True for H), in store order, as many as autopull_starts says.  A write
+ * held back or in flight is picked again next pass (same order), so the
+ * count never overshoots. */
+static void auto_starts(pass *p, ds_view *v)
+{
+    int zone_unknown;
+    autopull_gate g = {auto_window_open(p, v, &zone_unknown), v->ap_updated_ready,
+                       autopull_min_ready_needed(&v->ap, v->ap_pods)};
+    size_t n = autopull_starts(&v->ap, &g, &v->apc, NULL);
+    const char *hash = v->rev->u.rev.hash;
+    char want_msg[300];
+    snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
+    for (size_t i = 0; i < p->n_ap_pending && n > 0; i++) {
+        if (p->ap_pending[i].view != v)
+            continue;
+        const kobj *pod = p->ap_pending[i].pod;
+        kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_WAIT_PULL, want_msg, 0};
+        char what[400];
+        snprintf(what, sizeof(what), "auto-pull:%s", hash);
+        size_t before = p->out->n;
+        emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_NONE);
+        note_last(p, before, pod, pod->u.pod.node_name, "automatic pre-pull", NULL, 0);
+        n--;
+        v->apc.pending--;
+        v->apc.running++;
+    }
+}
+
+static void auto_event(pass *p, const ds_view *v, const char *reason, const char *what,
+                       const char *message)
+{
+    char key[600];
+    snprintf(key, sizeof(key), RECONCILE_AUTO_EVENT_KEY "%s|%s|%s", v->ds->meta.uid,
+             v->rev->u.rev.hash, what);
+    size_t before = p->out->n;
+    emit_event_once(p, v->ds, "apps/v1", "DaemonSet", reason, "Normal", message, key);
+    note_last(p, before, v->ds, NULL, message, NULL, 0);
+}
+
+/* AutoPrePullStarted and AutoPrePullFinished, once per DaemonSet and
+ * revision each. */
+static void auto_events(pass *p, const ds_view *v)
+{
+    const autopull_counts *c = &v->apc;
+    const char *hash = v->rev->u.rev.hash;
+    char message[400];
+    if (autopull_started_due(c)) {
+        snprintf(message, sizeof(message),
+                 "automatic pre-pull of revision %s started: %zu pods to pull, at most %ld at once",
+                 hash, c->pending + c->waiting + c->running + c->ready + c->failed,
+                 v->ap.parallelism);
+        auto_event(p, v, OTA_EVENT_AUTO_STARTED, "started", message);
+    }
+    if (autopull_finished_due(c)) {
+        snprintf(message, sizeof(message),
+                 "automatic pre-pull of revision %s finished: %zu ready, %zu failed, %zu waiting "
+                 "(node NotReady)",
+                 hash, c->ready, c->failed, c->waiting);
+        auto_event(p, v, OTA_EVENT_AUTO_FINISHED, "finished", message);
+    }
+}
+
+/* An automatic pre-pull annotation that is not valid (or a window's zone
+ * the system does not know): a Warning Event, once per DaemonSet and
+ * value. */
+static void auto_bad_event(pass *p, const ds_view *v)
+{
+    int zone_unknown = 0;
+    if (v->ap.opted_in && v->ap.window.present)
+        (void)auto_window_open(p, v, &zone_unknown);
+    if (v->ap.bad_annotation == NULL && !zone_unknown)
+        return;
+    char message[500], key[600];
+    if (zone_unknown)
+        snprintf(message, sizeof(message),
+                 "annotation " OTA_ANN_PREPULL_WINDOW ": time zone %s is not known here "
+                 "(tzdata): no automatic pre-pull starts",
+                 v->ap.window.zone);
+    else
+        snprintf(message, sizeof(message), "annotation %s: %s%s", v->ap.bad_annotation,
+                 v->ap.bad_why,
+                 v->ap.opted_in ? ": the usual deadline applies" : ": no automatic pre-pull");
+    snprintf(key, sizeof(key), RECONCILE_AUTO_EVENT_KEY "%s|bad|%08x", v->ds->meta.uid,
+             message_hash(message));
+    size_t before = p->out->n;
+    emit_event_once(p, v->ds, "apps/v1", "DaemonSet", OTA_EVENT_AUTO_BAD, "Warning", message,
+                    key);
+    note_last(p, before, v->ds, NULL, message, NULL, 0);
+    if (p->out->n > before)
+        p->out->v[p->out->n - 1].note.warn = 1;
 }
 
 static int cmp_candidates(const void *a, const void *b)
@@ -2228,7 +2414,8 @@ int reconcile(const reconcile_input *in, action_list *out)
     p.cap_cands = in->pods->len + 1;
     p.cands = calloc(p.cap_cands, sizeof(*p.cands));
     p.marks = calloc(in->pods->len + 1, sizeof(*p.marks));
-    if (p.cands == NULL || p.marks == NULL)
+    p.ap_pending = calloc(in->pods->len + 1, sizeof(*p.ap_pending));
+    if (p.cands == NULL || p.marks == NULL || p.ap_pending == NULL)
         goto cleanup;
     kobj *pod;
     for (size_t i = 0; (pod = store_next(in->pods, &i)) != NULL;)
@@ -2236,6 +2423,11 @@ int reconcile(const reconcile_input *in, action_list *out)
     if (plan_imagepulljobs(&p) != 0 || plan_imagecaches(&p) != 0)
         goto cleanup;
     start_jobs(&p);
+    /* automatic pulls after the Jobs of those already asked for: a start
+     * is a status write, its Job comes next pass (a bulk unit) */
+    for (size_t i = 0; i < p.n_views; i++)
+        if (p.views[i].ap.opted_in)
+            auto_starts(&p, &p.views[i]);
     /* after every Job's create: an ImagePullJob's status, events and
      * patches wait behind an OTA request's pull under max_writes */
     for (size_t i = 0; i < p.n_ipjs; i++)
@@ -2255,12 +2447,17 @@ int reconcile(const reconcile_input *in, action_list *out)
     for (size_t i = 0; i < p.n_views; i++)
         if (p.views[i].ds->u.ds.bad_timeout != NULL)
             bad_timeout_event(&p, p.views[i].ds);
+    for (size_t i = 0; i < p.n_views; i++) {
+        auto_events(&p, &p.views[i]);
+        auto_bad_event(&p, &p.views[i]);
+    }
     rc = p.failed ? -1 : 0;
 cleanup:
     free(p.views);
     free(p.jobs);
     free(p.cands);
     free(p.marks);
+    free(p.ap_pending);
     free(p.ipjs);
     free(p.ics);
     if (p.ic_pods_built)

@@ -226,6 +226,11 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s);
  * for): "event-ipj:<ImagePullJob uid>|<what>". */
 #define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
 
+/* The keys of the Events on a DaemonSet about its automatic pre-pull:
+ * "event-ds-auto:<daemonset uid>|<hash>|started" (or "|finished"), and
+ * "event-ds-auto:<daemonset uid>|bad|<hash of the message>". */
+#define RECONCILE_AUTO_EVENT_KEY "event-ds-auto:"
+
 /* The key of the Warning Event on a DaemonSet whose timeout annotation is
  * not valid: "event-ds-timeout:<daemonset uid>|<value>". */
 #define RECONCILE_TIMEOUT_EVENT_KEY "event-ds-timeout:"

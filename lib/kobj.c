@@ -193,6 +193,10 @@ static void each_field(kobj *o, field_fn fn, void *ctx)
         break;
     case KOBJ_DAEMONSET:
         fn(&o->u.ds.bad_timeout, 0, ctx);
+        fn(&o->u.ds.auto_parallelism, 1, ctx);
+        fn(&o->u.ds.auto_timeout, 1, ctx);
+        fn(&o->u.ds.auto_min_ready, 1, ctx);
+        fn(&o->u.ds.auto_window, 1, ctx);
         break;
     case KOBJ_POD:
         fn(&o->u.pod.node_name, 0, ctx); /* a DaemonSet has one pod per node */
@@ -550,6 +554,21 @@ static void decode_daemonset(yajl_val obj, kobj_daemonset *ds)
         /* kept to be said (controller: a warning and an Event); a value
          * that is not a string is shown as such */
         ds->bad_timeout = borrow(value != NULL ? value : "(not a string)");
+    /* automatic pre-pull's: judged by the controller (autopull.h), which
+     * says what is wrong with a value */
+    struct {
+        const char *key;
+        char **field;
+    } autos[] = {{OTA_ANN_PREDOWNLOAD_PARALLELISM, &ds->auto_parallelism},
+                 {OTA_ANN_PREDOWNLOAD_TIMEOUT, &ds->auto_timeout},
+                 {OTA_ANN_PREDOWNLOAD_MIN_READY, &ds->auto_min_ready},
+                 {OTA_ANN_PREPULL_WINDOW, &ds->auto_window}};
+    for (size_t i = 0; i < sizeof(autos) / sizeof(autos[0]); i++) {
+        if (kobj_member(ann, autos[i].key) == NULL)
+            continue;
+        const char *v = kobj_member_str(ann, autos[i].key);
+        *autos[i].field = borrow(v != NULL ? v : "");
+    }
 }
 
 static int collect_images(yajl_val containers, char ***list, size_t *n)
@@ -619,6 +638,10 @@ static void decode_pod(yajl_val obj, kobj_pod *pod)
             decode_cond(c, &pod->image_ready);
         else if (strcmp(type, OTA_COND_AUTO_PREPULL) == 0 && !pod->auto_prepull.present)
             decode_cond(c, &pod->auto_prepull);
+        else if (strcmp(type, "Ready") == 0) {
+            const char *st = kobj_member_str(c, "status");
+            pod->ready = st != NULL && strcmp(st, "True") == 0;
+        }
     }
 }
 

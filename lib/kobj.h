@@ -61,6 +61,9 @@ typedef struct kobj_daemonset {
     int ota;              /* update-strategy annotation is OTA */
     long timeout_seconds; /* image-prepull-timeout-seconds, 0 if unset or bad */
     char *bad_timeout;    /* the annotation's value when it is there but bad, else NULL */
+    /* Automatic pre-pull (controller/autopull.h): the annotations' values
+     * as written (NULL: absent; a value that is not a string: "") */
+    char *auto_parallelism, *auto_timeout, *auto_min_ready, *auto_window;
 } kobj_daemonset;
 
 typedef struct kobj_revision {
@@ -85,7 +88,8 @@ typedef struct kobj_pod {
     char *node_name;
     char *hash; /* controller-revision-hash label */
     kobj_cond need_upgrade, image_ready;
-    kobj_cond auto_prepull; /* OTA_COND_AUTO_PREPULL: the DaemonSet's opt-in, per revision */
+    kobj_cond auto_prepull; /* OTA_COND_AUTO_PREPULL (controller/autopull.h) */
+    int ready;              /* condition Ready is True */
 } kobj_pod;
 
 typedef struct kobj_job {
