@@ -51,6 +51,7 @@ typedef struct ds_view {
     autopull_spec ap;
     autopull_counts apc;
     size_t ap_pods, ap_updated_ready;
+    size_t ap_to_pull; /* its pods pulled automatically: marked now or before */
 } ds_view;
 
 /* An ImagePullJob of this pass: its spec and its plan (arena memory). */
@@ -949,6 +950,7 @@ static void reconcile_pod(pass *p, const kobj *pod)
             if (apv != AUTOPULL_MARK && apv != AUTOPULL_OPT_OUT)
                 apv = AUTOPULL_NONE;
         }
+        v->ap_to_pull += apv == AUTOPULL_MARK;
         p->marks[p->n_marks++] = (mark){pod, v, apv, 0};
         return; /* the rest waits for the pod as written */
     }
@@ -958,6 +960,9 @@ static void reconcile_pod(pass *p, const kobj *pod)
     api.state = state;
     autopull_pod_verdict apv = autopull_pod(&api);
     autopull_count(&v->apc, apv);
+    v->ap_to_pull += apv == AUTOPULL_MARK || apv == AUTOPULL_PENDING ||
+                     apv == AUTOPULL_WAITING || apv == AUTOPULL_RUNNING ||
+                     apv == AUTOPULL_READY || apv == AUTOPULL_FAILED;
     if (apv == AUTOPULL_MARK || apv == AUTOPULL_OPT_OUT)
         /* opted in (or out) after the revision was marked: AutoPrePull alone */
         p->marks[p->n_marks++] = (mark){pod, v, apv, 1};
@@ -1207,8 +1212,7 @@ static void auto_events(pass *p, const ds_view *v)
     if (autopull_started_due(c)) {
         snprintf(message, sizeof(message),
                  "automatic pre-pull of revision %s started: %zu pods to pull, at most %ld at once",
-                 hash, c->pending + c->waiting + c->running + c->ready + c->failed,
-                 v->ap.parallelism);
+                 hash, v->ap_to_pull, v->ap.parallelism);
         auto_event(p, v, OTA_EVENT_AUTO_STARTED, "started", message);
     }
     if (autopull_finished_due(c)) {

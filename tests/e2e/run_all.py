@@ -4,6 +4,9 @@
 This runs them all, in one process; the tests are in
   test_prepull_flow.py     ControllerBehaviour: one request at a time, from
                            the marked pods to the Job and its outcome
+  test_auto_prepull.py     AutoPrePull: 50 pods, parallelism 5, all Ready, no download at
+                           the upgrade; AutoPrePullQueue: node user first, newer revision,
+                           annotation dropped;
   test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO;
                            PerNode: one pull per node (a terminating pull pod
                            holds it), a NotReady node waits;
@@ -112,6 +115,7 @@ from test_faults import Faults
 from test_leader_election import LeaderElection, LeaseTrouble
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency, PerNode
+from test_auto_prepull import AutoPrePull, AutoPrePullQueue
 from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
@@ -148,7 +152,7 @@ def main(argv):
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
                      "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunPurge",
-                     "ImageCacheRunUpstreamCrd", "ImageCacheRunRequeue", "ImageVolumePull", "ImageVolumeGateOff"]
+                     "ImageCacheRunUpstreamCrd", "ImageCacheRunRequeue", "ImageVolumePull", "ImageVolumeGateOff", "AutoPrePull", "AutoPrePullQueue"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
