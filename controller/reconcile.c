@@ -535,6 +535,8 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s)
         return "--pull-timeout";
     case RECONCILE_DEADLINE_ANNOTATION:
         return "annotation " OTA_ANN_PREPULL_TIMEOUT;
+    case RECONCILE_DEADLINE_AUTO_ANNOTATION:
+        return "annotation " OTA_ANN_PREDOWNLOAD_TIMEOUT " (an automatic pre-pull)";
     case RECONCILE_DEADLINE_BAD_ANNOTATION:
         return "--pull-timeout (annotation " OTA_ANN_PREPULL_TIMEOUT " is not valid)";
     case RECONCILE_DEADLINE_IMAGEPULLJOB:
@@ -545,9 +547,24 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s)
     return "?";
 }
 
-static long deadline_of(const pass *p, const ds_view *v)
+static autopull_cond auto_cond_of(const kobj *pod, const ds_view *v);
+
+/* An automatic pull's deadline: Kruise's timeout annotation when the
+ * DaemonSet has a valid one (autopull.h), else the request's. */
+static long deadline_src(const pass *p, const ds_view *v, const kobj *pod,
+                         reconcile_deadline_source *source)
 {
-    return reconcile_deadline(v->ds, p->in->cfg, NULL);
+    if (v->ap.timeout_s > 0 && auto_cond_of(pod, v) == AUTOPULL_COND_TRUE_H) {
+        if (source != NULL)
+            *source = RECONCILE_DEADLINE_AUTO_ANNOTATION;
+        return v->ap.timeout_s;
+    }
+    return reconcile_deadline(v->ds, p->in->cfg, source);
+}
+
+static long deadline_of(const pass *p, const ds_view *v, const kobj *pod)
+{
+    return deadline_src(p, v, pod, NULL);
 }
 
 /* The node's containerRuntimeVersion, as the informer or a GET has it. */
@@ -597,7 +614,7 @@ static prepull_job_spec spec_for(const pass *p, const kobj *pod, const ds_view *
         .pull_secrets = (const char *const *)rev->pull_secrets,
         .n_pull_secrets = rev->n_pull_secrets,
         .helper_image = p->in->cfg->helper_image,
-        .active_deadline_seconds = deadline_of(p, v),
+        .active_deadline_seconds = deadline_of(p, v, pod),
         .backoff_limit = p->in->cfg->backoff_limit,
     };
 }
@@ -655,7 +672,7 @@ static void report_failure(pass *p, const kobj *pod, const kobj *job, const ds_v
         snprintf(after, sizeof(after),
                  " (not done within the deadline of %ld s; a larger image or a slower link "
                  "needs more: set the DaemonSet annotation " OTA_ANN_PREPULL_TIMEOUT ")",
-                 deadline_of(p, v));
+                 deadline_of(p, v, pod));
     else if (kind == FAILURE_FAST)
         snprintf(after, sizeof(after),
                  " (not waiting for the deadline: the kubelet's answer will not change)");
@@ -743,7 +760,7 @@ static void running_pull(pass *p, const kobj *pod, const kobj *job, const ds_vie
      * sees it; its deadline does, unless the Job controller lags: then
      * this does. */
     if (verdict != PULLERR_NOT_STUCK && job->u.job.start_epoch > 0 &&
-        p->in->now_epoch > job->u.job.start_epoch + deadline_of(p, v)) {
+        p->in->now_epoch > job->u.job.start_epoch + deadline_of(p, v, pod)) {
         report_failure(p, pod, job, v, FAILURE_DEADLINE);
         return;
     }
@@ -1369,7 +1386,7 @@ static int create_job(pass *p, const candidate *c, const char *name, const char 
     if (p->out->n > before) {
         reconcile_deadline_source source;
         action_note *n = &p->out->v[p->out->n - 1].note;
-        n->deadline_s = reconcile_deadline(c->view->ds, p->in->cfg, &source);
+        n->deadline_s = deadline_src(p, c->view, c->pod, &source);
         n->deadline_source = (int)source;
     }
 cleanup:

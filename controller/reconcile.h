@@ -214,6 +214,7 @@ typedef enum reconcile_deadline_source {
     RECONCILE_DEADLINE_IMAGEPULLJOB,   /* an ImagePullJob node's: its pullPolicy (ipj.h D1) */
     RECONCILE_DEADLINE_IMAGECACHE,     /* an ImageCache node's: --image-pull-deadline-duration
                                           per image, + 60 s */
+    RECONCILE_DEADLINE_AUTO_ANNOTATION, /* an automatic pre-pull's: Kruise's timeout annotation */
 } reconcile_deadline_source;
 
 /* The deadline in seconds for a DaemonSet (its annotation as decoded into

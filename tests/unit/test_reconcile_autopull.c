@@ -281,6 +281,39 @@ static void test_bulk_behind_node_user(void **state)
     world_free(&w);
 }
 
+/* Kruise's timeout is an automatic pull's deadline; a node user's request
+ * keeps the usual one (--pull-timeout here, 600 s). */
+static void test_auto_deadline(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    opted_in(&w, PAR("5") ",\"" OTA_ANN_PREDOWNLOAD_TIMEOUT "\":\"1200\"");
+    add_pod_full(&w, "auto", "u-auto", DS_UID, "n-a", OLD, AUTO_PULLING(RT1), 0);
+    add_pod_full(&w, "user", "u-user", DS_UID, "n-u", OLD,
+                 "[" READY "," NU("True", H) "," AP("False", OTA_REASON_AUTO_NODE_USER, H) ","
+                 IR("False", OTA_REASON_WAIT_PULL, H, RT2) "]",
+                 0);
+    add_node(&w, "n-a", "[\"registry.k8s.io/pause:3.9\"]");
+    add_node(&w, "n-u", "[\"registry.k8s.io/pause:3.9\"]");
+    run(&w);
+    expect_count(&w, ACTION_CREATE_JOB, 2);
+    for (size_t i = 0; i < w.out.n; i++) {
+        const action *a = &w.out.v[i];
+        if (a->kind != ACTION_CREATE_JOB)
+            continue;
+        int is_auto = strstr(a->body, "u-auto") != NULL;
+        yajl_val job = tree(a);
+        yajl_val d = yajl_tree_get(job, (const char *[]){"spec", "activeDeadlineSeconds", NULL},
+                                   yajl_t_number);
+        assert_non_null(d);
+        assert_int_equal(YAJL_GET_INTEGER(d), is_auto ? 1200 : 600);
+        yajl_tree_free(job);
+        assert_int_equal(a->note.deadline_s, is_auto ? 1200 : 600);
+    }
+    world_free(&w);
+}
+
 /* ---- Events on the DaemonSet -------------------------------------------------------- */
 
 static void test_events(void **state)
@@ -342,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_starts_stable_while_in_flight),
         cmocka_unit_test(test_opted_out),
         cmocka_unit_test(test_bulk_behind_node_user),
+        cmocka_unit_test(test_auto_deadline),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_bad_annotation_event),
     };
