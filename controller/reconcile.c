@@ -2020,6 +2020,40 @@ static int ic_start_read_back(pass *p, ic_run *run)
 /* One ImageCache's pass: its spec, its Jobs and what their pods say, its
  * plan, its units as bulk candidates.  0; 1 when its spec does not decode
  * (said in an Event; nothing else is done for it); -1 out of memory. */
+/* Whether a purge on node must wait: a Job of this cache's earlier
+ * actions is still there (deleted in this pass), or a pod of one.  Their
+ * containers use the images the purge deletes: CRI-O refuses to remove an
+ * image a container uses, so crictl would fail on our own pull pods.  The
+ * purge Job is made once they are gone. */
+static int ic_purge_waits(const pass *p, const ic_run *run, const kobj *const *jobs,
+                          size_t n_jobs, const char *node)
+{
+    for (size_t i = 0; i < n_jobs; i++)
+        if (ic_job_op(run, jobs[i]) < 0 && same(jobs[i]->u.job.node_name, node))
+            return 1;
+    if (p->in->job_pods == NULL)
+        return 0;
+    /* the cache's Job names: "ota-ic-<cache cut>-" and 16 hex */
+    char probe[PREPULL_JOB_NAME_MAX + 1];
+    const kobj *cr = run->cr;
+    ic_job_name(probe, cr->meta.name, cr->meta.uid, node, "");
+    size_t len = strlen(probe), stem = len > 16 ? len - 16 : 0;
+    kobj *jp;
+    for (size_t i = 0; (jp = store_next(p->in->job_pods, &i)) != NULL;) {
+        const char *jn = jp->u.job_pod.job_name;
+        if (jn == NULL || !same(jp->meta.namespace, cr->meta.namespace) ||
+            !same(jp->u.job_pod.node_name, node) || strlen(jn) != len ||
+            strncmp(jn, probe, stem) != 0)
+            continue;
+        int current = 0;
+        for (size_t k = 0; k < n_jobs && !current; k++)
+            current = ic_job_op(run, jobs[k]) >= 0 && same(jobs[k]->meta.name, jn);
+        if (!current)
+            return 1;
+    }
+    return 0;
+}
+
 static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_nodes)
 {
     const kobj *cr = run->cr;
@@ -2091,6 +2125,8 @@ static int plan_imagecache(pass *p, ic_run *run, const ic_node *nodes, size_t n_
     }
     for (size_t k = 0; k < run->plan.n_units; k++) {
         const ic_unit *u = &run->plan.units[k];
+        if (u->op == IC_OP_PURGE && ic_purge_waits(p, run, jobs, n_jobs, u->node))
+            continue; /* a later pass, once our pull pods there are gone */
         const char *id = arena_printf(&p->arena, "%s/%s/%d/%zu", cr->meta.uid, u->node,
                                       (int)u->op, u->part);
         if (id == NULL)

@@ -276,6 +276,71 @@ static void test_images_in_parts(void **state)
     ic_world_free(&w);
 }
 
+#define PURGING                                                                                    \
+    ",\"status\":{\"status\":\"Processing\",\"reason\":\"ImageCachePurge\",\"message\":"           \
+    "\"Image cache is being purged. Please view the status after some time\","                       \
+    "\"startTime\":\"" T0 "\"}"
+
+/* A purge waits on a node while a pod of the cache's earlier Jobs is
+ * there: its containers use the images (CRI-O refuses to remove them, and
+ * a clean-clone CI run saw crictl fail so on the create's pull pods, their
+ * Jobs deleted in the same pass the purge Jobs were made).  node-1 has the
+ * create's Job (deleted now): no purge Job there yet; node-2 has none: its
+ * purge Job is made.  Then node-1's Job is gone but its pod is still
+ * there: still waiting.  The pod gone: node-1's purge Job is made. */
+static void test_purge_waits_for_pull_pods(void **state)
+{
+    (void)state;
+    world w;
+    ic_world(&w, 1);
+    w.cfg.ic_purge_image = "registry.example.com/tools/crictl:1.30";
+    w.cfg.cri_socket_path = "/run/containerd/containerd.sock";
+    w.cfg.max_pulls_per_node = 0;
+    add_cache(",\"annotations\":{\"" OTA_ANN_IC_SPEC "\":\"" RECORD "\"}", PURGING);
+    add_ic_job(&w, "node-1", PULL_ID, NULL);
+    run(&w);
+    expect_count(&w, ACTION_DELETE_JOB, 1);
+    expect_count(&w, ACTION_CREATE_JOB, 1);
+    const action *c = only(&w, ACTION_CREATE_JOB);
+    yajl_val t = tree(c);
+    const char *p_node[] = {"spec", "template", "spec", "nodeName", NULL};
+    assert_string_equal(YAJL_GET_STRING(yajl_tree_get(t, p_node, yajl_t_string)), "node-2");
+    yajl_tree_free(t);
+
+    /* the Job gone, a pod of the cache's (its name as ic_job_name makes
+     * them) still on node-1 */
+    store_free(&w.jobs);
+    store_init(&w.jobs, kobj_free_any, kobj_uid);
+    char name[PREPULL_JOB_NAME_MAX + 1];
+    ic_job_name(name, "c1", IC_UID, "node-1", "pull/before");
+    put(&w.job_pods, KOBJ_JOB_POD, NULL,
+        "{\"metadata\":{\"name\":\"%s-x\",\"namespace\":\"" IC_NS "\",\"uid\":\"p-old\","
+        "\"labels\":{\"job-name\":\"%s\"}},\"spec\":{\"nodeName\":\"node-1\"},\"status\":{"
+        "\"containerStatuses\":[{\"name\":\"pull-0\",\"state\":{\"terminated\":{\"exitCode\":0}}}]}}",
+        name, name);
+    run(&w);
+    for (size_t i = 0; i < w.out.n; i++)
+        if (w.out.v[i].kind == ACTION_CREATE_JOB) {
+            yajl_val u = tree(&w.out.v[i]);
+            assert_string_not_equal(YAJL_GET_STRING(yajl_tree_get(u, p_node, yajl_t_string)),
+                                    "node-1");
+            yajl_tree_free(u);
+        }
+    store_free(&w.job_pods);
+    store_init(&w.job_pods, kobj_free_any, kobj_uid);
+    run(&w);
+    int node1 = 0;
+    for (size_t i = 0; i < w.out.n; i++)
+        if (w.out.v[i].kind == ACTION_CREATE_JOB) {
+            yajl_val u = tree(&w.out.v[i]);
+            const char *nn = YAJL_GET_STRING(yajl_tree_get(u, p_node, yajl_t_string));
+            node1 += nn != NULL && strcmp(nn, "node-1") == 0;
+            yajl_tree_free(u);
+        }
+    assert_int_equal(node1, 1);
+    ic_world_free(&w);
+}
+
 /* The outcomes: node-1 pulled both; node-2 pulled one, and the other's
  * name the kubelet will not try again.  Failed, one failures entry with
  * node-2's hostname label and the kubelet's words; the words on node-2's
@@ -623,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_new_cache_upstream_crd),
         cmocka_unit_test(test_processing_makes_jobs),
         cmocka_unit_test(test_images_in_parts),
+        cmocka_unit_test(test_purge_waits_for_pull_pods),
         cmocka_unit_test(test_outcomes_to_status),
         cmocka_unit_test(test_finished_keeps_jobs),
         cmocka_unit_test(test_queued_pull_waits),
