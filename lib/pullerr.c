@@ -60,7 +60,7 @@ pullerr_kind pullerr_classify(const char *reason, const char *message)
     /* What the network or a busy registry says first: such an answer may
      * also mention a name (a "not found" in a proxy's 502 page, say). */
     static const char *const transient[] = {
-        "429", "too many requests", "toomanyrequests", "rate limit", " 500 ", " 502 ",
+        " 429 ", "too many requests", "toomanyrequests", "rate limit", " 500 ", " 502 ",
         " 503 ", " 504 ", "internal server error", "bad gateway", "service unavailable",
         "gateway timeout", "timeout", "timed out", "deadline exceeded", "connection refused",
         "connection reset", "no such host", "network is unreachable", "no route to host",

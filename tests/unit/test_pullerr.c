@@ -87,6 +87,16 @@ static const classify_row classify_rows[] = {
      "https://registry-1.docker.io/v2/library/a/manifests/sha256:0a: 429 Too Many Requests - "
      "Server message: toomanyrequests: You have reached your pull rate limit",
      PULLERR_TRANSIENT},
+    {"not found, named in the controller's words whose Job hash holds 429 (a CI flake: the "
+     "hash read as a rate limit)", "ErrImagePull",
+     "pull image job ota-prepull-agent-6jvdj-c429ab03 failed: ErrImagePull: rpc error: code = "
+     "NotFound desc = failed to pull and unpack image \"r.example.com/edge/missing:9.9\": "
+     "failed to resolve reference \"r.example.com/edge/missing:9.9\": "
+     "r.example.com/edge/missing:9.9: not found",
+     PULLERR_PERMANENT},
+    {"a 429 as a number of its own", "ErrImagePull",
+     "rpc error: code = Unknown desc = unexpected status code 429 from the registry",
+     PULLERR_TRANSIENT},
     {"a 503 whose page says not found", "ErrImagePull",
      "rpc error: code = Unknown desc = unexpected status from HEAD request to "
      "https://r.example.com/v2/a/manifests/1: 503 Service Unavailable (upstream not found)",
