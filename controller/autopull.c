@@ -361,3 +361,41 @@ int autopull_finished_due(const autopull_counts *c)
 {
     return c->ready + c->failed > 0 && c->running == 0 && c->pending == 0;
 }
+
+autopull_serve autopull_serve_of(int ota, int asked, int opted_in, int unfinished)
+{
+    if (ota)
+        return AUTOPULL_SERVE_OTA;
+    if (opted_in)
+        return AUTOPULL_SERVE_AUTO;
+    if (unfinished)
+        return AUTOPULL_SERVE_DRAIN; /* the opt-out path: not started ones OptedOut */
+    if (asked)
+        return AUTOPULL_SERVE_WARN;
+    return AUTOPULL_SERVE_NONE; /* never opted in: costs nothing */
+}
+
+const char *autopull_serve_name(autopull_serve s)
+{
+    static const char *const names[] = {"none", "ota", "auto", "drain", "warn"};
+    return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+int autopull_unfinished(int auto_prepull_true, ota_state state)
+{
+    return auto_prepull_true &&
+           (state == OTA_STATE_PENDING_UPGRADE || state == OTA_STATE_PULLING);
+}
+
+int autopull_pod_served(autopull_serve s, int unfinished)
+{
+    switch (s) {
+    case AUTOPULL_SERVE_OTA:
+    case AUTOPULL_SERVE_AUTO:
+        return 1;
+    case AUTOPULL_SERVE_DRAIN:
+        return unfinished;
+    default:
+        return 0;
+    }
+}

@@ -1,5 +1,6 @@
 /*
- * autopull.h - automatic pre-pull of an OTA DaemonSet's new revision
+ * autopull.h - automatic pre-pull of a DaemonSet's new revision (an OTA
+ * DaemonSet's, or any other's that opted in: autopull_serve_of)
  * (issue 22 §1; docs/design.md "Automatic pre-pull"): the decisions, pure.
  *
  * A DaemonSet opts in with Kruise's annotation
@@ -81,6 +82,34 @@ int autopull_window_open(const autopull_window *w, int minute);
  * 0 and *minute, or -1 when the zone is not known there (the window then
  * counts as closed, and the caller warns). */
 int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minute);
+
+/* Which DaemonSets the controller serves (docs/design.md "Automatic
+ * pre-pull", "DaemonSets that are not OTA"). */
+typedef enum autopull_serve {
+    AUTOPULL_SERVE_NONE,  /* not ours: its pods are unserved (nothing written
+                           * unless a request or a PodNeedUpgrade of ours stands) */
+    AUTOPULL_SERVE_OTA,   /* an OTA DaemonSet: every pod, requests and automatic pulls */
+    AUTOPULL_SERVE_AUTO,  /* not OTA, opted in: every pod, as an OTA DaemonSet's
+                           * (the rollout is the DaemonSet controller's) */
+    AUTOPULL_SERVE_DRAIN, /* not OTA, no longer opted in, some automatic pull
+                           * not finished: those pods only, until they are */
+    AUTOPULL_SERVE_WARN,  /* not OTA, an opt-in we cannot read: its Warning
+                           * Event only, no pod */
+} autopull_serve;
+
+/* ota: the DaemonSet is OTA; asked: it carries the parallelism annotation
+ * (any value); opted_in: autopull_spec's; unfinished: one of its pods has
+ * an automatic pull not finished (autopull_unfinished). */
+autopull_serve autopull_serve_of(int ota, int asked, int opted_in, int unfinished);
+const char *autopull_serve_name(autopull_serve s);
+
+/* A pod's automatic pull not finished: its AutoPrePull is True (any
+ * revision) and it is PendingUpgrade (marked, not started) or Pulling. */
+int autopull_unfinished(int auto_prepull_true, ota_state state);
+
+/* Whether a pod of a DaemonSet served so goes through the pass (else it is
+ * unserved); unfinished as autopull_unfinished for this pod. */
+int autopull_pod_served(autopull_serve s, int unfinished);
 
 /* What the pod's AutoPrePull condition says, against the newest H. */
 typedef enum autopull_cond {

@@ -46,6 +46,7 @@ typedef struct ds_view {
     const kobj *ds;
     const kobj *rev; /* newest owned revision */
     size_t marked;   /* pods this pass marks PendingUpgrade for rev */
+    autopull_serve serve; /* OTA, or not OTA and served for automatic pulls */
     /* automatic pre-pull (autopull.h): its annotations, where its pods
      * stand this pass, its pods and those at rev that are Ready */
     autopull_spec ap;
@@ -360,15 +361,60 @@ static void emit_status(pass *p, const kobj *pod, const kapi_condition *conds, s
 
 /* ---- indexes ------------------------------------------------------------ */
 
+static int same(const char *a, const char *b)
+{
+    return sv_same(sv_from(a), sv_from(b));
+}
+
+/* Whether the pod's automatic pull is not finished (autopull_unfinished):
+ * what keeps a DaemonSet that is not OTA served after it opted out. */
+static int pod_auto_unfinished(const kobj *pod)
+{
+    const kobj_cond *c = &pod->u.pod.auto_prepull;
+    if (!c->present || !same(c->status, "True"))
+        return 0;
+    ota_pod view = kobj_pod_view(pod);
+    return autopull_unfinished(1, ota_state_of_pod(&view));
+}
+
+/* The owners of pods whose automatic pull is not finished, into set. */
+static int unfinished_owners(const pass *p, strset *set)
+{
+    kobj *pod;
+    for (size_t i = 0; (pod = store_next(p->in->pods, &i)) != NULL;)
+        if (pod->meta.owner_uid != NULL && !pod->meta.deleting && pod_auto_unfinished(pod) &&
+            strset_add(set, pod->meta.owner_uid) != 0)
+            return -1;
+    return 0;
+}
+
+/* The DaemonSets served (autopull_serve_of): OTA ones, and those that are
+ * not but opted in to automatic pre-pull (or did, while a pull of theirs is
+ * not finished; or asked in words we cannot read: their Event). */
 static int index_daemonsets(pass *p)
 {
     const reconcile_input *in = p->in;
     p->views = calloc(in->daemonsets->len + 1, sizeof(*p->views));
     if (p->views == NULL)
         return -1;
+    strset unfinished;
+    strset_init(&unfinished);
+    if (unfinished_owners(p, &unfinished) != 0) {
+        strset_free(&unfinished);
+        return -1;
+    }
     kobj *ds;
     for (size_t i = 0; (ds = store_next(in->daemonsets, &i)) != NULL;) {
-        if (!ds->u.ds.ota || ds->meta.deleting)
+        const kobj_daemonset *d = &ds->u.ds;
+        if (ds->meta.deleting)
+            continue;
+        autopull_spec spec;
+        autopull_spec_parse(&spec, d->auto_parallelism, d->auto_timeout, d->auto_min_ready,
+                            d->auto_window);
+        autopull_serve serve =
+            autopull_serve_of(d->ota, d->auto_parallelism != NULL, spec.opted_in,
+                              !d->ota && strset_has(&unfinished, ds->meta.uid));
+        if (serve == AUTOPULL_SERVE_NONE)
             continue;
         const kobj *newest = NULL;
         kobj *rev;
@@ -381,12 +427,10 @@ static int index_daemonsets(pass *p)
         }
         if (newest != NULL) {
             ds_view *v = &p->views[p->n_views++];
-            *v = (ds_view){.ds = ds, .rev = newest};
-            const kobj_daemonset *d = &ds->u.ds;
-            autopull_spec_parse(&v->ap, d->auto_parallelism, d->auto_timeout, d->auto_min_ready,
-                                d->auto_window);
+            *v = (ds_view){.ds = ds, .rev = newest, .serve = serve, .ap = spec};
         }
     }
+    strset_free(&unfinished);
     return 0;
 }
 
@@ -493,11 +537,6 @@ static size_t jobs_of(const pass *p, const char *pod_uid, size_t *first)
 }
 
 /* ---- per pod ------------------------------------------------------------ */
-
-static int same(const char *a, const char *b)
-{
-    return sv_same(sv_from(a), sv_from(b));
-}
 
 static void delete_job(pass *p, const kobj *job)
 {
@@ -931,7 +970,9 @@ static void reconcile_pod(pass *p, const kobj *pod)
     ds_view *v = view_of(p, pod);
     if (pod->meta.deleting)
         return; /* being upgraded: GC takes its Jobs */
-    if (v == NULL) {
+    if (v == NULL ||
+        !autopull_pod_served(v->serve,
+                             v->serve == AUTOPULL_SERVE_DRAIN && pod_auto_unfinished(pod))) {
         unserved_pod(p, pod);
         return;
     }

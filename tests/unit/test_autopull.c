@@ -1,7 +1,8 @@
 /*
  * test_autopull.c - automatic pre-pull's decisions (controller/autopull.h):
  * the annotations (Kruise's values and defaults, our window), where a pod
- * stands, how many start this pass, and the DaemonSet's Events.
+ * stands, how many start this pass, the DaemonSet's Events, and which
+ * DaemonSets are served (an OTA one, or another that opted in).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -435,6 +436,71 @@ static void test_events(void **state)
     assert_int_equal(c.failed, 1);
 }
 
+/* ---- which DaemonSets are served ------------------------------------------------ */
+
+typedef struct serve_row {
+    const char *what;
+    int ota, asked, opted_in, unfinished;
+    autopull_serve want;
+    /* a pod of it goes through the pass: with an unfinished automatic pull, without */
+    int pod_unfinished, pod_other;
+} serve_row;
+
+static const serve_row serve_rows[] = {
+    {"OTA, not opted in", 1, 0, 0, 0, AUTOPULL_SERVE_OTA, 1, 1},
+    {"OTA, opted in", 1, 1, 1, 0, AUTOPULL_SERVE_OTA, 1, 1},
+    {"OTA, opted out with pulls left: OTA all the same", 1, 0, 0, 1, AUTOPULL_SERVE_OTA, 1, 1},
+    {"RollingUpdate, opted in", 0, 1, 1, 0, AUTOPULL_SERVE_AUTO, 1, 1},
+    {"RollingUpdate, opted in, pulls running", 0, 1, 1, 1, AUTOPULL_SERVE_AUTO, 1, 1},
+    {"RollingUpdate, annotation dropped, pulls left: those pods only", 0, 0, 0, 1,
+     AUTOPULL_SERVE_DRAIN, 1, 0},
+    {"RollingUpdate, a value we cannot read, pulls left: those pods only", 0, 1, 0, 1,
+     AUTOPULL_SERVE_DRAIN, 1, 0},
+    {"RollingUpdate, a value we cannot read: its Event, no pod", 0, 1, 0, 0, AUTOPULL_SERVE_WARN,
+     0, 0},
+    {"RollingUpdate, never opted in: nothing", 0, 0, 0, 0, AUTOPULL_SERVE_NONE, 0, 0},
+};
+
+static void test_serve(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(serve_rows) / sizeof(serve_rows[0]); i++) {
+        const serve_row *r = &serve_rows[i];
+        autopull_serve got = autopull_serve_of(r->ota, r->asked, r->opted_in, r->unfinished);
+        ROW_CHECK(r->what, got == r->want, "%s", autopull_serve_name(got));
+        ROW_CHECK(r->what, autopull_pod_served(got, 1) == r->pod_unfinished, "pod, unfinished");
+        ROW_CHECK(r->what, autopull_pod_served(got, 0) == r->pod_other, "pod, other");
+    }
+}
+
+typedef struct unfinished_row {
+    const char *what;
+    int ap_true;
+    ota_state state;
+    int want;
+} unfinished_row;
+
+static const unfinished_row unfinished_rows[] = {
+    {"marked, not started", 1, OTA_STATE_PENDING_UPGRADE, 1},
+    {"marked, pulling", 1, OTA_STATE_PULLING, 1},
+    {"marked, pulled", 1, OTA_STATE_READY, 0},
+    {"marked, failed", 1, OTA_STATE_FAILED, 0},
+    {"marked, at the revision now", 1, OTA_STATE_CURRENT, 0},
+    {"a node user's pull (AutoPrePull False)", 0, OTA_STATE_PULLING, 0},
+    {"opted out, not started", 0, OTA_STATE_PENDING_UPGRADE, 0},
+};
+
+static void test_unfinished(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(unfinished_rows) / sizeof(unfinished_rows[0]); i++) {
+        const unfinished_row *r = &unfinished_rows[i];
+        ROW_CHECK(r->what, autopull_unfinished(r->ap_true, r->state) == r->want, "unfinished");
+    }
+    assert_string_equal(autopull_serve_name(AUTOPULL_SERVE_DRAIN), "drain");
+    assert_string_equal(autopull_serve_name((autopull_serve)99), "?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_cond_of),     cmocka_unit_test(test_pod),
         cmocka_unit_test(test_starts),      cmocka_unit_test(test_starts_replayed),
         cmocka_unit_test(test_events),
+        cmocka_unit_test(test_serve),       cmocka_unit_test(test_unfinished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

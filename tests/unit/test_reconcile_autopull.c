@@ -365,6 +365,160 @@ static void test_bad_annotation_event(void **state)
     world_free(&w);
 }
 
+/* ---- a DaemonSet that is not OTA (RollingUpdate) --------------------------------- */
+
+/* edge-agent without the OTA annotation (to the controller a RollingUpdate
+ * DaemonSet: it reads no spec.updateStrategy) with these annotations
+ * (JSON members, or ""). */
+static void rolling(world *w, const char *more)
+{
+    char ann[600];
+    snprintf(ann, sizeof(ann), "{%s}", more);
+    add_ds(w, "edge-agent", DS_UID, ann, 0);
+    add_rev(w, DS_UID, H, 3, "[]", "[{\"name\":\"agent\",\"image\":\"" AGENT_IMAGE "\"}]", "[]");
+    add_rev(w, DS_UID, OLD, 1, "[]",
+            "[{\"name\":\"agent\",\"image\":\"registry.example.com/edge/agent:v1\"}]", "[]");
+}
+
+/* Opted in: marked as an OTA DaemonSet's pods (the new ones at H get
+ * PodNeedUpgrade False), then as many start as the parallelism allows. */
+static void test_rolling_marks_and_starts(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    rolling(&w, PAR("2"));
+    pods(&w, 3, "[" READY "]");
+    add_pod_full(&w, "new", "u-new", DS_UID, "n-new", H, "[" READY "]", 0);
+    run(&w);
+    expect_count(&w, ACTION_PATCH_POD_STATUS, 4);
+    for (size_t i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "pod-%zu", i);
+        const action *a = the(&w, ACTION_PATCH_POD_STATUS, name);
+        patched nu = patch_cond(a, OTA_COND_NEED_UPGRADE);
+        patched ap = patch_cond(a, OTA_COND_AUTO_PREPULL);
+        assert_true(nu.found && ap.found);
+        assert_string_equal(nu.status, "True");
+        assert_string_equal(ap.status, "True");
+        assert_string_equal(ap.message, REV_MSG(H));
+    }
+    patched nu = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, "new"), OTA_COND_NEED_UPGRADE);
+    assert_true(nu.found);
+    assert_string_equal(nu.status, "False");
+    assert_false(patch_cond(the(&w, ACTION_PATCH_POD_STATUS, "new"), OTA_COND_AUTO_PREPULL).found);
+    world_free(&w);
+
+    /* as written: two start; the pod the rollout replaced (deleted) is not
+     * one of them and takes no share */
+    world_init(&w);
+    rolling(&w, PAR("2"));
+    add_pod_full(&w, "replaced", "u-replaced", DS_UID, "n-r", OLD, AUTO_PULLING(RT1), 1);
+    pods(&w, 3, MARKED);
+    run(&w);
+    assert_int_equal(starts(&w), 2);
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, "pod-2"));
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, "replaced"));
+    assert_int_equal(count_events(&w, OTA_EVENT_AUTO_STARTED), 1);
+    world_free(&w);
+
+    /* started: its Job, a bulk unit, as an OTA DaemonSet's */
+    world_init(&w);
+    rolling(&w, PAR("2"));
+    add_pod_full(&w, "auto", "u-auto", DS_UID, NODE, OLD, AUTO_PULLING(RT1), 0);
+    add_node(&w, NODE, "[\"registry.k8s.io/pause:3.9\"]");
+    run(&w);
+    expect_count(&w, ACTION_CREATE_JOB, 1);
+    assert_non_null(strstr(find(&w, ACTION_CREATE_JOB, NULL)->body, "u-auto"));
+    world_free(&w);
+}
+
+/* Never opted in: not one action about it or its pods, whatever they carry
+ * (a node user's request there is answered by test_reconcile_unserved). */
+static void test_rolling_never_opted_in(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    rolling(&w, "\"" OTA_ANN_PREDOWNLOAD_TIMEOUT "\":\"600\"");
+    pods(&w, 3, "[" READY "]");
+    add_pod_full(&w, "new", "u-new", DS_UID, "n-new", H, "[" READY "]", 0);
+    add_pod_full(&w, "done", "u-done", DS_UID, "n-d", OLD,
+                 "[" READY "," AP("False", OTA_REASON_AUTO_OPTED_OUT, H) "]", 0);
+    run(&w);
+    expect_total(&w, 0);
+    world_free(&w);
+}
+
+/* A value we cannot read: the Warning Event, and nothing on its pods. */
+static void test_rolling_bad_annotation(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    rolling(&w, PAR("many"));
+    pods(&w, 2, "[" READY "]");
+    run(&w);
+    expect_total(&w, 1);
+    const action *e = find_event(&w, OTA_EVENT_AUTO_BAD, "edge-agent");
+    assert_non_null(e);
+    assert_non_null(strstr(e->body, "no automatic pre-pull"));
+    world_free(&w);
+}
+
+/* The annotation dropped: not started -> OptedOut, running -> goes on (its
+ * Job), pulled -> stays reported; other pods are not ours. */
+static void test_rolling_dropped(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    rolling(&w, "");
+    pods(&w, 2, MARKED);
+    add_pod_full(&w, "running", "u-running", DS_UID, NODE, OLD, AUTO_PULLING(RT2), 0);
+    add_node(&w, NODE, "[\"registry.k8s.io/pause:3.9\"]");
+    add_pod_full(&w, "done", "u-done", DS_UID, "n-d", OLD, AUTO_READY, 0);
+    add_pod_full(&w, "new", "u-new", DS_UID, "n-new", H, "[" READY "]", 0);
+    run(&w);
+    assert_int_equal(starts(&w), 0);
+    for (size_t i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "pod-%zu", i);
+        patched ap = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, name), OTA_COND_AUTO_PREPULL);
+        assert_true(ap.found);
+        assert_int_equal(ap.n, 1);
+        assert_string_equal(ap.status, "False");
+        assert_string_equal(ap.reason, OTA_REASON_AUTO_OPTED_OUT);
+    }
+    expect_count(&w, ACTION_CREATE_JOB, 1);
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, "running"));
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, "new")); /* not ours: no PodNeedUpgrade */
+    /* pulled: its outcome stays; the PodNeedUpgrade nothing serves goes */
+    const action *d = find(&w, ACTION_PATCH_POD_STATUS, "done");
+    assert_non_null(d);
+    assert_true(patch_cond(d, OTA_COND_NEED_UPGRADE).deleted);
+    assert_false(patch_cond(d, OTA_COND_IMAGE_READY).found);
+    assert_false(patch_cond(d, OTA_COND_AUTO_PREPULL).found);
+    world_free(&w);
+
+    /* every automatic pull finished: the DaemonSet is no longer served,
+     * only our PodNeedUpgrade is taken back */
+    world_init(&w);
+    rolling(&w, "");
+    pods(&w, 2, "[" READY "," NU("True", H) "," AP("False", OTA_REASON_AUTO_OPTED_OUT, H) "]");
+    add_pod_full(&w, "new", "u-new", DS_UID, "n-new", H, "[" READY "," NU("False", H) "]", 0);
+    run(&w);
+    expect_total(&w, 2);
+    for (size_t i = 0; i < 2; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "pod-%zu", i);
+        const action *a = the(&w, ACTION_PATCH_POD_STATUS, name);
+        assert_true(patch_cond(a, OTA_COND_NEED_UPGRADE).deleted);
+        assert_false(patch_cond(a, OTA_COND_AUTO_PREPULL).found);
+    }
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +532,10 @@ int main(void)
         cmocka_unit_test(test_auto_deadline),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_bad_annotation_event),
+        cmocka_unit_test(test_rolling_marks_and_starts),
+        cmocka_unit_test(test_rolling_never_opted_in),
+        cmocka_unit_test(test_rolling_bad_annotation),
+        cmocka_unit_test(test_rolling_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
