@@ -1,6 +1,8 @@
 /*
  * cmd_list.c - `kubectl ota list`: the OTA pods (of a node, a namespace or
- * all), with their state, target revision and its images.
+ * all), with their state, target revision and its images.  "OTA pods" are
+ * those ota-controller serves (cli_ds_served): an OTA DaemonSet's, and a
+ * RollingUpdate DaemonSet's that opted in to automatic pre-pull.
  *
  * A node's credentials may list only the pods on that node (fieldSelector
  * spec.nodeName), not DaemonSets or ControllerRevisions: then a pod is an
@@ -52,7 +54,7 @@ static int on_ds(void *data, yajl_val item)
 {
     list_ctx *l = data;
     kobj *ds = kobj_decode(KOBJ_DAEMONSET, item);
-    if (ds != NULL && !ds->u.ds.ota) {
+    if (ds != NULL && !cli_ds_served(ds)) {
         kobj_free(ds);
         return 0;
     }

@@ -117,11 +117,16 @@ const char *cli_pod_state_since(const cli_pod *p)
     return p->created;
 }
 
+int cli_ds_served(const kobj *ds)
+{
+    return ds->u.ds.ota || ds->u.ds.auto_parallelism != NULL;
+}
+
 cli_ota_verdict cli_ota_of(const cli_pod *p, long ds_status, const kobj *ds)
 {
     switch (ds_status) {
     case 200:
-        return ds != NULL && ds->kind == KOBJ_DAEMONSET && ds->u.ds.ota &&
+        return ds != NULL && ds->kind == KOBJ_DAEMONSET && cli_ds_served(ds) &&
                        p->k->meta.owner_uid != NULL &&
                        strcmp(ds->meta.uid, p->k->meta.owner_uid) == 0
                    ? CLI_OTA_YES

@@ -80,13 +80,19 @@ const char *cli_pod_state_since(const cli_pod *p);
  * no one else write it. */
 typedef enum cli_ota_verdict {
     CLI_OTA_YES,
-    CLI_OTA_NOT,      /* the DaemonSet is not annotated OTA (or is another of that name) */
+    CLI_OTA_NOT,      /* the DaemonSet is not served (cli_ds_served; or is another of that name) */
     CLI_OTA_GONE,     /* 404: the DaemonSet is gone */
     CLI_OTA_UNKNOWN,  /* 403 and no PodNeedUpgrade: nothing a node may read tells */
     CLI_OTA_ERROR,    /* any other answer: the call failed */
 } cli_ota_verdict;
 
 cli_ota_verdict cli_ota_of(const cli_pod *p, long ds_status, const kobj *ds);
+
+/* Whether ota-controller serves ds's pods: an OTA DaemonSet, or one that is
+ * not (RollingUpdate) and asks for automatic pre-pull (it carries
+ * apps.kruise.io/image-predownload-parallelism; a value the controller
+ * cannot read is said by its Warning Event, and its pods show Current). */
+int cli_ds_served(const kobj *ds);
 
 /* A pre-pull Job's pod, which a node may read (it is bound to the node,
  * unlike its Job): the Job's name, the pod and the revision and request it

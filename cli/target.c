@@ -94,8 +94,10 @@ int cli_target_load(cli_app *a, const char *name, cli_target *t, int quiet_forbi
     case CLI_OTA_YES:
         break;
     case CLI_OTA_NOT:
-        cli_errorf("%s is not in an OTA DaemonSet: DaemonSet %s is not annotated %s: %s", what,
-                   t->ds_name, OTA_ANN_UPDATE_STRATEGY, OTA_STRATEGY_OTA);
+        cli_errorf("%s is not in an OTA DaemonSet: DaemonSet %s is not annotated %s: %s "
+                   "(nor %s, automatic pre-pull)",
+                   what, t->ds_name, OTA_ANN_UPDATE_STRATEGY, OTA_STRATEGY_OTA,
+                   OTA_ANN_PREDOWNLOAD_PARALLELISM);
         rc = CLI_EXIT_NOT_OTA;
         break;
     case CLI_OTA_GONE:

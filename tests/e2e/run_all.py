@@ -7,6 +7,8 @@ This runs them all, in one process; the tests are in
   test_auto_prepull.py     AutoPrePull: 50 pods, parallelism 5, all Ready, no download at
                            the upgrade; AutoPrePullQueue: node user first, newer revision,
                            annotation dropped;
+  test_auto_prepull_rolling.py  AutoPrePullRolling: a RollingUpdate DaemonSet opted in:
+                           the rollout not held, nodes reached later pulled ahead;
   test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO;
                            PerNode: one pull per node (a terminating pull pod
                            holds it), a NotReady node waits;
@@ -116,6 +118,7 @@ from test_leader_election import LeaderElection, LeaseTrouble
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency, PerNode
 from test_auto_prepull import AutoPrePull, AutoPrePullQueue
+from test_auto_prepull_rolling import AutoPrePullRolling
 from test_transitions import Transitions
 from test_downtime import UpgradeDowntime
 from test_webhook_outage import WebhookOutage
@@ -152,7 +155,8 @@ def main(argv):
                      "ImagePullJobOwnCrd", "ImagePullJobUpstreamCrds", "ImagePullJobRun", "ImagePullJobRunExamples",
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
                      "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunPurge",
-                     "ImageCacheRunUpstreamCrd", "ImageCacheRunRequeue", "ImageVolumePull", "ImageVolumeGateOff", "AutoPrePull", "AutoPrePullQueue"]
+                     "ImageCacheRunUpstreamCrd", "ImageCacheRunRequeue", "ImageVolumePull", "ImageVolumeGateOff", "AutoPrePull", "AutoPrePullQueue",
+                     "AutoPrePullRolling"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

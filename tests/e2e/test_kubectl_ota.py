@@ -106,8 +106,9 @@ class KubectlOta(WebhookBase):
         head = re.split(r"\s{3,}", lines[0].strip())
         return [dict(zip(head, re.split(r"\s{3,}", l.strip()))) for l in lines[1:]]
 
-    def plain_ds(self, name, image, nodes):
-        """A DaemonSet that is not OTA (no annotation); its running pods."""
+    def plain_ds(self, name, image, nodes, annotations=None, strategy=None):
+        """A DaemonSet that is not OTA (no OpenYurt annotation; RollingUpdate
+        unless strategy); its running pods."""
         tmpl = {"containers": [{"name": "main", "image": image}],
                 "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                     "nodeSelectorTerms": [{"matchExpressions": [
@@ -115,6 +116,10 @@ class KubectlOta(WebhookBase):
         ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": self.ns},
               "spec": {"selector": {"matchLabels": {"app": name}},
                        "template": {"metadata": {"labels": {"app": name}}, "spec": tmpl}}}
+        if annotations:
+            ds["metadata"]["annotations"] = annotations
+        if strategy:
+            ds["spec"]["updateStrategy"] = strategy
         self.sim.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % self.ns, ds)
         return wait_until(lambda: self.running_pods(name, len(nodes)), 60, "pods of %s" % name)
 
@@ -169,6 +174,28 @@ class KubectlOta(WebhookBase):
         out = self.ota_rc("node-4", OK, "list", "-n", self.ns)
         self.assertEqual(out.stdout, "")
         self.assertEqual(out.stderr, "No OTA pods found in namespace %s on node node-4.\n" % self.ns)
+
+    def test_list_opted_in_not_ota(self):
+        """A DaemonSet that is not OTA but opted in to automatic pre-pull
+        (OnDelete without the OTA annotation, so that its pods stay to be
+        listed): its pods are listed as an OTA DaemonSet's, STATE ending
+        (auto); a DaemonSet that never opted in stays out."""
+        pods = self.plain_ds("auto", AGENT + "v1", ["node-1", "node-2"],
+                             annotations={"apps.kruise.io/image-predownload-parallelism": "2"},
+                             strategy={"type": "OnDelete"})
+        self.plain_ds("plain", PRELOADED, ["node-1"])
+        h = self.set_image(AGENT + "v2", name="auto")
+        want = sorted((p["metadata"]["name"], "auto", "Ready (auto)", h, AGENT + "v2") for p in pods)
+
+        def listed():
+            rows = self.table(self.ota_rc("admin", OK, "list", "-n", self.ns).stdout)
+            got = sorted((r["POD"], r["DAEMONSET"], r["STATE"], r["TARGET REVISION"], r["IMAGES"]) for r in rows)
+            return got if got == want else None
+        wait_until(listed, 60, "the opted-in DaemonSet's pods listed Ready (auto)")
+        # a node identity (no DaemonSet to read) tells them by PodNeedUpgrade
+        rows = self.table(self.ota_rc("node-2", OK, "list", "-n", self.ns).stdout)
+        self.assertEqual([(r["POD"], r["STATE"]) for r in rows],
+                         [(self.on(pods, "node-2")["metadata"]["name"], "Ready (auto)")])
 
     def test_pull_watch_upgrade_wait(self):
         pods, h = self.upgraded_ds(old=FRESH[0], new=FRESH[1], nodes=["node-1"])
@@ -338,7 +365,7 @@ class KubectlOta(WebhookBase):
         # a controller
         plain = self.plain_ds("plain", PRELOADED, ["node-1"])[0]
         out = self.ota_rc("admin", NOT_OTA, "pull", plain["metadata"]["name"], "-n", self.ns)
-        self.assertIn("is not in an OTA DaemonSet: DaemonSet plain is not annotated %s: OTA" % OTA, out.stderr)
+        self.assertIn("is not in an OTA DaemonSet: DaemonSet plain is not annotated %s: OTA (nor" % OTA, out.stderr)
         out = self.ota_rc("node-1", NOT_OTA, "pull", plain["metadata"]["name"], "-n", self.ns)
         self.assertIn("is not known to be in an OTA DaemonSet: it has no PodNeedUpgrade condition", out.stderr)
         bare = {"metadata": {"name": "bare", "namespace": self.ns},

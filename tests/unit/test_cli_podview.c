@@ -16,6 +16,7 @@
 
 #include "format.h"
 #include "json.h"
+#include "ota_names.h"
 #include "podview.h"
 #include "row_check.h"
 
@@ -498,14 +499,18 @@ static void test_ota_verdict(void **state)
     static const char ds_other[] = "{\"metadata\":{\"name\":\"agent\",\"uid\":\"ds-2\","
                                    "\"annotations\":{\"apps.openyurt.io/update-strategy\":\"OTA\"}}}";
     static const char ds_plain[] = "{\"metadata\":{\"name\":\"agent\",\"uid\":\"ds-1\"}}";
+    static const char ds_auto[] = "{\"metadata\":{\"name\":\"agent\",\"uid\":\"ds-1\","
+                                  "\"annotations\":{\"" OTA_ANN_PREDOWNLOAD_PARALLELISM "\":\"4\"}}}";
     yajl_val t1 = json_parse_tree(ds_ota, strlen(ds_ota), 64, err, sizeof(err));
     yajl_val t2 = json_parse_tree(ds_other, strlen(ds_other), 64, err, sizeof(err));
     yajl_val t3 = json_parse_tree(ds_plain, strlen(ds_plain), 64, err, sizeof(err));
+    yajl_val t4 = json_parse_tree(ds_auto, strlen(ds_auto), 64, err, sizeof(err));
     kobj *ota = kobj_decode(KOBJ_DAEMONSET, t1), *other = kobj_decode(KOBJ_DAEMONSET, t2),
-         *not_ota = kobj_decode(KOBJ_DAEMONSET, t3);
+         *not_ota = kobj_decode(KOBJ_DAEMONSET, t3), *rolling = kobj_decode(KOBJ_DAEMONSET, t4);
     yajl_tree_free(t1);
     yajl_tree_free(t2);
     yajl_tree_free(t3);
+    yajl_tree_free(t4);
     const struct {
         const char *name;
         const cli_pod *p;
@@ -516,6 +521,7 @@ static void test_ota_verdict(void **state)
         {"read, OTA (any case)", plain, 200, ota, CLI_OTA_YES},
         {"read, OTA but another DaemonSet of that name", nu, 200, other, CLI_OTA_NOT},
         {"read, not annotated: PodNeedUpgrade does not count", nu, 200, not_ota, CLI_OTA_NOT},
+        {"read, RollingUpdate opted in to automatic pre-pull", plain, 200, rolling, CLI_OTA_YES},
         {"gone", nu, 404, NULL, CLI_OTA_GONE},
         {"a node's 403, PodNeedUpgrade present", nu, 403, NULL, CLI_OTA_YES},
         {"a node's 403, no PodNeedUpgrade", plain, 403, NULL, CLI_OTA_UNKNOWN},
@@ -529,6 +535,7 @@ static void test_ota_verdict(void **state)
     kobj_free(ota);
     kobj_free(other);
     kobj_free(not_ota);
+    kobj_free(rolling);
     cli_pod_free(nu);
     cli_pod_free(plain);
 }
