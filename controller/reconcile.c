@@ -330,14 +330,21 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
     emit_event_once(p, pod, "v1", "Pod", reason, type, message, key);
 }
 
+/* The key of a status write: it names the pod's version too, so a
+ * decision made again from a newer pod is a new write (the one before
+ * answered 409 or is done). */
+static void status_key(char *key, size_t size, const kobj *pod, const char *what)
+{
+    const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
+    snprintf(key, size, "status:%s@%s:%s", pod->meta.uid, rv, what);
+}
+
 static void emit_status(pass *p, const kobj *pod, const kapi_condition *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
     const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
-    /* The key names the pod's version too: a decision made again from a
-     * newer pod is a new write (the one before answered 409 or is done). */
     char key[600];
-    snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
+    status_key(key, sizeof(key), pod, what);
     if (skipped(p, key) || !may_write(p))
         return;
     /* A result is written no earlier than the request it answers (whose
@@ -1221,16 +1228,30 @@ static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown)
 
 /* The automatic pulls that start this pass: each a Pulling write as the
  * controller (the webhook allows it while the stored pod says AutoPrePull
- * True for H), in store order, as many as autopull_starts says.  A write
- * held back or in flight is picked again next pass (same order), so the
- * count never overshoots. */
+ * True for H), in store order, as many as autopull_starts says.  A
+ * Pulling write in flight (or done, the cache lagging) is a pull running,
+ * wherever its pod stands in the order: pods marked since may come before
+ * it (seen end to end: 5 pulls at parallelism 4).  So the count never
+ * overshoots. */
 static void auto_starts(pass *p, ds_view *v)
 {
     int zone_unknown;
     autopull_gate g = {auto_window_open(p, v, &zone_unknown), v->ap_updated_ready,
                        autopull_min_ready_needed(&v->ap, v->ap_pods)};
-    size_t n = autopull_starts(&v->ap, &g, &v->apc, NULL);
     const char *hash = v->rev->u.rev.hash;
+    char what[400], key[600];
+    snprintf(what, sizeof(what), "auto-pull:%s", hash);
+    for (size_t i = 0; i < p->n_ap_pending; i++) {
+        if (p->ap_pending[i].view != v)
+            continue;
+        status_key(key, sizeof(key), p->ap_pending[i].pod, what);
+        if (skipped(p, key)) {
+            p->ap_pending[i].view = NULL; /* started already */
+            v->apc.pending--;
+            v->apc.running++;
+        }
+    }
+    size_t n = autopull_starts(&v->ap, &g, &v->apc, NULL);
     char want_msg[300];
     snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
     for (size_t i = 0; i < p->n_ap_pending && n > 0; i++) {
@@ -1238,8 +1259,6 @@ static void auto_starts(pass *p, ds_view *v)
             continue;
         const kobj *pod = p->ap_pending[i].pod;
         kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_WAIT_PULL, want_msg, 0};
-        char what[400];
-        snprintf(what, sizeof(what), "auto-pull:%s", hash);
         size_t before = p->out->n;
         emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_NONE);
         note_last(p, before, pod, pod->u.pod.node_name, "automatic pre-pull", NULL, 0);

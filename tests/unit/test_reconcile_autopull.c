@@ -225,6 +225,41 @@ static void test_starts_stable_while_in_flight(void **state)
     world_free(&w);
 }
 
+/* A Pulling write in flight counts wherever its pod stands in the order:
+ * marks that land later may put pods before it (seen end to end: a first
+ * pass with one pod marked started it, the next with all marked started
+ * parallelism more: 5 at parallelism 4). */
+static void test_starts_in_flight_anywhere(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w);
+    opted_in(&w, PAR("2"));
+    pods(&w, 5, MARKED);
+    run(&w);
+    /* the pods this pass would start: the in-flight one is another */
+    const char *in_flight = NULL;
+    for (size_t i = 0; i < 5 && in_flight == NULL; i++) {
+        static char name[16];
+        snprintf(name, sizeof(name), "pod-%zu", i);
+        if (find(&w, ACTION_PATCH_POD_STATUS, name) == NULL)
+            in_flight = name;
+    }
+    assert_non_null(in_flight);
+    char key[200];
+    snprintf(key, sizeof(key), "status:u-%s@" POD_RV ":auto-pull:" H, in_flight + strlen("pod-"));
+    strset inflight;
+    strset_init(&inflight);
+    assert_int_equal(strset_add(&inflight, key), 0);
+    w.in.skip[0] = &inflight;
+    run(&w);
+    assert_int_equal(starts(&w), 1); /* 2, less the one in flight */
+    assert_null(find(&w, ACTION_PATCH_POD_STATUS, in_flight));
+    w.in.skip[0] = NULL;
+    strset_free(&inflight);
+    world_free(&w);
+}
+
 /* ---- the annotation dropped ------------------------------------------------------ */
 
 static void test_opted_out(void **state)
@@ -527,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_mark_alone_when_opted_in_later),
         cmocka_unit_test(test_starts),
         cmocka_unit_test(test_starts_stable_while_in_flight),
+        cmocka_unit_test(test_starts_in_flight_anywhere),
         cmocka_unit_test(test_opted_out),
         cmocka_unit_test(test_bulk_behind_node_user),
         cmocka_unit_test(test_auto_deadline),
