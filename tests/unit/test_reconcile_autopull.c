@@ -273,6 +273,20 @@ static void test_starts_in_flight_anywhere(void **state)
 
 /* ---- the annotation dropped ------------------------------------------------------ */
 
+/* pod-0 .. pod-<n-1> got AutoPrePull False/OptedOut, in a write of it alone. */
+static void assert_opted_out(const world *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "pod-%zu", i);
+        patched ap = patch_cond(the(w, ACTION_PATCH_POD_STATUS, name), OTA_COND_AUTO_PREPULL);
+        assert_true(ap.found);
+        assert_int_equal(ap.n, 1);
+        assert_string_equal(ap.status, "False");
+        assert_string_equal(ap.reason, OTA_REASON_AUTO_OPTED_OUT);
+    }
+}
+
 static void test_opted_out(void **state)
 {
     (void)state;
@@ -284,15 +298,7 @@ static void test_opted_out(void **state)
     add_pod_full(&w, "done", "u-done", DS_UID, "n-d", OLD, AUTO_READY, 0);
     run(&w);
     assert_int_equal(starts(&w), 0);
-    for (size_t i = 0; i < 2; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "pod-%zu", i);
-        patched ap = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, name), OTA_COND_AUTO_PREPULL);
-        assert_true(ap.found);
-        assert_int_equal(ap.n, 1);
-        assert_string_equal(ap.status, "False");
-        assert_string_equal(ap.reason, OTA_REASON_AUTO_OPTED_OUT);
-    }
+    assert_opted_out(&w, 2);
     /* the one started goes on (its Job), the one done stays reported */
     const action *r = find(&w, ACTION_PATCH_POD_STATUS, "running");
     assert_true(r == NULL || !patch_cond(r, OTA_COND_AUTO_PREPULL).found);
@@ -507,15 +513,7 @@ static void test_rolling_dropped(void **state)
     add_pod_full(&w, "new", "u-new", DS_UID, "n-new", H, "[" READY "]", 0);
     run(&w);
     assert_int_equal(starts(&w), 0);
-    for (size_t i = 0; i < 2; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "pod-%zu", i);
-        patched ap = patch_cond(the(&w, ACTION_PATCH_POD_STATUS, name), OTA_COND_AUTO_PREPULL);
-        assert_true(ap.found);
-        assert_int_equal(ap.n, 1);
-        assert_string_equal(ap.status, "False");
-        assert_string_equal(ap.reason, OTA_REASON_AUTO_OPTED_OUT);
-    }
+    assert_opted_out(&w, 2);
     expect_count(&w, ACTION_CREATE_JOB, 1);
     assert_null(find(&w, ACTION_PATCH_POD_STATUS, "running"));
     assert_null(find(&w, ACTION_PATCH_POD_STATUS, "new")); /* not ours: no PodNeedUpgrade */
