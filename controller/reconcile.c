@@ -384,14 +384,19 @@ static int pod_auto_unfinished(const kobj *pod)
     return autopull_unfinished(1, ota_state_of_pod(&view));
 }
 
-/* The owners of pods whose automatic pull is not finished, into set. */
+/* The owners that are not OTA of pods whose automatic pull is not
+ * finished, into set (an OTA DaemonSet is served anyway). */
 static int unfinished_owners(const pass *p, strset *set)
 {
     kobj *pod;
-    for (size_t i = 0; (pod = store_next(p->in->pods, &i)) != NULL;)
-        if (pod->meta.owner_uid != NULL && !pod->meta.deleting && pod_auto_unfinished(pod) &&
-            strset_add(set, pod->meta.owner_uid) != 0)
+    for (size_t i = 0; (pod = store_next(p->in->pods, &i)) != NULL;) {
+        if (pod->meta.owner_uid == NULL || pod->meta.deleting ||
+            strset_has(set, pod->meta.owner_uid) || !pod_auto_unfinished(pod))
+            continue;
+        const kobj *ds = store_get(p->in->daemonsets, pod->meta.owner_uid);
+        if (ds != NULL && !ds->u.ds.ota && strset_add(set, pod->meta.owner_uid) != 0)
             return -1;
+    }
     return 0;
 }
 
