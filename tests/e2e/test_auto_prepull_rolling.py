@@ -1,6 +1,6 @@
 """Automatic pre-pull of a RollingUpdate DaemonSet's new revision (issue 22 §1).
 
-Class AutoPrePullRolling (8 nodes, a slow image): a DaemonSet that is not
+Class AutoPrePullRolling (12 nodes, a slow image): a DaemonSet that is not
 OTA (RollingUpdate, maxUnavailable 1: kubesim's DaemonSet controller
 replaces its pods itself) opted in with apps.kruise.io/image-predownload-
 parallelism "4".  When its template changes, the controller pulls the new
@@ -69,7 +69,7 @@ class RollingReplay(PodReplay):
 
 
 class AutoPrePullRolling(AutoBase):
-    NODES = 8
+    NODES = 12
     MAX_PULLS = 10
     REGISTRY = dict(REGISTRY_CONFIG, images=REGISTRY_CONFIG["images"]
                     + [{"image": ROLLING_SLOW, "size": 3_000_000_000}])

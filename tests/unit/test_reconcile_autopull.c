@@ -251,7 +251,7 @@ static void test_starts_in_flight_anywhere(void **state)
     /* the pods this pass would start: the in-flight one is another */
     const char *in_flight = NULL;
     for (size_t i = 0; i < 5 && in_flight == NULL; i++) {
-        static char name[16];
+        static char name[32];
         snprintf(name, sizeof(name), "pod-%zu", i);
         if (find(&w, ACTION_PATCH_POD_STATUS, name) == NULL)
             in_flight = name;
@@ -277,7 +277,7 @@ static void test_starts_in_flight_anywhere(void **state)
 static void assert_opted_out(const world *w, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof(name), "pod-%zu", i);
         patched ap = patch_cond(the(w, ACTION_PATCH_POD_STATUS, name), OTA_COND_AUTO_PREPULL);
         assert_true(ap.found);
