@@ -113,7 +113,7 @@ class AutoPrePullRolling(AutoBase):
         log("rollout complete", st)
         log("max automatic pulls at once", replay.max_running, replay.at_max)
         self.assertLessEqual(replay.max_running, 4, "more than 4 automatic pulls at once: %s" % replay.at_max)
-        self.assertGreaterEqual(replay.max_running, 1, "no automatic pull ever ran")
+        self.assertGreaterEqual(replay.max_running, 2, "the parallelism was never used")
         # every old pod was replaced
         olds = {p["metadata"]["uid"] for p in old}
         pods = self.pods("agent")
