@@ -84,7 +84,8 @@ typedef struct action_list {
     int more;       /* writes held back by reconcile_input.max_writes: pass again */
     long long wake_after_s; /* > 0: pass again this many seconds from now, whatever the
                              * resync (the earliest ImageCache plan.requeue_after_s: a
-                             * periodic refresh, the deadline of a waited-on node) */
+                             * periodic refresh, the deadline of a waited-on node; the
+                             * opening of a pull window automatic pulls wait for) */
 } action_list;
 
 /* The earlier of a wake already due in have seconds and one in after_s

@@ -225,6 +225,79 @@ static void test_starts_stable_while_in_flight(void **state)
     world_free(&w);
 }
 
+/* ---- the window's opening: a pass then, not at the resync ------------------------ */
+
+typedef struct wake_row {
+    const char *what;
+    const char *annotations;
+    const char *conditions; /* of the pods */
+    long long want;         /* wake_after_s */
+} wake_row;
+
+#define WINDOW(v) PAR("5") ",\"" OTA_ANN_PREPULL_WINDOW "\":\"" v "\""
+
+/* NOW is 21:30:00 UTC, 05:30 in Shanghai. */
+static const wake_row wake_rows[] = {
+    {"closed, pods marked: at 22:00", WINDOW("22:00-06:00"), MARKED, 30 * 60},
+    {"closed, in Shanghai: at 22:00 there", WINDOW("22:00-23:00 Asia/Shanghai"), MARKED,
+     (22 * 60 - (5 * 60 + 30)) * 60LL},
+    {"closed, a minute before it opens", WINDOW("21:31-22:00"), MARKED, 60},
+    {"closed, just closed: a day less the hour", WINDOW("20:30-21:30"), MARKED,
+     23 * 3600LL},
+    {"open: starts now, no wake", WINDOW("21:00-22:00"), MARKED, 0},
+    {"closed, nothing marked: no wake", WINDOW("22:00-06:00"), "[" READY "," NU("True", H) "]",
+     0},
+    {"closed, every pod pulled: no wake", WINDOW("22:00-06:00"), AUTO_READY, 0},
+    {"closed, a zone not known: no wake", WINDOW("22:00-06:00 Nowhere/Atlantis"), MARKED, 0},
+    {"no window: no wake", PAR("5"), MARKED, 0},
+};
+
+static void test_wake_at_window_opening(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(wake_rows) / sizeof(wake_rows[0]); i++) {
+        const wake_row *r = &wake_rows[i];
+        world w;
+        world_init(&w);
+        opted_in(&w, r->annotations);
+        pods(&w, 3, r->conditions);
+        run(&w);
+        ROW_CHECK(r->what, w.out.wake_after_s == r->want, "wake %lld, want %lld",
+                  w.out.wake_after_s, r->want);
+        world_free(&w);
+    }
+}
+
+/* Two DaemonSets waiting for their windows: the earlier opening, in
+ * either order. */
+static void test_wake_earliest_window(void **state)
+{
+    (void)state;
+    const char *windows[][2] = {{"22:00-06:00", "21:35-22:00"}, {"21:35-22:00", "22:00-06:00"}};
+    for (size_t i = 0; i < 2; i++) {
+        world w;
+        world_init(&w);
+        char ann[300];
+        snprintf(ann, sizeof(ann), PAR("5") ",\"" OTA_ANN_PREPULL_WINDOW "\":\"%s\"",
+                 windows[i][0]);
+        opted_in(&w, ann);
+        pods(&w, 2, MARKED);
+        snprintf(ann, sizeof(ann),
+                 "{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\"," PAR("5") ",\"" OTA_ANN_PREPULL_WINDOW
+                 "\":\"%s\"}",
+                 windows[i][1]);
+        add_ds(&w, "other", "ds-other", ann, 0);
+        add_rev(&w, "ds-other", H, 3, "[]", "[{\"name\":\"agent\",\"image\":\"" AGENT_IMAGE "\"}]",
+                "[]");
+        add_rev(&w, "ds-other", OLD, 1, "[]",
+                "[{\"name\":\"agent\",\"image\":\"registry.example.com/edge/agent:v1\"}]", "[]");
+        add_pod_full(&w, "other-0", "u-other-0", "ds-other", "n-o", OLD, MARKED, 0);
+        run(&w);
+        assert_int_equal(w.out.wake_after_s, 5 * 60);
+        world_free(&w);
+    }
+}
+
 /* ---- the annotation dropped ------------------------------------------------------ */
 
 static void test_opted_out(void **state)
@@ -373,6 +446,8 @@ int main(void)
         cmocka_unit_test(test_mark_alone_when_opted_in_later),
         cmocka_unit_test(test_starts),
         cmocka_unit_test(test_starts_stable_while_in_flight),
+        cmocka_unit_test(test_wake_at_window_opening),
+        cmocka_unit_test(test_wake_earliest_window),
         cmocka_unit_test(test_opted_out),
         cmocka_unit_test(test_bulk_behind_node_user),
         cmocka_unit_test(test_auto_deadline),
