@@ -382,3 +382,8 @@ int autopull_finished_due(const autopull_counts *c)
 {
     return c->ready + c->failed > 0 && c->running == 0 && c->pending == 0;
 }
+
+void autopull_finished_what(const autopull_counts *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "finished|%zu", c->waiting);
+}

@@ -163,5 +163,12 @@ int autopull_started_due(const autopull_counts *c);
 /* AutoPrePullFinished: something was pulled or failed, nothing runs and
  * nothing can start now (left: pods on NotReady nodes, "waiting"). */
 int autopull_finished_due(const autopull_counts *c);
+/* What keys an AutoPrePullFinished Event within its revision: "finished|W"
+ * with W the pods waited for (NotReady nodes).  A node that comes back and
+ * is pulled (or whose pod goes) makes W smaller: a second Event with the
+ * new counts.  Pods that upgrade after their pull (fewer counted ready)
+ * keep W: no Event for them.  W never grows once finished: pods of a new
+ * node are created at the new revision. */
+void autopull_finished_what(const autopull_counts *c, char *buf, size_t len);
 
 #endif

@@ -1230,8 +1230,9 @@ static void auto_event(pass *p, const ds_view *v, const char *reason, const char
     note_last(p, before, v->ds, NULL, message, NULL, 0);
 }
 
-/* AutoPrePullStarted and AutoPrePullFinished, once per DaemonSet and
- * revision each. */
+/* AutoPrePullStarted once per DaemonSet and revision; AutoPrePullFinished
+ * once per revision and number of pods waited for (autopull_finished_what:
+ * again when a node waited for is pulled). */
 static void auto_events(pass *p, const ds_view *v)
 {
     const autopull_counts *c = &v->apc;
@@ -1248,7 +1249,9 @@ static void auto_events(pass *p, const ds_view *v)
                  "automatic pre-pull of revision %s finished: %zu ready, %zu failed, %zu waiting "
                  "(node NotReady)",
                  hash, c->ready, c->failed, c->waiting);
-        auto_event(p, v, OTA_EVENT_AUTO_FINISHED, "finished", message);
+        char what[64];
+        autopull_finished_what(c, what, sizeof(what));
+        auto_event(p, v, OTA_EVENT_AUTO_FINISHED, what, message);
     }
 }
 

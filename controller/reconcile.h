@@ -229,7 +229,8 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s);
 #define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
 
 /* The keys of the Events on a DaemonSet about its automatic pre-pull:
- * "event-ds-auto:<daemonset uid>|<hash>|started" (or "|finished"), and
+ * "event-ds-auto:<daemonset uid>|<hash>|started" (or "|finished|<pods
+ * waited for>", autopull_finished_what), and
  * "event-ds-auto:<daemonset uid>|bad|<hash of the message>". */
 #define RECONCILE_AUTO_EVENT_KEY "event-ds-auto:"
 

@@ -550,6 +550,32 @@ static void test_events(void **state)
     assert_int_equal(c.failed, 1);
 }
 
+/* AutoPrePullFinished's key within the revision: the same while the pods
+ * waited for stay (pods upgrading after their pull count fewer ready), a
+ * new one when a node waited for was pulled. */
+static void test_finished_what(void **state)
+{
+    (void)state;
+    char first[64], upgraded[64], back[64], again[64];
+    autopull_counts c = {.ready = 5, .waiting = 1};
+    assert_true(autopull_finished_due(&c));
+    autopull_finished_what(&c, first, sizeof(first));
+    assert_string_equal(first, "finished|1");
+    c.ready = 3; /* two node users upgraded: their new pods are not counted */
+    autopull_finished_what(&c, upgraded, sizeof(upgraded));
+    assert_string_equal(upgraded, first);
+    c = (autopull_counts){.ready = 3, .running = 1}; /* the node came back: not due yet */
+    assert_false(autopull_finished_due(&c));
+    c = (autopull_counts){.ready = 4};
+    assert_true(autopull_finished_due(&c));
+    autopull_finished_what(&c, back, sizeof(back));
+    assert_string_equal(back, "finished|0");
+    assert_string_not_equal(back, first);
+    c.failed = 1;
+    autopull_finished_what(&c, again, sizeof(again));
+    assert_string_equal(again, back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,7 +585,7 @@ int main(void)
         cmocka_unit_test(test_next_open),   cmocka_unit_test(test_zone_file_read_again),
         cmocka_unit_test(test_cond_of),     cmocka_unit_test(test_pod),
         cmocka_unit_test(test_starts),      cmocka_unit_test(test_starts_replayed),
-        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_events),      cmocka_unit_test(test_finished_what),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -419,6 +419,22 @@ static void test_events(void **state)
     e = find_event(&w, OTA_EVENT_AUTO_FINISHED, "edge-agent");
     assert_non_null(e);
     assert_non_null(strstr(e->body, "2 ready, 0 failed, 1 waiting"));
+    assert_int_equal(strset_add(&w.events_sent, e->key), 0);
+    run(&w);
+    assert_int_equal(count_events(&w, OTA_EVENT_AUTO_FINISHED), 0); /* said */
+    /* one pod upgraded (its pod at H is not counted): nothing new to say */
+    assert_int_equal(store_delete(&w.pods, "u-0"), 1);
+    run(&w);
+    assert_int_equal(count_events(&w, OTA_EVENT_AUTO_FINISHED), 0);
+    /* the node came back and its pod was pulled: said again, new counts */
+    put(&w.node_states, KOBJ_NODE_STATE, "n-w",
+        "{\"metadata\":{\"name\":\"n-w\",\"uid\":\"ns-n-w\"},\"status\":{\"conditions\":"
+        "[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    add_pod_full(&w, "waiting", "u-waiting", DS_UID, "n-w", OLD, AUTO_READY, 0);
+    run(&w);
+    e = find_event(&w, OTA_EVENT_AUTO_FINISHED, "edge-agent");
+    assert_non_null(e);
+    assert_non_null(strstr(e->body, "2 ready, 0 failed, 0 waiting"));
     world_free(&w);
 }
 
