@@ -329,14 +329,21 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
     emit_event_once(p, pod, "v1", "Pod", reason, type, message, key);
 }
 
+/* The key of a status write about pod: it names the pod's version too,
+ * so a decision made again from a newer pod is a new write (the one
+ * before answered 409 or is done). */
+static void status_key(char *key, size_t len, const kobj *pod, const char *what)
+{
+    const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
+    snprintf(key, len, "status:%s@%s:%s", pod->meta.uid, rv, what);
+}
+
 static void emit_status(pass *p, const kobj *pod, const kapi_condition *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
     const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
-    /* The key names the pod's version too: a decision made again from a
-     * newer pod is a new write (the one before answered 409 or is done). */
     char key[600];
-    snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
+    status_key(key, sizeof(key), pod, what);
     if (skipped(p, key) || !may_write(p))
         return;
     /* A result is written no earlier than the request it answers (whose
@@ -1185,11 +1192,25 @@ static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown, 
 
 /* The automatic pulls that start this pass: each a Pulling write as the
  * controller (the webhook allows it while the stored pod says AutoPrePull
- * True for H), in store order, as many as autopull_starts says.  A write
- * held back or in flight is picked again next pass (same order), so the
- * count never overshoots. */
+ * True for H), in store order, as many as autopull_starts says.  A start
+ * whose write is in flight or done and not yet seen (its key skipped)
+ * counts as running whatever its place: a pod marked since, earlier in
+ * the store's order, must not take its slot (seen e2e: parallelism 4, a
+ * fifth start while the first four were in flight). */
 static void auto_starts(pass *p, ds_view *v)
 {
+    const char *hash = v->rev->u.rev.hash;
+    char what[400], key[600];
+    snprintf(what, sizeof(what), "auto-pull:%s", hash);
+    for (size_t i = 0; i < p->n_ap_pending; i++) {
+        if (p->ap_pending[i].view != v)
+            continue;
+        status_key(key, sizeof(key), p->ap_pending[i].pod, what);
+        if (skipped(p, key)) {
+            v->apc.pending--;
+            v->apc.running++;
+        }
+    }
     int zone_unknown;
     long opens_in_s;
     autopull_gate g = {auto_window_open(p, v, &zone_unknown, &opens_in_s), v->ap_updated_ready,
@@ -1200,16 +1221,16 @@ static void auto_starts(pass *p, ds_view *v)
      * next resync */
     if (hold == AUTOPULL_HOLD_WINDOW && v->apc.pending > 0)
         p->out->wake_after_s = reconcile_wake_min(p->out->wake_after_s, opens_in_s);
-    const char *hash = v->rev->u.rev.hash;
     char want_msg[300];
     snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
     for (size_t i = 0; i < p->n_ap_pending && n > 0; i++) {
         if (p->ap_pending[i].view != v)
             continue;
         const kobj *pod = p->ap_pending[i].pod;
+        status_key(key, sizeof(key), pod, what);
+        if (skipped(p, key))
+            continue; /* counted running above */
         kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_WAIT_PULL, want_msg, 0};
-        char what[400];
-        snprintf(what, sizeof(what), "auto-pull:%s", hash);
         size_t before = p->out->n;
         emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_NONE);
         note_last(p, before, pod, pod->u.pod.node_name, "automatic pre-pull", NULL, 0);

@@ -225,6 +225,46 @@ static void test_starts_stable_while_in_flight(void **state)
     world_free(&w);
 }
 
+/* A pod marked while starts are in flight (its mark seen late) may come
+ * before them in the store's order: the in-flight starts hold their
+ * slots wherever they are (seen e2e: a fifth start at parallelism 4).
+ * Names vary so that the late pod lands at every place in the order. */
+static void test_starts_in_flight_hold_slots(void **state)
+{
+    (void)state;
+    const char *late_names[] = {"a", "b", "c", "late", "pod-00", "zz", "m-1", "q"};
+    for (size_t k = 0; k < sizeof(late_names) / sizeof(late_names[0]); k++) {
+        for (long par = 2; par <= 3; par++) {
+            world w;
+            world_init(&w);
+            char ann[160];
+            snprintf(ann, sizeof(ann), "\"" OTA_ANN_PREDOWNLOAD_PARALLELISM "\":\"%ld\"", par);
+            opted_in(&w, ann);
+            pods(&w, 2, MARKED);
+            char uid[32];
+            snprintf(uid, sizeof(uid), "u-%s", late_names[k]);
+            /* PodNeedUpgrade for H, the AutoPrePull mark not seen yet */
+            add_pod_full(&w, late_names[k], uid, DS_UID, "n-late", OLD,
+                         "[" READY "," NU("True", H) "]", 0);
+            run(&w);
+            assert_int_equal(starts(&w), 2);
+            strset inflight;
+            strset_init(&inflight);
+            for (size_t i = 0; i < w.out.n; i++)
+                assert_int_equal(strset_add(&inflight, w.out.v[i].key), 0);
+            add_pod_full(&w, late_names[k], uid, DS_UID, "n-late", OLD, MARKED, 0);
+            w.in.skip[0] = &inflight;
+            run(&w);
+            size_t got = starts(&w);
+            ROW_CHECK(late_names[k], got == (size_t)par - 2, "%zu starts at parallelism %ld", got,
+                      par);
+            w.in.skip[0] = NULL;
+            strset_free(&inflight);
+            world_free(&w);
+        }
+    }
+}
+
 /* ---- the window's opening: a pass then, not at the resync ------------------------ */
 
 typedef struct wake_row {
@@ -462,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_mark_alone_when_opted_in_later),
         cmocka_unit_test(test_starts),
         cmocka_unit_test(test_starts_stable_while_in_flight),
+        cmocka_unit_test(test_starts_in_flight_hold_slots),
         cmocka_unit_test(test_wake_at_window_opening),
         cmocka_unit_test(test_wake_earliest_window),
         cmocka_unit_test(test_opted_out),
