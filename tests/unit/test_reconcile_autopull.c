@@ -202,6 +202,22 @@ static void test_starts(void **state)
     }
 }
 
+/* Every write of the last pass in flight from now on (the executor's
+ * skip set); unskip ends it. */
+static void skip_last_pass(world *w, strset *inflight)
+{
+    strset_init(inflight);
+    for (size_t i = 0; i < w->out.n; i++)
+        assert_int_equal(strset_add(inflight, w->out.v[i].key), 0);
+    w->in.skip[0] = inflight;
+}
+
+static void unskip(world *w, strset *inflight)
+{
+    w->in.skip[0] = NULL;
+    strset_free(inflight);
+}
+
 /* Pass after pass with writes in flight (skipped keys): the same pods are
  * picked, never more than the parallelism. */
 static void test_starts_stable_while_in_flight(void **state)
@@ -214,14 +230,10 @@ static void test_starts_stable_while_in_flight(void **state)
     run(&w);
     assert_int_equal(starts(&w), 2);
     strset inflight;
-    strset_init(&inflight);
-    for (size_t i = 0; i < w.out.n; i++)
-        assert_int_equal(strset_add(&inflight, w.out.v[i].key), 0);
-    w.in.skip[0] = &inflight;
+    skip_last_pass(&w, &inflight);
     run(&w);
     assert_int_equal(starts(&w), 0); /* the same two, in flight */
-    w.in.skip[0] = NULL;
-    strset_free(&inflight);
+    unskip(&w, &inflight);
     world_free(&w);
 }
 
@@ -249,17 +261,13 @@ static void test_starts_in_flight_hold_slots(void **state)
             run(&w);
             assert_int_equal(starts(&w), 2);
             strset inflight;
-            strset_init(&inflight);
-            for (size_t i = 0; i < w.out.n; i++)
-                assert_int_equal(strset_add(&inflight, w.out.v[i].key), 0);
+            skip_last_pass(&w, &inflight);
             add_pod_full(&w, late_names[k], uid, DS_UID, "n-late", OLD, MARKED, 0);
-            w.in.skip[0] = &inflight;
             run(&w);
             size_t got = starts(&w);
             ROW_CHECK(late_names[k], got == (size_t)par - 2, "%zu starts at parallelism %ld", got,
                       par);
-            w.in.skip[0] = NULL;
-            strset_free(&inflight);
+            unskip(&w, &inflight);
             world_free(&w);
         }
     }
