@@ -202,15 +202,24 @@ int autopull_window_open(const autopull_window *w, int minute)
     return minute >= w->start || minute < w->end; /* wraps midnight */
 }
 
-int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minute)
+long autopull_next_open_s(const autopull_window *w, int minute, int second)
+{
+    if (autopull_window_open(w, minute))
+        return 0;
+    /* closed: minute is not w->start, so the opening is 1 to 1439 minutes
+     * ahead, less the seconds of this minute gone */
+    long minutes = ((long)w->start - minute + 1440) % 1440;
+    return minutes * 60 - second;
+}
+
+int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minute, int *second)
 {
     time_t t = (time_t)now_epoch;
     struct tm tm;
     if (w->zone[0] == '\0' || strcmp(w->zone, "UTC") == 0) {
         if (gmtime_r(&t, &tm) == NULL)
             return -1;
-        *minute = tm.tm_hour * 60 + tm.tm_min;
-        return 0;
+        goto found;
     }
     /* glibc falls back to UTC silently for a zone it cannot find: look
      * first, so that a misspelt zone is said, not guessed. */
@@ -226,11 +235,17 @@ int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minu
     if (had)
         snprintf(saved, sizeof(saved), "%s", old);
     int rc = -1;
-    if (setenv("TZ", w->zone, 1) == 0) {
+    /* glibc's tzset reads a zone's file only when TZ differs from the
+     * value of its last call (and then only when the file's inode, device
+     * or mtime changed): with the controller's own TZ equal to the
+     * window's zone, a rewritten file would never be read.  A POSIX value
+     * in between ("UTC0", no file) makes every call read the file anew. */
+    if (setenv("TZ", "UTC0", 1) == 0) {
         tzset();
-        if (localtime_r(&t, &tm) != NULL) {
-            *minute = tm.tm_hour * 60 + tm.tm_min;
-            rc = 0;
+        if (setenv("TZ", w->zone, 1) == 0) {
+            tzset();
+            if (localtime_r(&t, &tm) != NULL)
+                rc = 0;
         }
     }
     if (had)
@@ -238,7 +253,13 @@ int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minu
     else
         unsetenv("TZ");
     tzset();
-    return rc;
+    if (rc != 0)
+        return -1;
+found:
+    *minute = tm.tm_hour * 60 + tm.tm_min;
+    if (second != NULL)
+        *second = tm.tm_sec > 59 ? 59 : tm.tm_sec; /* a leap second counts as :59 */
+    return 0;
 }
 
 autopull_cond autopull_cond_of(int present, const char *status, const char *reason,
@@ -398,4 +419,9 @@ int autopull_pod_served(autopull_serve s, int unfinished)
     default:
         return 0;
     }
+}
+
+void autopull_finished_what(const autopull_counts *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "finished|%zu", c->waiting);
 }

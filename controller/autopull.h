@@ -76,12 +76,21 @@ size_t autopull_min_ready_needed(const autopull_spec *s, size_t desired);
  * absent window is always open. */
 int autopull_window_open(const autopull_window *w, int minute);
 
-/* Glue (not pure): the minute of the day at now_epoch in w's zone, read
- * from the system's tzdata (TZDIR or /usr/share/zoneinfo) through glibc's
- * localtime_r with TZ set around it: the controller is single-threaded.
- * 0 and *minute, or -1 when the zone is not known there (the window then
- * counts as closed, and the caller warns). */
-int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minute);
+/* Seconds from minute:second (of the day, in w's zone) until w next
+ * opens: 0 when it is open now (or absent), else 1 to 86400.  Counted in
+ * the zone's offset now: on a day the offset changes (DST) between now
+ * and the opening it may be an hour off; the pass then, or the resync,
+ * sees the window as it is (autopull_window_open decides, not this). */
+long autopull_next_open_s(const autopull_window *w, int minute, int second);
+
+/* Glue (not pure): the minute (and second, if second is not NULL) of the
+ * day at now_epoch in w's zone, read from the system's tzdata (TZDIR or
+ * /usr/share/zoneinfo) through glibc's localtime_r with TZ set around it:
+ * the controller is single-threaded.  The zone's file is read again on
+ * every call (a tzdata update is seen without a restart).  0 and *minute,
+ * or -1 when the zone is not known there (the window then counts as
+ * closed, and the caller warns). */
+int autopull_minute_now(const autopull_window *w, long long now_epoch, int *minute, int *second);
 
 /* Which DaemonSets the controller serves (docs/design.md "Automatic
  * pre-pull", "DaemonSets that are not OTA"). */
@@ -183,5 +192,12 @@ int autopull_started_due(const autopull_counts *c);
 /* AutoPrePullFinished: something was pulled or failed, nothing runs and
  * nothing can start now (left: pods on NotReady nodes, "waiting"). */
 int autopull_finished_due(const autopull_counts *c);
+/* What keys an AutoPrePullFinished Event within its revision: "finished|W"
+ * with W the pods waited for (NotReady nodes).  A node that comes back and
+ * is pulled (or whose pod goes) makes W smaller: a second Event with the
+ * new counts.  Pods that upgrade after their pull (fewer counted ready)
+ * keep W: no Event for them.  W never grows once finished: pods of a new
+ * node are created at the new revision. */
+void autopull_finished_what(const autopull_counts *c, char *buf, size_t len);
 
 #endif

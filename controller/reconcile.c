@@ -1217,17 +1217,22 @@ static void revision_event(pass *p, const ds_view *v)
 /* ---- automatic pre-pull (autopull.h) ------------------------------------- */
 
 /* Whether the DaemonSet's window is open now; a zone the system does not
- * know counts as closed (said by auto_bad_event). */
-static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown)
+ * know counts as closed (said by auto_bad_event).  *opens_in_s (may be
+ * NULL): seconds until it next opens, 0 when open or the zone unknown. */
+static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown, long *opens_in_s)
 {
     *zone_unknown = 0;
+    if (opens_in_s != NULL)
+        *opens_in_s = 0;
     if (!v->ap.window.present)
         return 1;
-    int minute;
-    if (autopull_minute_now(&v->ap.window, p->in->now_epoch, &minute) != 0) {
+    int minute, second;
+    if (autopull_minute_now(&v->ap.window, p->in->now_epoch, &minute, &second) != 0) {
         *zone_unknown = 1;
         return 0;
     }
+    if (opens_in_s != NULL)
+        *opens_in_s = autopull_next_open_s(&v->ap.window, minute, second);
     return autopull_window_open(&v->ap.window, minute);
 }
 
@@ -1240,9 +1245,6 @@ static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown)
  * overshoots. */
 static void auto_starts(pass *p, ds_view *v)
 {
-    int zone_unknown;
-    autopull_gate g = {auto_window_open(p, v, &zone_unknown), v->ap_updated_ready,
-                       autopull_min_ready_needed(&v->ap, v->ap_pods)};
     const char *hash = v->rev->u.rev.hash;
     char what[400], key[600];
     snprintf(what, sizeof(what), "auto-pull:%s", hash);
@@ -1256,7 +1258,16 @@ static void auto_starts(pass *p, ds_view *v)
             v->apc.running++;
         }
     }
-    size_t n = autopull_starts(&v->ap, &g, &v->apc, NULL);
+    int zone_unknown;
+    long opens_in_s;
+    autopull_gate g = {auto_window_open(p, v, &zone_unknown, &opens_in_s), v->ap_updated_ready,
+                       autopull_min_ready_needed(&v->ap, v->ap_pods)};
+    autopull_hold hold;
+    size_t n = autopull_starts(&v->ap, &g, &v->apc, &hold);
+    /* pods wait for the window alone: a pass when it opens, not at the
+     * next resync */
+    if (hold == AUTOPULL_HOLD_WINDOW && v->apc.pending > 0)
+        p->out->wake_after_s = reconcile_wake_min(p->out->wake_after_s, opens_in_s);
     char want_msg[300];
     snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
     for (size_t i = 0; i < p->n_ap_pending && n > 0; i++) {
@@ -1284,8 +1295,9 @@ static void auto_event(pass *p, const ds_view *v, const char *reason, const char
     note_last(p, before, v->ds, NULL, message, NULL, 0);
 }
 
-/* AutoPrePullStarted and AutoPrePullFinished, once per DaemonSet and
- * revision each. */
+/* AutoPrePullStarted once per DaemonSet and revision; AutoPrePullFinished
+ * once per revision and number of pods waited for (autopull_finished_what:
+ * again when a node waited for is pulled). */
 static void auto_events(pass *p, const ds_view *v)
 {
     const autopull_counts *c = &v->apc;
@@ -1302,7 +1314,9 @@ static void auto_events(pass *p, const ds_view *v)
                  "automatic pre-pull of revision %s finished: %zu ready, %zu failed, %zu waiting "
                  "(node NotReady)",
                  hash, c->ready, c->failed, c->waiting);
-        auto_event(p, v, OTA_EVENT_AUTO_FINISHED, "finished", message);
+        char what[64];
+        autopull_finished_what(c, what, sizeof(what));
+        auto_event(p, v, OTA_EVENT_AUTO_FINISHED, what, message);
     }
 }
 
@@ -1313,7 +1327,7 @@ static void auto_bad_event(pass *p, const ds_view *v)
 {
     int zone_unknown = 0;
     if (v->ap.opted_in && v->ap.window.present)
-        (void)auto_window_open(p, v, &zone_unknown);
+        (void)auto_window_open(p, v, &zone_unknown, NULL);
     if (v->ap.bad_annotation == NULL && !zone_unknown)
         return;
     char message[500], key[600];

@@ -84,7 +84,8 @@ typedef struct action_list {
     int more;       /* writes held back by reconcile_input.max_writes: pass again */
     long long wake_after_s; /* > 0: pass again this many seconds from now, whatever the
                              * resync (the earliest ImageCache plan.requeue_after_s: a
-                             * periodic refresh, the deadline of a waited-on node) */
+                             * periodic refresh, the deadline of a waited-on node; the
+                             * opening of a pull window automatic pulls wait for) */
 } action_list;
 
 /* The earlier of a wake already due in have seconds and one in after_s
@@ -228,7 +229,8 @@ const char *reconcile_deadline_source_name(reconcile_deadline_source s);
 #define RECONCILE_IPJ_EVENT_KEY "event-ipj:"
 
 /* The keys of the Events on a DaemonSet about its automatic pre-pull:
- * "event-ds-auto:<daemonset uid>|<hash>|started" (or "|finished"), and
+ * "event-ds-auto:<daemonset uid>|<hash>|started" (or "|finished|<pods
+ * waited for>", autopull_finished_what), and
  * "event-ds-auto:<daemonset uid>|bad|<hash of the message>". */
 #define RECONCILE_AUTO_EVENT_KEY "event-ds-auto:"
 

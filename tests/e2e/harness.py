@@ -246,8 +246,9 @@ def file_tail(path, n):
 
 
 class Controller:
-    def __init__(self, sim, name, max_pulls=10, lease=(15, 10, 2), extra=()):
+    def __init__(self, sim, name, max_pulls=10, lease=(15, 10, 2), extra=(), env=None):
         self.sim, self.name = sim, name
+        self.env = dict(env or {})
         self.proxy = Proxy(sim, name, free_port())
         self.kubeconfig = sim.kubeconfig("controller", self.proxy.url,
                                          os.path.join(sim.dir, name + ".kubeconfig"))
@@ -270,7 +271,7 @@ class Controller:
         self.runs += 1
         self.err_path = os.path.join(self.sim.dir, "%s.%d.err" % (self.name, self.runs))
         self.err = open(self.err_path, "w")
-        env = dict(os.environ)
+        env = dict(os.environ, **self.env)
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
         self.proc = subprocess.Popen(self.args, stdout=self.err, stderr=subprocess.STDOUT, env=env)
@@ -581,6 +582,7 @@ class Base(unittest.TestCase):
     MAX_PULLS = 10
     LEASE = (15, 10, 2)
     CONTROLLER_ARGS = ()  # more flags for every controller (a later flag wins)
+    CONTROLLER_ENV = {}  # more environment for every controller (TZDIR)
     KUBESIM_ARGS = ()  # more flags for kubesim run (--feature-gates ImageVolume=true)
     WEBHOOK_ARGS = ()  # more flags for the webhook
     OVERLAY = None  # with WEBHOOK: a directory of manifests/overlays to apply instead of the base
@@ -609,7 +611,8 @@ class Base(unittest.TestCase):
             cls.tracker.start()
             for i in range(cls.CONTROLLERS):
                 cls.ctls.append(Controller(cls.sim, "ctl-%s-%d" % (cls.__name__.lower(), i),
-                                           cls.MAX_PULLS, cls.LEASE, cls.CONTROLLER_ARGS))
+                                           cls.MAX_PULLS, cls.LEASE, cls.CONTROLLER_ARGS,
+                                           cls.CONTROLLER_ENV))
             for c in cls.ctls:
                 c.wait_ready()
             wait_until(lambda: any(c.leading() for c in cls.ctls), 30, "a leader")

@@ -6,7 +6,10 @@ This runs them all, in one process; the tests are in
                            the marked pods to the Job and its outcome
   test_auto_prepull.py     AutoPrePull: 50 pods, parallelism 5, all Ready, no download at
                            the upgrade; AutoPrePullQueue: node user first, newer revision,
-                           annotation dropped;
+                           annotation dropped; AutoPrePullWindow: the window closes and
+                           reopens on a simulated clock (a zone's offset rewritten);
+                           AutoPrePullNotReady: a NotReady node waited for, pulled when
+                           back, a second AutoPrePullFinished;
   test_auto_prepull_rolling.py  AutoPrePullRolling: a RollingUpdate DaemonSet opted in:
                            the rollout not held, nodes reached later pulled ahead;
   test_queueing.py         Concurrency: 50 requests, 5 pulls at a time, FIFO;
@@ -33,7 +36,8 @@ This runs them all, in one process; the tests are in
                            webhook's count and log line that say it
   test_downtime.py         UpgradeDowntime: a 2 GiB image's upgrade with and
                            without pre-pull (the mechanism; the numbers are
-                           bench/upgrade_downtime.py's)
+                           bench/upgrade_downtime.py's); AutoPrePullDowntime: after
+                           an automatic and an asked-for pre-pull, no download either
   test_kubectl_ota.py      KubectlOta: the node users' plugin, every command
                            and error, through the registered webhook
   test_observe.py          Observability: log lines per decision (json), the
@@ -83,7 +87,8 @@ This runs them all, in one process; the tests are in
                            seed's refused by the schema (skipped without
                            ../shared/upstream)
   test_image_volume.py     ImageVolumePull: an artifact image volume added
-                           by a revision pre-pulled on request; a node
+                           by a revision pre-pulled on request and
+                           automatically; a node
                            without image volumes (helper, artifact failed),
                            one answering CreateContainerError (remembered);
                            ImageVolumeGateOff: the gate off (422), helper
@@ -117,10 +122,10 @@ from test_faults import Faults
 from test_leader_election import LeaderElection, LeaseTrouble
 from test_prepull_flow import ControllerBehaviour
 from test_queueing import Concurrency, PerNode
-from test_auto_prepull import AutoPrePull, AutoPrePullQueue
+from test_auto_prepull import AutoPrePull, AutoPrePullNotReady, AutoPrePullQueue, AutoPrePullWindow
 from test_auto_prepull_rolling import AutoPrePullRolling
 from test_transitions import Transitions
-from test_downtime import UpgradeDowntime
+from test_downtime import AutoPrePullDowntime, UpgradeDowntime
 from test_webhook_outage import WebhookOutage
 from test_untrusted_webhook import UntrustedWebhook
 from test_yurthub import YurtHubCompat
@@ -156,7 +161,7 @@ def main(argv):
                      "ImagePullJobRunKruise19", "ImagePullJobRunKruise18", "ImagePullJobRunLeaders",
                      "ImageCacheOwnCrd", "ImageCacheUpstreamCrd", "ImageCacheRun", "ImageCacheRunPurge",
                      "ImageCacheRunUpstreamCrd", "ImageCacheRunRequeue", "ImageVolumePull", "ImageVolumeGateOff", "AutoPrePull", "AutoPrePullQueue",
-                     "AutoPrePullRolling"]
+                     "AutoPrePullWindow", "AutoPrePullNotReady", "AutoPrePullDowntime", "AutoPrePullRolling"]
     suite = unittest.TestLoader().loadTestsFromNames(names, sys.modules[__name__])
     sys.stderr.write("controller: %s, webhook: %s, time scale %g\n" % (CONTROLLER, WEBHOOK, SCALE))
     result = unittest.TextTestRunner(verbosity=2).run(suite)

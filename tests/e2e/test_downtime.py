@@ -5,7 +5,9 @@ kubelet pulls it after the delete; with pre-pull it is already on the node.
 The test asserts that mechanism, not a time: bench/upgrade_downtime.py
 measures the downtime itself (docs/BENCHMARKS.md).
 """
-from harness import PRELOADED, REG, wait_until
+import time
+
+from harness import PRELOADED, REG, log, wait_until
 from webhook_flow import WebhookBase, cond
 
 MODEL = REG + "/e2e/model:2.0"
@@ -15,20 +17,30 @@ REGISTRY = {"includeDefaults": True, "defaultBandwidth": 10_000_000,
             "preloadedImages": ["registry.k8s.io/pause:3.10", PRELOADED]}
 
 
-class UpgradeDowntime(WebhookBase):
+class DowntimeBase(WebhookBase):
     USER_ROLE = True  # status writes with kubectl are user's (webhook_flow)
     NODES = 2
     REGISTRY = REGISTRY
 
-    def replacement(self, old, timeout=60):
-        return wait_until(lambda: [p for p in self.pods("agent") if p["spec"]["nodeName"] == old["spec"]["nodeName"]
+    def replacement(self, old, timeout=60, name="agent", interval=0.5):
+        return wait_until(lambda: [p for p in self.pods(name) if p["spec"]["nodeName"] == old["spec"]["nodeName"]
                                    and p["metadata"]["uid"] != old["metadata"]["uid"]
                                    and (cond(p, "Ready") or {}).get("status") == "True"], timeout,
-                          "the replacement of %s, Ready" % old["metadata"]["name"])[0]
+                          "the replacement of %s, Ready" % old["metadata"]["name"], interval=interval)[0]
 
     def kubelet_events(self, pod):
         return [(e["reason"], e["message"]) for e in self.events(pod)
                 if e.get("source", {}).get("component") == "kubelet"]
+
+    def assert_no_download(self, pod, image):
+        """The replacement's kubelet found the image on the node: no pull
+        between the delete and Ready."""
+        events = self.kubelet_events(pod)
+        self.assertIn(("Pulled", 'Container image "%s" already present on machine' % image), events)
+        self.assertNotIn("Pulling", [r for r, _ in events])
+
+
+class UpgradeDowntime(DowntimeBase):
 
     def test_prepull_takes_the_pull_out_of_the_upgrade(self):
         # the pull deadline covers 2 GiB at 10 MB/s (215 simulated seconds)
@@ -53,9 +65,38 @@ class UpgradeDowntime(WebhookBase):
         self.assertTrue(pulled[0].endswith("Image size: %d bytes." % MODEL_BYTES), pulled)
 
         # with pre-pull: the image was there; no pull between delete and Ready
-        fresh = self.replacement(prepulled)
-        events = self.kubelet_events(fresh)
-        self.assertIn(("Pulled", 'Container image "%s" already present on machine' % MODEL), events)
-        self.assertNotIn("Pulling", [r for r, _ in events])
+        self.assert_no_download(self.replacement(prepulled), MODEL)
         for p in (plain, prepulled):
             self.assertEqual(self.replacement(p)["metadata"]["labels"]["controller-revision-hash"], h)
+
+
+class AutoPrePullDowntime(DowntimeBase):
+    """The upgrade after an automatic pre-pull (DaemonSet "auto" on node-1,
+    opted in) against the upgrade after a node user's (DaemonSet "asked"
+    on node-2), same image, same run: both replacements find the image on
+    the node.  The downtimes (delete -> the replacement Ready) are logged,
+    not judged: bench/upgrade_downtime.py measures."""
+    PARALLELISM = "apps.kruise.io/image-predownload-parallelism"
+
+    def test_automatic_matches_asked_for(self):
+        auto = self.apply_ds("auto", PRELOADED, nodes=["node-1"], timeout=600)[0]
+        asked = self.apply_ds("asked", PRELOADED, nodes=["node-2"], timeout=600)[0]
+        self.sim.call("PATCH", "/apis/apps/v1/namespaces/%s/daemonsets/auto" % self.ns,
+                      {"metadata": {"annotations": {self.PARALLELISM: "1"}}},
+                      ctype="application/merge-patch+json")
+        h_auto = self.kubectl_set_image("auto", MODEL)
+        h_asked = self.kubectl_set_image("asked", MODEL)
+        self.wait_need_upgrade([asked], "True", h_asked)
+        self.assertEqual(self.status_patch("user", asked, [self.pull_request(h_asked)]).returncode, 0)
+        self.wait_state(auto, "Ready", timeout=60)  # nobody asked
+        self.wait_state(asked, "Ready", timeout=60)
+        downtime = {}
+        for name, old, h in (("auto", auto, h_auto), ("asked", asked, h_asked)):
+            t0 = time.monotonic()
+            self.kubectl_ok(old["spec"]["nodeName"], "delete", "pod", old["metadata"]["name"], "--wait=false")
+            fresh = self.replacement(old, name=name, interval=0.05)
+            downtime[name] = time.monotonic() - t0
+            self.assertEqual(fresh["metadata"]["labels"]["controller-revision-hash"], h)
+            self.assert_no_download(fresh, MODEL)
+        log("upgrade downtime after the automatic pre-pull %.2fs, after the asked-for one %.2fs"
+            % (downtime["auto"], downtime["asked"]))

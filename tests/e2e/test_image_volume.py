@@ -2,8 +2,9 @@
 
 ImageVolumePull: kubesim with --feature-gates ImageVolume=true.  A DaemonSet
 revision that adds an OCI artifact as an image volume is pre-pulled on
-request: the helper Job for the runnable image, then an image-volume Job
-for the artifact, and the pod says PodImageReady True.  On a node whose
+request, and automatically for a DaemonSet opted in: the helper Job for
+the runnable image, then an image-volume Job for the artifact, and the pod
+says PodImageReady True.  On a node whose
 runtime cannot mount image volumes (registry configuration imageVolumes:
 false, containerd 1.7), the runnable image is still pulled and the request
 fails naming the artifact and why; on one that reports containerd 2.1 but
@@ -22,6 +23,10 @@ MODEL = "registry.example.com/models/detector:1.0"
 NO_IV_NODE = "node-2"
 # says containerd 2.1 but cannot mount them: the container is not created
 LYING_NODE = "node-3"
+# a node of its own for the automatic pull: node-1's images hold the
+# artifact once the request's test ran
+AUTO_NODE = "node-4"
+PARALLELISM = "apps.kruise.io/image-predownload-parallelism"
 
 
 def registry():
@@ -33,7 +38,7 @@ def registry():
 
 
 class ImageVolumePull(Base):
-    NODES = 3
+    NODES = 4
     REGISTRY = registry()
     KUBESIM_ARGS = ("--feature-gates", "ImageVolume=true")
 
@@ -60,6 +65,26 @@ class ImageVolumePull(Base):
         pod = pods[0]
         self.request_pull(pod, h)
         self.wait_image_ready(pod, "PullImageSuccess", timeout=60, message="controllerrevision: " + h)
+        self.assert_artifact_pulled(pod, "node-1")
+
+    def test_artifact_pre_pulled_automatically(self):
+        """Nobody asks: the DaemonSet opted in (Kruise's parallelism), the
+        controller starts the pull, and the artifact goes through the
+        image-volume Job as for a request."""
+        pods = self.make_ds(AGENT + "v1", name="auto", nodes=[AUTO_NODE])
+        self.sim.call("PATCH", "/apis/apps/v1/namespaces/%s/daemonsets/auto" % self.ns,
+                      {"metadata": {"annotations": {PARALLELISM: "1"}}}, ctype="application/merge-patch+json")
+        h = self.add_artifact(AGENT + "v2", name="auto")
+        self.wait_need_upgrade(pods, "True", h)
+        pod = pods[0]
+        self.wait_image_ready(pod, "PullImageSuccess", timeout=60, message="controllerrevision: " + h)
+        auto = self.cond(self.pod(pod["metadata"]["name"]), "ota-prepull.openyurt.io/AutoPrePull")
+        self.assertEqual((auto["status"], auto["reason"]), ("True", "DaemonSetOptedIn"))
+        self.assert_artifact_pulled(pod, AUTO_NODE)
+
+    def assert_artifact_pulled(self, pod, node):
+        """Two Jobs: the helper's for the runnable image, an image-volume
+        Job for the artifact; the artifact then in the node's images."""
         jobs = self.tracker.jobs_of(pod["metadata"]["uid"])
         self.assertEqual(len(jobs), 2, [j["metadata"]["name"] for j in jobs])
         helper = [j for j in jobs if j["spec"]["template"]["spec"].get("initContainers")]
@@ -78,8 +103,8 @@ class ImageVolumePull(Base):
                          [{"name": "img-0", "mountPath": "/ota-img", "readOnly": True}])
         # the artifact is on the node (Node.status.images follows with a lag)
         wait_until(lambda: any(n.startswith("registry.example.com/models/detector") and n.endswith(":1.0")
-                               for n in self.node_images("node-1")),
-                   30, "the artifact in node-1's images")
+                               for n in self.node_images(node)),
+                   30, "the artifact in %s's images" % node)
 
     def test_node_without_image_volumes(self):
         pods = self.make_ds(AGENT + "v1", name="edge", nodes=[NO_IV_NODE])

@@ -8,8 +8,11 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -172,25 +175,137 @@ static void test_window(void **state)
     assert_true(autopull_window_open(&none, 1439));
 }
 
+/* Seconds until the window next opens, from a minute and second of the
+ * day in its zone. */
+typedef struct open_row {
+    const char *what, *window;
+    int minute, second;
+    long want;
+} open_row;
+
+static const open_row open_rows[] = {
+    {"open: 0", "02:00-03:00", 2 * 60 + 30, 17, 0},
+    {"at the opening: 0", "02:00-03:00", 2 * 60, 0, 0},
+    {"the last second inside: 0", "02:00-03:00", 2 * 60 + 59, 59, 0},
+    {"one second before the opening", "02:00-03:00", 1 * 60 + 59, 59, 1},
+    {"a minute before", "02:00-03:00", 1 * 60 + 59, 0, 60},
+    {"at the close: a day less the hour", "02:00-03:00", 3 * 60, 0, 23 * 3600},
+    {"a second after the close", "02:00-03:00", 3 * 60, 1, 23 * 3600 - 1},
+    {"midnight, before the opening", "02:00-03:00", 0, 0, 2 * 3600},
+    {"the last second of the day", "02:00-03:00", 23 * 60 + 59, 59, 2 * 3600 + 1},
+    /* wrapping midnight: 22:00 to 06:00 */
+    {"wrap: open before midnight", "22:00-06:00", 23 * 60, 0, 0},
+    {"wrap: open after midnight", "22:00-06:00", 60, 0, 0},
+    {"wrap: the last second inside", "22:00-06:00", 5 * 60 + 59, 59, 0},
+    {"wrap: at the close", "22:00-06:00", 6 * 60, 0, 16 * 3600},
+    {"wrap: a second before the opening", "22:00-06:00", 21 * 60 + 59, 59, 1},
+    {"an opening at midnight, a second before", "00:00-01:00", 23 * 60 + 59, 59, 1},
+    {"the longest wait: a day less a minute", "00:01-00:00", 0, 0, 60},
+    {"a one-minute window, just closed", "12:00-12:01", 12 * 60 + 1, 0, 24 * 3600 - 60},
+};
+
+static void test_next_open(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(open_rows) / sizeof(open_rows[0]); i++) {
+        const open_row *r = &open_rows[i];
+        autopull_window w;
+        assert_int_equal(autopull_parse_window(r->window, &w), 0);
+        long got = autopull_next_open_s(&w, r->minute, r->second);
+        ROW_CHECK(r->what, got == r->want, "%ld s, want %ld", got, r->want);
+        ROW_CHECK(r->what, (got == 0) == autopull_window_open(&w, r->minute), "%ld s", got);
+    }
+    autopull_window none = {0, 0, 0, ""};
+    assert_int_equal(autopull_next_open_s(&none, 12 * 60, 30), 0);
+}
+
 /* The glue reads the system's tzdata: 2026-11-27T14:30:00Z is 22:30 in
  * Shanghai (UTC+8, no DST) and 14:30 in UTC; a zone not there is said. */
 static void test_minute_in_zone(void **state)
 {
     (void)state;
-    long long t = 1795789800LL; /* 2026-11-27T14:30:00Z */
+    long long t = 1795789807LL; /* 2026-11-27T14:30:07Z */
     autopull_window w;
-    int minute = -1;
+    int minute = -1, second = -1;
     assert_int_equal(autopull_parse_window("22:00-06:00", &w), 0);
-    assert_int_equal(autopull_minute_now(&w, t, &minute), 0);
+    assert_int_equal(autopull_minute_now(&w, t, &minute, &second), 0);
     assert_int_equal(minute, 14 * 60 + 30);
+    assert_int_equal(second, 7);
     assert_int_equal(autopull_parse_window("22:00-06:00 Asia/Shanghai", &w), 0);
-    assert_int_equal(autopull_minute_now(&w, t, &minute), 0);
+    assert_int_equal(autopull_minute_now(&w, t, &minute, NULL), 0);
     assert_int_equal(minute, 22 * 60 + 30);
     assert_true(autopull_window_open(&w, minute));
     /* TZ is as it was */
     assert_null(getenv("TZ"));
     assert_int_equal(autopull_parse_window("22:00-06:00 Mars/Olympus_Mons", &w), 0);
-    assert_int_equal(autopull_minute_now(&w, t, &minute), -1);
+    assert_int_equal(autopull_minute_now(&w, t, &minute, &second), -1);
+}
+
+/* A version-1 TZif file (tzfile(5)) of one fixed offset, no transitions:
+ * the e2e's simulated clock (tests/e2e/test_auto_prepull.py) in C. */
+static void write_zone(const char *path, long offset)
+{
+    unsigned char b[44 + 6 + 4];
+    memset(b, 0, sizeof(b));
+    memcpy(b, "TZif", 4);
+    /* counts at 20: isutcnt isstdcnt leapcnt timecnt typecnt charcnt */
+    b[20 + 4 * 4 + 3] = 1;
+    b[20 + 5 * 4 + 3] = 4;
+    unsigned long u = (unsigned long)offset;
+    for (int i = 0; i < 4; i++)
+        b[44 + i] = (unsigned char)(u >> (24 - 8 * i));
+    memcpy(b + 50, "SIM", 4);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, sizeof(b), f), sizeof(b));
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A zone's file rewritten in place (same inode, likely the same mtime
+ * second) is read again on the next call, even when the process's own TZ
+ * names that zone (glibc's tzset would otherwise keep what it read). */
+static void test_zone_file_read_again(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ota-autopull-tz-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[64], path[96];
+    snprintf(sub, sizeof(sub), "%s/Sim", dir);
+    snprintf(path, sizeof(path), "%s/Edge", sub);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    const char *old_dir = getenv("TZDIR");
+    char saved_dir[512] = "";
+    if (old_dir != NULL)
+        snprintf(saved_dir, sizeof(saved_dir), "%s", old_dir);
+    assert_int_equal(setenv("TZDIR", dir, 1), 0);
+    autopull_window w;
+    assert_int_equal(autopull_parse_window("02:00-03:00 Sim/Edge", &w), 0);
+    long long t = 1795737600LL; /* 2026-11-27T00:00:00Z */
+    for (int own_tz = 0; own_tz < 2; own_tz++) {
+        if (own_tz)
+            assert_int_equal(setenv("TZ", "Sim/Edge", 1), 0);
+        int minute, second;
+        write_zone(path, 2 * 3600 + 30 * 60);
+        assert_int_equal(autopull_minute_now(&w, t, &minute, &second), 0);
+        assert_int_equal(minute, 2 * 60 + 30);
+        write_zone(path, 3 * 3600 + 5 * 60);
+        assert_int_equal(autopull_minute_now(&w, t, &minute, &second), 0);
+        assert_int_equal(minute, 3 * 60 + 5);
+        assert_false(autopull_window_open(&w, minute));
+        write_zone(path, 3600 + 59 * 60 + 55);
+        assert_int_equal(autopull_minute_now(&w, t, &minute, &second), 0);
+        assert_int_equal(minute * 60 + second, 3600 + 59 * 60 + 55);
+        assert_int_equal(autopull_next_open_s(&w, minute, second), 5);
+    }
+    assert_string_equal(getenv("TZ"), "Sim/Edge");
+    unsetenv("TZ");
+    if (saved_dir[0] != '\0')
+        setenv("TZDIR", saved_dir, 1);
+    else
+        unsetenv("TZDIR");
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(sub), 0);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 typedef struct spec_row {
@@ -501,15 +616,42 @@ static void test_unfinished(void **state)
     assert_string_equal(autopull_serve_name((autopull_serve)99), "?");
 }
 
+/* AutoPrePullFinished's key within the revision: the same while the pods
+ * waited for stay (pods upgrading after their pull count fewer ready), a
+ * new one when a node waited for was pulled. */
+static void test_finished_what(void **state)
+{
+    (void)state;
+    char first[64], upgraded[64], back[64], again[64];
+    autopull_counts c = {.ready = 5, .waiting = 1};
+    assert_true(autopull_finished_due(&c));
+    autopull_finished_what(&c, first, sizeof(first));
+    assert_string_equal(first, "finished|1");
+    c.ready = 3; /* two node users upgraded: their new pods are not counted */
+    autopull_finished_what(&c, upgraded, sizeof(upgraded));
+    assert_string_equal(upgraded, first);
+    c = (autopull_counts){.ready = 3, .running = 1}; /* the node came back: not due yet */
+    assert_false(autopull_finished_due(&c));
+    c = (autopull_counts){.ready = 4};
+    assert_true(autopull_finished_due(&c));
+    autopull_finished_what(&c, back, sizeof(back));
+    assert_string_equal(back, "finished|0");
+    assert_string_not_equal(back, first);
+    c.failed = 1;
+    autopull_finished_what(&c, again, sizeof(again));
+    assert_string_equal(again, back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallelism), cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_min_ready),   cmocka_unit_test(test_window),
         cmocka_unit_test(test_minute_in_zone), cmocka_unit_test(test_spec),
+        cmocka_unit_test(test_next_open),   cmocka_unit_test(test_zone_file_read_again),
         cmocka_unit_test(test_cond_of),     cmocka_unit_test(test_pod),
         cmocka_unit_test(test_starts),      cmocka_unit_test(test_starts_replayed),
-        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_events),      cmocka_unit_test(test_finished_what),
         cmocka_unit_test(test_serve),       cmocka_unit_test(test_unfinished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,11 +16,24 @@
 #define POD "edge-agent-x7k2p"
 #define POD_UID "u-x7k2p"
 
-/* Revision H of edge-agent adds the artifact MODEL as an image volume. */
-static void artifact_world(world *w, const char *runtime)
+/* An automatic pull in flight: the mark and the controller's Pulling write
+ * (controller/autopull.h). */
+#define AUTO_PULLING(ltt)                                                                          \
+    "[" READY "," NU("True", H) ",{\"type\":\"" OTA_COND_AUTO_PREPULL "\",\"status\":\"True\","  \
+    "\"reason\":\"" OTA_REASON_AUTO_OPTED_IN "\",\"lastTransitionTime\":\"2026-11-21T19:30:03Z\","   \
+    "\"message\":\"" REV_MSG(H) "\"}," IR("False", OTA_REASON_WAIT_PULL, H, ltt) "]"
+
+/* Revision H of edge-agent adds the artifact MODEL as an image volume;
+ * its pod asked for a pre-pull (automatic: the DaemonSet opted in and the
+ * controller started it). */
+static void artifact_world_as(world *w, const char *runtime, int automatic)
 {
     add_ds(w, "edge-agent", DS_UID,
-           "{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\",\"" OTA_ANN_PREPULL_TIMEOUT "\":\"900\"}", 0);
+           automatic ? "{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\",\"" OTA_ANN_PREPULL_TIMEOUT
+                       "\":\"900\",\"" OTA_ANN_PREDOWNLOAD_PARALLELISM "\":\"5\"}"
+                     : "{\"" OTA_ANN_UPDATE_STRATEGY "\":\"OTA\",\"" OTA_ANN_PREPULL_TIMEOUT
+                       "\":\"900\"}",
+           0);
     put(&w->revs, KOBJ_REVISION, NULL,
         "{\"kind\":\"ControllerRevision\",\"apiVersion\":\"apps/v1\",\"metadata\":{"
         "\"name\":\"edge-agent-" H "\",\"namespace\":\"" NS "\",\"uid\":\"rev-h\","
@@ -37,7 +50,12 @@ static void artifact_world(world *w, const char *runtime)
         "\"containerRuntimeVersion\":\"%s\"},\"conditions\":[{\"type\":\"Ready\",\"status\":"
         "\"True\"}]}}",
         runtime);
-    add_pod(w, POD, POD_UID, MID, PULLING(RT1));
+    add_pod(w, POD, POD_UID, MID, automatic ? AUTO_PULLING(RT1) : PULLING(RT1));
+}
+
+static void artifact_world(world *w, const char *runtime)
+{
+    artifact_world_as(w, runtime, 0);
 }
 
 static const char *volume_job_name(char *buf)
@@ -45,14 +63,13 @@ static const char *volume_job_name(char *buf)
     return job_name_of(buf, POD, POD_UID, H, RT1 "/image-volume");
 }
 
-/* The artifact is pre-pulled on request: helper Job, image-volume Job,
- * Ready. */
-static void test_artifact_pulled_after_runnables(void **state)
+/* The artifact is pre-pulled on request, or automatically (the same
+ * plan once the pod is Pulling): helper Job, image-volume Job, Ready. */
+static void artifact_pulled(int automatic)
 {
-    (void)state;
     world w;
     world_init(&w);
-    artifact_world(&w, "containerd://2.1.4");
+    artifact_world_as(&w, "containerd://2.1.4", automatic);
     run(&w);
     char helper[64], volume[64];
     job_name_of(helper, POD, POD_UID, H, RT1);
@@ -100,6 +117,18 @@ static void test_artifact_pulled_after_runnables(void **state)
     assert_string_equal(ir.reason, OTA_REASON_PULL_SUCCESS);
     assert_int_equal(count(&w, ACTION_DELETE_JOB), 0); /* both kept: the helper pins */
     world_free(&w);
+}
+
+static void test_artifact_pulled_after_runnables(void **state)
+{
+    (void)state;
+    artifact_pulled(0);
+}
+
+static void test_artifact_pulled_automatically(void **state)
+{
+    (void)state;
+    artifact_pulled(1);
 }
 
 /* A node whose runtime cannot mount image volumes: the runnable images
@@ -200,6 +229,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_artifact_pulled_after_runnables),
+        cmocka_unit_test(test_artifact_pulled_automatically),
         cmocka_unit_test(test_artifact_fails_where_node_cannot),
         cmocka_unit_test(test_image_volume_job_replaced_after_answer),
     };
