@@ -261,7 +261,10 @@ static void tell_done(controller *c, const exec_ctx *x)
     case ACTION_PATCH_POD_STATUS:
         if (x->outcome == ACTION_OUTCOME_NONE) {
             /* a mark says nothing; a PodNeedUpgrade removed says why */
-            if (n->reason != NULL)
+            if (n->auto_start)
+                log_kv(LOG_INFO, "automatic pre-pull started", "pod", n->subject, "node",
+                       n->node, NULL);
+            else if (n->reason != NULL)
                 log_kv(LOG_INFO, "PodNeedUpgrade removed", "pod", n->subject, "why", n->reason,
                        NULL);
             break;

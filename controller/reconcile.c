@@ -1277,7 +1277,9 @@ static void auto_starts(pass *p, ds_view *v)
         kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_WAIT_PULL, want_msg, 0};
         size_t before = p->out->n;
         emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_NONE);
-        note_last(p, before, pod, pod->u.pod.node_name, "automatic pre-pull", NULL, 0);
+        note_last(p, before, pod, pod->u.pod.node_name, NULL, NULL, 0);
+        if (p->out->n > before)
+            p->out->v[p->out->n - 1].note.auto_start = 1;
         n--;
         v->apc.pending--;
         v->apc.running++;

@@ -65,6 +65,7 @@ typedef struct action_note {
     long deadline_s;         /* a created Job's activeDeadlineSeconds */
     int deadline_source;     /* and where it came from (reconcile_deadline_source) */
     int warn;                /* an Event that says something is wrong: a warning line */
+    int auto_start;          /* a status write that starts an automatic pre-pull */
 } action_note;
 
 typedef struct action {

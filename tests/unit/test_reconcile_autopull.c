@@ -74,6 +74,9 @@ static size_t starts(const world *w)
             assert_string_equal(ir.status, "False");
             assert_string_equal(ir.message, REV_MSG(H));
             assert_int_equal(ir.n, 1); /* the Pulling write alone */
+            /* logged as a start, not as a PodNeedUpgrade removed */
+            assert_int_equal(a->note.auto_start, 1);
+            assert_null(a->note.reason);
             n++;
         }
     }
