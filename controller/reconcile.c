@@ -329,14 +329,30 @@ static void emit_event(pass *p, const kobj *pod, const char *reason, const char 
     emit_event_once(p, pod, "v1", "Pod", reason, type, message, key);
 }
 
+/* The key of a status write about what on the pod as cached.  It names
+ * the pod's version too: a decision made again from a newer pod is a new
+ * write (the one before answered 409 or is done). */
+static void status_key(char *key, size_t size, const kobj *pod, const char *what)
+{
+    const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
+    snprintf(key, size, "status:%s@%s:%s", pod->meta.uid, rv, what);
+}
+
+/* Whether that write is in flight or done lately (the cache has not
+ * shown its result yet). */
+static int status_skipped(const pass *p, const kobj *pod, const char *what)
+{
+    char key[600];
+    status_key(key, sizeof(key), pod, what);
+    return skipped(p, key);
+}
+
 static void emit_status(pass *p, const kobj *pod, const kapi_condition *conds, size_t n,
                         const char *what, action_outcome outcome)
 {
     const char *rv = pod->meta.resource_version != NULL ? pod->meta.resource_version : "";
-    /* The key names the pod's version too: a decision made again from a
-     * newer pod is a new write (the one before answered 409 or is done). */
     char key[600];
-    snprintf(key, sizeof(key), "status:%s@%s:%s", pod->meta.uid, rv, what);
+    status_key(key, sizeof(key), pod, what);
     if (skipped(p, key) || !may_write(p))
         return;
     /* A result is written no earlier than the request it answers (whose
@@ -1180,25 +1196,33 @@ static int auto_window_open(const pass *p, const ds_view *v, int *zone_unknown)
 
 /* The automatic pulls that start this pass: each a Pulling write as the
  * controller (the webhook allows it while the stored pod says AutoPrePull
- * True for H), in store order, as many as autopull_starts says.  A write
- * held back or in flight is picked again next pass (same order), so the
- * count never overshoots. */
+ * True for H), in store order, as many as autopull_starts says.  A start
+ * in flight (or done, not yet in the cache) runs already: counted before
+ * the rest, since pods marked meanwhile may come earlier in store order
+ * (bench/autoprepull.py saw 7 at once at parallelism 5 without this).  A
+ * write held back is picked again next pass, so the count never
+ * overshoots. */
 static void auto_starts(pass *p, ds_view *v)
 {
+    const char *hash = v->rev->u.rev.hash;
+    char what[400];
+    snprintf(what, sizeof(what), "auto-pull:%s", hash);
+    for (size_t i = 0; i < p->n_ap_pending; i++)
+        if (p->ap_pending[i].view == v && status_skipped(p, p->ap_pending[i].pod, what)) {
+            v->apc.pending--;
+            v->apc.running++;
+        }
     int zone_unknown;
     autopull_gate g = {auto_window_open(p, v, &zone_unknown), v->ap_updated_ready,
                        autopull_min_ready_needed(&v->ap, v->ap_pods)};
     size_t n = autopull_starts(&v->ap, &g, &v->apc, NULL);
-    const char *hash = v->rev->u.rev.hash;
     char want_msg[300];
     snprintf(want_msg, sizeof(want_msg), OTA_MSG_REVISION_PREFIX "%s", hash);
     for (size_t i = 0; i < p->n_ap_pending && n > 0; i++) {
-        if (p->ap_pending[i].view != v)
+        if (p->ap_pending[i].view != v || status_skipped(p, p->ap_pending[i].pod, what))
             continue;
         const kobj *pod = p->ap_pending[i].pod;
         kapi_condition c = {OTA_COND_IMAGE_READY, "False", OTA_REASON_WAIT_PULL, want_msg, 0};
-        char what[400];
-        snprintf(what, sizeof(what), "auto-pull:%s", hash);
         size_t before = p->out->n;
         emit_status(p, pod, &c, 1, what, ACTION_OUTCOME_NONE);
         note_last(p, before, pod, pod->u.pod.node_name, "automatic pre-pull", NULL, 0);
