@@ -14,7 +14,10 @@ its rules (--no-webhook: none); ota-controller with --max-concurrent-pulls
 (default 51: an automatic pull is a bulk unit of the pull queue, and bulk
 units leave the last slot of the cap to node users' requests, so
 parallelism 50 needs a cap of 51 or more).  The DaemonSet (OnDelete, OTA,
-parallelism --parallelism) runs the preloaded image on every node; once all
+parallelism --parallelism, Kruise's image-predownload-timeout-seconds
+--timeout-seconds: 3600 by default, as a loaded kubesim at time scale 10
+can take longer than the usual 600 simulated s to run a Job) runs the
+preloaded image on every node; once all
 its pods are Running, `spec.template` gets an image no node has (--image-mb,
 at the registry's 10 MB per simulated second plus its 0.5 s resolve; the
 helper image is preloaded).  Measured, from watches on the ControllerRevisions,
@@ -23,7 +26,8 @@ from the controller's /metrics and /proc:
 
   time to Ready      from the new ControllerRevision seen (ADDED) to every pod
                      PodImageReady True/PullImageSuccess `controllerrevision:
-                     H`, in simulated seconds, against the ideal ceil(nodes /
+                     H` (or PullImageFail: the run ends when every pod has
+                     an outcome), in simulated seconds, against the ideal ceil(nodes /
                      parallelism) x pull (waves of `parallelism` pulls with
                      no marking, Job turnaround or status write); also from
                      the revision to every pod marked (AutoPrePull True)
@@ -48,7 +52,7 @@ from the controller's /metrics and /proc:
   load               /proc/loadavg at the start and the end
 
 Usage (after `make all`):
-  python3 bench/autoprepull.py [--nodes 1000] [--parallelism 50] [--image-mb 100]
+  python3 bench/autoprepull.py [--nodes 1000] [--parallelism 50] [--timeout-seconds 3600] [--image-mb 100]
       [--time-scale 10] [--max-concurrent-pulls 51] [--max-seconds 1800]
       [--binary build/ota-controller] [--webhook-binary build/ota-webhook]
       [--no-webhook] [--no-light] [--kubesim-arg=ARG ...]
@@ -79,6 +83,7 @@ from test_auto_prepull import AUTO, PARALLELISM, auto_running  # noqa: E402
 
 NS = "bench-auto"
 CTL = "ctl-auto"
+TIMEOUT_ANN = "apps.kruise.io/image-predownload-timeout-seconds"
 OLD = REG + "/bench/auto-agent:1.0"
 NEW = REG + "/bench/auto-agent:2.0"
 WEBHOOK_KINDS = ("kind: MutatingWebhookConfiguration", "kind: ValidatingWebhookConfiguration")
@@ -91,25 +96,23 @@ def parse(argv):
     p.add_argument("--no-webhook", action="store_true", help="no admission webhook")
     p.add_argument("--nodes", type=int, default=1000)
     p.add_argument("--parallelism", type=int, default=50, help="apps.kruise.io/image-predownload-parallelism")
+    p.add_argument("--timeout-seconds", type=int, default=3600,
+                   help="apps.kruise.io/image-predownload-timeout-seconds: a pull's deadline, simulated s (the "
+                        "default 600 fails Jobs that a loaded kubesim takes over 60 real s to run at time scale 10)")
     p.add_argument("--image-mb", type=float, default=100.0, help="the new image's size, MB (10^6 bytes)")
     p.add_argument("--time-scale", type=float, default=10.0)
     p.add_argument("--max-concurrent-pulls", type=int, default=51,
                    help="the controller's global cap (parallelism + 1: bulk units leave one slot)")
     p.add_argument("--max-seconds", type=float, default=1800.0, help="real seconds to wait for every pod Ready")
     p.add_argument("--setup-seconds", type=float, default=900.0, help="real seconds for the pods to run")
-    p.add_argument("--qps", type=float, default=50.0)
-    p.add_argument("--burst", type=int, default=100)
-    p.add_argument("--no-light", action="store_true", help="kubesim's default kubelets (a thread pair per node)")
-    p.add_argument("--kubesim-arg", action="append", default=[])
-    p.add_argument("--controller-arg", action="append", default=[])
-    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, results.json)")
+    benchlib.add_run_args(p)
     return p.parse_args(argv)
 
 
-def daemonset(parallelism):
+def daemonset(parallelism, timeout):
     return {"apiVersion": "apps/v1", "kind": "DaemonSet",
             "metadata": {"name": "agent", "namespace": NS,
-                         "annotations": {OTA_ANN: "OTA", PARALLELISM: str(parallelism)}},
+                         "annotations": {OTA_ANN: "OTA", PARALLELISM: str(parallelism), TIMEOUT_ANN: str(timeout)}},
             "spec": {"selector": {"matchLabels": {"app": "agent"}}, "updateStrategy": {"type": "OnDelete"},
                      "template": {"metadata": {"labels": {"app": "agent"}},
                                   "spec": {"containers": [{"name": "main", "image": OLD}]}}}}
@@ -177,8 +180,8 @@ class Pods:
                                len(self.running)))
             if r and r.get("status") == "True" and r.get("reason") == "PullImageSuccess":
                 self.ready.setdefault((uid, r.get("message")), now)
-            if r and r.get("status") == "False" and r.get("reason") == "PullImageFail":
-                self.failed.setdefault((uid, r.get("message")), now)
+            if a and r and r.get("status") == "False" and r.get("reason") == "PullImageFail":
+                self.failed.setdefault((uid, a.get("message")), now)  # r's says why
 
     def of(self, table, h):
         """{pod uid: first seen} of table for revision h."""
@@ -257,7 +260,7 @@ def measure(opts, work, procs, registry, size, extra, wh, load0):
 
     try:
         ctl.wait_ready(0, 120)
-        api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, daemonset(opts.parallelism))
+        api.call("POST", "/apis/apps/v1/namespaces/%s/daemonsets" % NS, daemonset(opts.parallelism, opts.timeout_seconds))
         sel = "/api/v1/namespaces/%s/pods?labelSelector=%s" % (NS, urllib.parse.quote("app=agent"))
         deadline, n = time.monotonic() + opts.setup_seconds, 0
         while time.monotonic() < deadline:
@@ -302,8 +305,8 @@ def measure(opts, work, procs, registry, size, extra, wh, load0):
             h = revs.new
             if h is not None:
                 ready, failed = pods.of(pods.ready, h), pods.of(pods.failed, h)
-                if len(ready) >= opts.nodes:
-                    done = max(ready.values())
+                if len(ready) + len(failed) >= opts.nodes:
+                    done = max(list(ready.values()) + list(failed.values()))
                     break
                 if time.monotonic() - last_log > 30:
                     log("  %.0fs: %d marked, %d started, %d ready, %d failed, %d Jobs, %d in flight" % (
@@ -325,7 +328,7 @@ def measure(opts, work, procs, registry, size, extra, wh, load0):
         rc = ctl.stop()
     h = revs.new
     if done is None:
-        raise Setup("not every pod was Ready within %gs: revision %s, %d ready (see %s)" % (
+        raise Setup("not every pod was Ready or failed within %gs: revision %s, %d ready (see %s)" % (
             opts.max_seconds, h, len(pods.of(pods.ready, h)) if h else 0, ctl.log))
     t0 = revs.seen
     took = done - t0

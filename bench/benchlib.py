@@ -313,6 +313,18 @@ def rate(times, t0, took):
     return len(rel), (round(len(rel) / took, 3) if took else None), max(per_second.values() or [0])
 
 
+def add_run_args(p):
+    """The flags the kubesim --light benchmarks share (argparse parser p):
+    the controller's client limits, kubesim's mode, extra flags for each
+    and --keep."""
+    p.add_argument("--qps", type=float, default=50.0)
+    p.add_argument("--burst", type=int, default=100)
+    p.add_argument("--no-light", action="store_true", help="kubesim's default kubelets (a thread pair per node)")
+    p.add_argument("--kubesim-arg", action="append", default=[])
+    p.add_argument("--controller-arg", action="append", default=[])
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, results.json)")
+
+
 def bench_main(prefix, keep, run, report):
     """A bench's main: run(work, procs) in a fresh work directory, then
     report(its result); every process run started stopped, last first.
