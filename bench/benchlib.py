@@ -31,6 +31,11 @@ import promtext  # noqa: E402
 NS = "bench"
 MSG = "controllerrevision: "
 OTA_ANN = "apps.openyurt.io/update-strategy"
+REG = "registry.example.com"
+HELPER = "busybox:1.36-musl"
+BANDWIDTH = 10_000_000  # kubesim's registry default, bytes per simulated second
+RESOLVE = 0.5           # simulated seconds per pull before the bytes (kubesim's imagestore)
+RESERVE = 1             # slots bulk units leave free (controller/pullq.h PULLQ_INTERACTIVE_RESERVE)
 
 
 class Setup(RuntimeError):
@@ -58,6 +63,16 @@ def rss_kib(pid):
     except OSError:
         pass
     return 0
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of pid so far (0.0 when gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 class RssSampler(threading.Thread):
@@ -260,6 +275,28 @@ class JobTracker:
             return sorted(min(t, self.deleted.get(u, t)) - self.first_seen[u] for u, t in ends.items())
 
 
+def pull_seconds(size):
+    """Simulated seconds kubesim's kubelet takes to pull an image of size
+    bytes from its registry at the default bandwidth."""
+    return RESOLVE + size / BANDWIDTH
+
+
+class LeaseRenewals:
+    """The watch callback that notes each MODIFIED event of a Lease held
+    by identity (the controller's renewals, its writes that are not the
+    work measured)."""
+
+    def __init__(self, identity):
+        self.identity, self.times = identity, []
+
+    def on_lease(self, kind, obj, now):
+        if kind == "MODIFIED" and (obj.get("spec") or {}).get("holderIdentity") == self.identity:
+            self.times.append(now)
+
+    def between(self, t0, t1):
+        return sum(1 for x in list(self.times) if t0 <= x <= t1)
+
+
 def writes_between(m0, m1):
     """{method: requests} the controller sent between two /metrics reads."""
     before, after = calls_by_verb(m0), calls_by_verb(m1)
@@ -274,6 +311,18 @@ def rate(times, t0, took):
     for x in rel:
         per_second[int(x)] = per_second.get(int(x), 0) + 1
     return len(rel), (round(len(rel) / took, 3) if took else None), max(per_second.values() or [0])
+
+
+def add_run_args(p):
+    """The flags the kubesim --light benchmarks share (argparse parser p):
+    the controller's client limits, kubesim's mode, extra flags for each
+    and --keep."""
+    p.add_argument("--qps", type=float, default=50.0)
+    p.add_argument("--burst", type=int, default=100)
+    p.add_argument("--no-light", action="store_true", help="kubesim's default kubelets (a thread pair per node)")
+    p.add_argument("--kubesim-arg", action="append", default=[])
+    p.add_argument("--controller-arg", action="append", default=[])
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, results.json)")
 
 
 def bench_main(prefix, keep, run, report):

@@ -70,12 +70,7 @@ def parse(argv):
     p.add_argument("--max-concurrent-pulls", type=int, default=100,
                    help="the controller's global cap (above --parallelism, so the job's own limit rules)")
     p.add_argument("--max-seconds", type=float, default=1800.0, help="real seconds to wait for completion")
-    p.add_argument("--qps", type=float, default=50.0)
-    p.add_argument("--burst", type=int, default=100)
-    p.add_argument("--no-light", action="store_true", help="kubesim's default kubelets (a thread pair per node)")
-    p.add_argument("--kubesim-arg", action="append", default=[])
-    p.add_argument("--controller-arg", action="append", default=[])
-    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, results.json)")
+    benchlib.add_run_args(p)
     return p.parse_args(argv)
 
 
