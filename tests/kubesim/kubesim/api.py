@@ -218,6 +218,17 @@ class Api:
         status, out, _warnings = self.call_ex(user, method, path, body, query, content_type)
         return status, out
 
+    def list_read_only(self, user, path, query=None):
+        """A GET of a collection, as call() makes it, whose items are the stored objects
+        themselves (built-in resources; a custom resource's are still copies): for an
+        in-process caller that never changes them, a list of a thousand objects without
+        a thousand deep copies. (status, list)."""
+        self.local.read_only = True
+        try:
+            return self.call(user, "GET", path, query=query)
+        finally:
+            self.local.read_only = False
+
     def call_ex(self, user, method, path, body=None, query=None, content_type="application/json"):
         """Like call, plus the list of warnings (Warning headers) the request produced."""
         outer = getattr(self.local, "warnings", None)
@@ -306,10 +317,12 @@ class Api:
             def pred(o):
                 return selectors.match_requirements(lreqs, o["metadata"].get("labels")) and \
                     selectors.match_fields(freqs, o)
+        shared = getattr(self.local, "read_only", False) and req.res.crd is None
         items, rv, more, remaining = self.store.list_page(req.key, req.namespace, pred, limit,
-                                                          after, at_rv)
-        for o in items:
-            req.res.present(o)
+                                                          after, at_rv, copy_items=not shared)
+        if not shared:      # present() writes into the object: never into a stored one
+            for o in items:
+                req.res.present(o)
         md = {"resourceVersion": str(rv)}
         if more is not None:
             md["continue"] = encode_continue(rv, more)

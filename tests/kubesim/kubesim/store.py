@@ -98,13 +98,14 @@ class Store:
         items, rv, _more, _remaining = self.list_page(resource, ns)
         return items, rv
 
-    def list_page(self, resource, ns=None, pred=None, limit=0, after=None, at_rv=None):
+    def list_page(self, resource, ns=None, pred=None, limit=0, after=None, at_rv=None, copy_items=True):
         """One page of a list, as etcd serves the apiserver's paged lists.
 
         Objects of `resource` (in namespace `ns` when given) sorted by (namespace, name),
         only those after the key `after` (a (namespace, name) tuple), and of those only the
         ones `pred(obj)` accepts (the predicate sees the stored object: nothing is copied
-        before it matches). At most `limit` (0 = all) are returned, as deep copies.
+        before it matches). At most `limit` (0 = all) are returned, as deep copies
+        (copy_items False: the stored objects themselves, for a caller that only reads them).
         at_rv None reads the current state; a resourceVersion reads the state as it was
         then (a continued list stays consistent with its first page), rebuilt from the
         history: 410 Expired when that version is older than the compaction point.
@@ -130,7 +131,9 @@ class Store:
                     picked.append(o)
         remaining = len(keys) - (last + 1)
         more = keys[last] if remaining > 0 and last >= 0 else None
-        return [copy.deepcopy(o) for o in picked], read_rv, more, remaining
+        if copy_items:
+            picked = [copy.deepcopy(o) for o in picked]
+        return picked, read_rv, more, remaining
 
     def _snapshot(self, resource, at_rv):
         """{key: obj} of resource as it was at resourceVersion at_rv (under the lock)."""

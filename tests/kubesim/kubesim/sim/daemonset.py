@@ -151,10 +151,13 @@ class DaemonSetController(Worker):
         ns, uid = meta(ds)["namespace"], meta(ds)["uid"]
         h, revs = self._revision(ds)
         pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-        nodes = self.list("/api/v1/nodes")
+        # Every node and every pod of the DaemonSet, at each event of one of its pods: read
+        # as stored, not copied (nothing here changes them), or the copies of a thousand
+        # nodes' image lists take all of kubesim's CPU.
+        nodes = self.list("/api/v1/nodes", read_only=True)
         sel = selector_query((ds.get("spec") or {}).get("selector")) if self.light else None
         pods = [p for p in self.list("/api/v1/namespaces/%s/pods" % ns,
-                                     {"labelSelector": sel} if sel else None)
+                                     {"labelSelector": sel} if sel else None, read_only=True)
                 if (controller_of(p) or {}).get("uid") == uid]
         by_node = collections.defaultdict(list)
         for p in pods:

@@ -147,8 +147,13 @@ class Worker(DueQueue):
             raise RuntimeError("GET %s: %s %s" % (path, code, obj))
         return obj
 
-    def list(self, path, query=None):
-        code, obj = self.call("GET", path, query=query)
+    def list(self, path, query=None, read_only=False):
+        """The items of a collection. read_only: the stored objects themselves, not copies
+        (Api.list_read_only), for a caller that never changes them or what they hold."""
+        if read_only:
+            code, obj = self.api.list_read_only(self.user, path, query=query)
+        else:
+            code, obj = self.call("GET", path, query=query)
         if code != 200:
             raise RuntimeError("LIST %s: %s %s" % (path, code, obj))
         return obj.get("items") or []
