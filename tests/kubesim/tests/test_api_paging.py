@@ -84,6 +84,18 @@ class PagingTest(unittest.TestCase):
         got = self.pages({"limit": "2", "fieldSelector": "metadata.name=zz"})
         self.assertEqual([p[0] for p in got], [[]])
 
+    def test_read_only_list_is_the_same_list_uncopied(self):
+        for query in (None, {"labelSelector": "even=true"}, {"limit": "3"}):
+            st, shared = self.api.list_read_only(ADMIN, PODS, query=query)
+            self.assertEqual(st, 200, shared)
+            self.assertEqual(shared, self.get(query or {}))
+        # the items are the stored objects: what the store hands the next reader
+        st, first = self.api.list_read_only(ADMIN, PODS)
+        st, again = self.api.list_read_only(ADMIN, PODS)
+        self.assertIs(first["items"][0], again["items"][0])
+        # and only that call: the next plain list copies again
+        self.assertIsNot(self.get({})["items"][0], first["items"][0])
+
     def test_namespaces_and_cluster_scope(self):
         st, _ = self.api.call(ADMIN, "POST", "/api/v1/namespaces",
                               {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aaa"}})
